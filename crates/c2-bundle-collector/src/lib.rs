@@ -1,0 +1,1 @@
+//! Bounded, symlink-safe bundle collection, component inventory, digest and atomic install.

@@ -1,0 +1,1 @@
+//! Scoped registries, realms and the live plugin graph.

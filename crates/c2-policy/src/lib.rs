@@ -1,0 +1,1 @@
+//! Durable plugin policy: revision-bound plans, last-known-good and safe mode.

@@ -1,0 +1,1 @@
+//! Dev-only test support: a fixture plugin process with misbehaviour modes, and temporary stores.
