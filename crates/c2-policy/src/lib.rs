@@ -1,1 +1,30 @@
-//! Durable plugin policy: revision-bound plans, last-known-good and safe mode.
+//! Durable plugin policy: the user's intent (enable, disable, inherit, trust, configuration and
+//! component overrides, for the user and for each project), changed only through revision-bound,
+//! single-use plans, promoted to last-known-good only when the host confirms the runtime got
+//! there, and recovered from corruption by falling back to last-known-good or to safe mode.
+//! It owns `policy.json`, `policy.last-good.json` and `policy.lock` in the plugins directory
+//! (atomic, owner-only writes serialized across processes). It deliberately knows nothing of
+//! processes, the kernel or the wire: the host passes in the catalog and runtime revisions and
+//! acts on the impact and desired state it gets back. Only c2-host (and the CLI through it)
+//! depends on it.
+
+mod catalog;
+mod document;
+mod error;
+mod fsio;
+mod plan;
+mod store;
+
+#[cfg(test)]
+mod tests;
+
+pub use catalog::{Catalog, CatalogModule};
+pub use document::{
+    ComponentSwitch, DesiredState, PluginPolicy, PolicyDocument, SCHEMA_VERSION, Scope, Switch,
+};
+pub use error::{ConfigIssue, Error, RevisionKind};
+pub use plan::{Change, ChangeKind, Impact, Plan, PlanId, RecordedRevisions, Revisions};
+pub use store::{
+    Diagnostic, LAST_GOOD_FILE, LOCK_FILE, LoadSource, PRIMARY_FILE, PendingCommit, PolicyOptions,
+    PolicyStore,
+};

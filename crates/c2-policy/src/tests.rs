@@ -1,0 +1,987 @@
+use std::fs;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::*;
+
+fn review_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": { "type": "string" },
+            "depth": { "type": "integer", "minimum": 1, "maximum": 5 }
+        },
+        "required": ["mode"],
+        "additionalProperties": false
+    })
+}
+
+fn catalog() -> Catalog {
+    Catalog::new([
+        CatalogModule {
+            name: "plugins".into(),
+            essential: true,
+            default_enabled: true,
+            ..CatalogModule::default()
+        },
+        CatalogModule {
+            name: "store".into(),
+            default_enabled: true,
+            dependents: vec!["plugins".into()],
+            ..CatalogModule::default()
+        },
+        CatalogModule {
+            name: "review".into(),
+            project_capable: true,
+            config_schema: Some(review_schema()),
+            dependents: vec!["lint".into()],
+            active_resources: vec!["session s1".into()],
+            digest: Some("d-review".into()),
+            ..CatalogModule::default()
+        },
+        CatalogModule {
+            name: "lint".into(),
+            project_capable: true,
+            digest: Some("d-lint".into()),
+            active_resources: vec!["lease l1".into()],
+            ..CatalogModule::default()
+        },
+        CatalogModule {
+            name: "ui".into(),
+            default_enabled: true,
+            ..CatalogModule::default()
+        },
+    ])
+}
+
+fn change(module: &str, scope: Scope, kind: ChangeKind) -> Change {
+    Change {
+        module: module.into(),
+        scope,
+        kind,
+    }
+}
+
+fn project(key: &str) -> Scope {
+    Scope::Project(key.into())
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: PolicyStore,
+    catalog: Catalog,
+    revisions: Revisions,
+    now: Instant,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = PolicyStore::open(dir.path(), PolicyOptions::default());
+        Self {
+            _dir: dir,
+            store,
+            catalog: catalog(),
+            revisions: Revisions::default(),
+            now: Instant::now(),
+        }
+    }
+
+    fn plan(&mut self, change: Change) -> Result<Plan, Error> {
+        self.store
+            .plan_change(change, &self.catalog, &self.revisions, self.now)
+    }
+
+    /// Plans, applies and confirms; returns the new revision.
+    fn commit(&mut self, change: Change) -> u64 {
+        let plan = self.plan(change).unwrap();
+        let pending = self
+            .store
+            .apply_change(plan.id, &self.revisions, self.now)
+            .unwrap();
+        self.store.confirm(pending.revision).unwrap();
+        pending.revision
+    }
+
+    fn desired(&self, module: &str, scope: &Scope) -> DesiredState {
+        self.store.desired(&self.catalog, module, scope).unwrap()
+    }
+
+    fn reopen(&self) -> PolicyStore {
+        PolicyStore::open(self._dir.path(), PolicyOptions::default())
+    }
+}
+
+#[test]
+fn missing_files_mean_an_empty_policy_not_safe_mode() {
+    let fixture = Fixture::new();
+    assert_eq!(fixture.store.source(), LoadSource::Default);
+    assert!(!fixture.store.is_safe_mode());
+    assert_eq!(fixture.store.document(), Some(&PolicyDocument::default()));
+    assert!(fixture.desired("ui", &Scope::User).enabled);
+    assert!(!fixture.desired("review", &Scope::User).enabled);
+}
+
+#[test]
+fn a_committed_document_round_trips_through_the_file() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::Trust("d-review".into()),
+    ));
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::Configure(json!({"mode": "fast", "depth": 2})),
+    ));
+    fixture.commit(change("lint", project("/p"), ChangeKind::Disable));
+    fixture.commit(change(
+        "review",
+        project("/p"),
+        ChangeKind::SetComponent {
+            component: "review:skill:a".into(),
+            state: Some(ComponentSwitch::Disabled),
+        },
+    ));
+    let reopened = fixture.reopen();
+    assert_eq!(reopened.source(), LoadSource::Primary);
+    assert_eq!(reopened.document(), fixture.store.document());
+    assert_eq!(reopened.revision(), 5);
+    let text = fs::read_to_string(reopened.primary_path()).unwrap();
+    let parsed: PolicyDocument = serde_json::from_str(&text).unwrap();
+    assert_eq!(Some(&parsed), fixture.store.document());
+    assert_eq!(
+        fs::read(reopened.last_good_path()).unwrap(),
+        text.as_bytes()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn policy_files_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut fixture = Fixture::new();
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    for path in [
+        fixture.store.primary_path(),
+        fixture.store.last_good_path(),
+        fixture._dir.path().join(LOCK_FILE),
+    ] {
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+    }
+}
+
+#[test]
+fn user_and_project_policy_resolve_through_one_store() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::Trust("d-review".into()),
+    ));
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::Configure(json!({"mode": "user"})),
+    ));
+    fixture.commit(change("review", project("/a"), ChangeKind::Enable));
+    fixture.commit(change(
+        "review",
+        project("/b"),
+        ChangeKind::Configure(json!({"mode": "b"})),
+    ));
+
+    assert!(!fixture.desired("review", &Scope::User).enabled);
+    let a = fixture.desired("review", &project("/a"));
+    assert!(a.is_runnable());
+    assert_eq!(a.config, Some(json!({"mode": "user"})));
+    let b = fixture.desired("review", &project("/b"));
+    assert!(!b.enabled, "project /b inherits the disabled user default");
+    assert_eq!(b.config, Some(json!({"mode": "b"})));
+}
+
+#[test]
+fn a_project_inherits_enables_and_disables_independently() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    assert!(fixture.desired("lint", &project("/p")).enabled);
+    fixture.commit(change("lint", project("/p"), ChangeKind::Disable));
+    assert!(!fixture.desired("lint", &project("/p")).enabled);
+    assert!(fixture.desired("lint", &project("/q")).enabled);
+    assert!(fixture.desired("lint", &Scope::User).enabled);
+    fixture.commit(change("lint", Scope::User, ChangeKind::Disable));
+    fixture.commit(change("lint", project("/p"), ChangeKind::Enable));
+    assert!(fixture.desired("lint", &project("/p")).enabled);
+    fixture.commit(change("lint", project("/p"), ChangeKind::Inherit));
+    assert!(!fixture.desired("lint", &project("/p")).enabled);
+    assert!(
+        fixture.store.document().unwrap().projects.is_empty(),
+        "an inheriting entry is not stored"
+    );
+}
+
+#[test]
+fn component_overrides_are_independent_of_the_plugin_switch() {
+    let mut fixture = Fixture::new();
+    let skill = "review:skill:a".to_owned();
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::SetComponent {
+            component: skill.clone(),
+            state: Some(ComponentSwitch::Disabled),
+        },
+    ));
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    fixture.commit(change("review", Scope::User, ChangeKind::Disable));
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    let user = fixture.desired("review", &Scope::User);
+    assert!(user.enabled);
+    assert_eq!(
+        user.components.get(&skill),
+        Some(&ComponentSwitch::Disabled)
+    );
+
+    fixture.commit(change(
+        "review",
+        project("/p"),
+        ChangeKind::SetComponent {
+            component: skill.clone(),
+            state: Some(ComponentSwitch::Enabled),
+        },
+    ));
+    assert_eq!(
+        fixture
+            .desired("review", &project("/p"))
+            .components
+            .get(&skill),
+        Some(&ComponentSwitch::Enabled)
+    );
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::SetComponent {
+            component: skill.clone(),
+            state: None,
+        },
+    ));
+    assert!(
+        fixture
+            .desired("review", &Scope::User)
+            .components
+            .is_empty()
+    );
+}
+
+#[test]
+fn trust_is_bound_to_the_installed_digest() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    assert!(!fixture.desired("review", &Scope::User).trusted);
+    let wrong = fixture.plan(change(
+        "review",
+        Scope::User,
+        ChangeKind::Trust("d-other".into()),
+    ));
+    assert!(
+        matches!(wrong, Err(Error::DigestMismatch { .. })),
+        "{wrong:?}"
+    );
+    let plan = fixture
+        .plan(change(
+            "review",
+            Scope::User,
+            ChangeKind::Trust("d-review".into()),
+        ))
+        .unwrap();
+    assert_eq!(plan.impact.starts, vec!["review".to_owned()]);
+    fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    assert!(fixture.desired("review", &Scope::User).trusted);
+    let entry = fixture
+        .store
+        .document()
+        .unwrap()
+        .entry("review", &Scope::User)
+        .unwrap();
+    assert!(entry.is_trusted("d-review"));
+    assert!(!entry.is_trusted("d-changed"));
+
+    fixture.catalog = Catalog::new(catalog().modules().cloned().map(|mut module| {
+        if module.name == "review" {
+            module.digest = Some("d-changed".into());
+        }
+        module
+    }));
+    assert!(
+        !fixture.desired("review", &Scope::User).trusted,
+        "new content is not trusted"
+    );
+    assert!(matches!(
+        fixture.plan(change("review", project("/p"), ChangeKind::Untrust)),
+        Err(Error::TrustIsUserWide)
+    ));
+    assert!(matches!(
+        fixture.plan(change("ui", Scope::User, ChangeKind::Trust("x".into()))),
+        Err(Error::NotTrustable(_))
+    ));
+}
+
+#[test]
+fn scope_support_is_checked() {
+    let mut fixture = Fixture::new();
+    assert!(matches!(
+        fixture.plan(change("ui", project("/p"), ChangeKind::Disable)),
+        Err(Error::ProjectScopeNotSupported(module)) if module == "ui"
+    ));
+    assert!(matches!(
+        fixture.plan(change("review", Scope::User, ChangeKind::Inherit)),
+        Err(Error::InheritIsProjectOnly)
+    ));
+    assert!(matches!(
+        fixture.plan(change("ghost", Scope::User, ChangeKind::Enable)),
+        Err(Error::UnknownModule(_))
+    ));
+}
+
+#[test]
+fn essential_modules_and_what_they_require_cannot_be_disabled() {
+    let mut fixture = Fixture::new();
+    let direct = fixture.plan(change("plugins", Scope::User, ChangeKind::Disable));
+    assert!(
+        matches!(&direct, Err(Error::EssentialProtected { essential }) if essential == "plugins"),
+        "{direct:?}"
+    );
+    let required = fixture.plan(change("store", Scope::User, ChangeKind::Disable));
+    assert!(
+        matches!(&required, Err(Error::EssentialProtected { essential }) if essential == "plugins"),
+        "{required:?}"
+    );
+    assert!(
+        fixture
+            .plan(change("ui", Scope::User, ChangeKind::Disable))
+            .is_ok()
+    );
+}
+
+#[test]
+fn an_essential_module_stays_enabled_even_if_the_file_says_otherwise() {
+    let fixture = Fixture::new();
+    let document =
+        json!({"schemaVersion": 1, "revision": 3, "user": {"plugins": {"state": "disabled"}}});
+    fs::write(fixture.store.primary_path(), document.to_string()).unwrap();
+    let store = fixture.reopen();
+    assert!(
+        store
+            .desired(&fixture.catalog, "plugins", &Scope::User)
+            .unwrap()
+            .enabled
+    );
+}
+
+#[test]
+fn the_impact_names_stops_dependents_and_live_resources() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::Trust("d-review".into()),
+    ));
+    let stop = fixture
+        .plan(change("review", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    assert_eq!(
+        stop.impact,
+        Impact {
+            starts: vec![],
+            stops: vec!["review".into()],
+            reloads: vec![],
+            dependents: vec!["lint".into()],
+            resources: vec!["review: session s1".into(), "lint: lease l1".into()],
+        }
+    );
+    let reload = fixture
+        .plan(change(
+            "review",
+            Scope::User,
+            ChangeKind::Configure(json!({"mode": "m"})),
+        ))
+        .unwrap();
+    assert_eq!(reload.impact.reloads, vec!["review".to_owned()]);
+    assert_eq!(reload.impact.dependents, vec!["lint".to_owned()]);
+    let nothing = fixture
+        .plan(change("review", Scope::User, ChangeKind::Enable))
+        .unwrap();
+    assert!(nothing.impact.is_empty());
+}
+
+#[test]
+fn configuration_is_validated_against_the_schema_listing_every_issue() {
+    let mut fixture = Fixture::new();
+    assert!(
+        fixture
+            .plan(change(
+                "review",
+                Scope::User,
+                ChangeKind::Configure(json!({"mode": "x", "depth": 5}))
+            ))
+            .is_ok()
+    );
+    let result = fixture.plan(change(
+        "review",
+        Scope::User,
+        ChangeKind::Configure(json!({"depth": 9, "extra": true})),
+    ));
+    let Err(Error::InvalidConfig { module, issues }) = result else {
+        panic!("expected invalid config, got {result:?}")
+    };
+    assert_eq!(module, "review");
+    let paths: Vec<&str> = issues
+        .iter()
+        .map(|issue| issue.instance_path.as_str())
+        .collect();
+    assert_eq!(issues.len(), 3, "{issues:?}");
+    assert!(paths.contains(&"/depth"), "{paths:?}");
+    assert_eq!(
+        paths.iter().filter(|path| path.is_empty()).count(),
+        2,
+        "required and additionalProperties at the root"
+    );
+    let below = fixture.plan(change(
+        "review",
+        Scope::User,
+        ChangeKind::Configure(json!({"mode": "x", "depth": 0})),
+    ));
+    assert!(
+        matches!(&below, Err(Error::InvalidConfig { issues, .. }) if issues.len() == 1 && issues[0].instance_path == "/depth")
+    );
+    assert!(matches!(
+        fixture.plan(change("ui", Scope::User, ChangeKind::Configure(json!({})))),
+        Err(Error::NotConfigurable(_))
+    ));
+    assert_eq!(fixture.store.revision(), 0, "nothing was written");
+}
+
+#[test]
+fn a_plan_is_single_use() {
+    let mut fixture = Fixture::new();
+    let plan = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    let pending = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    fixture.store.confirm(pending.revision).unwrap();
+    let again = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    assert!(matches!(again, Err(Error::UnknownPlan(id)) if id == plan.id));
+}
+
+#[test]
+fn a_plan_is_stale_when_the_config_revision_moved() {
+    let mut fixture = Fixture::new();
+    let first = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    let result = fixture
+        .store
+        .apply_change(first.id, &fixture.revisions, fixture.now);
+    assert!(
+        matches!(
+            result,
+            Err(Error::StalePlan {
+                kind: RevisionKind::Config,
+                planned: 0,
+                current: 1
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .unwrap_err()
+            .to_string()
+            .starts_with("stale plan: the config revision moved")
+    );
+}
+
+#[test]
+fn a_plan_is_stale_when_another_process_wrote_the_policy() {
+    let mut fixture = Fixture::new();
+    let plan = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    let mut other = fixture.reopen();
+    let theirs = other
+        .plan_change(
+            change("lint", Scope::User, ChangeKind::Enable),
+            &fixture.catalog,
+            &fixture.revisions,
+            fixture.now,
+        )
+        .unwrap();
+    other
+        .apply_change(theirs.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    let result = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    assert!(
+        matches!(
+            result,
+            Err(Error::StalePlan {
+                kind: RevisionKind::Config,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(
+        fixture.store.document().unwrap().user.contains_key("lint"),
+        "the store sees the other write"
+    );
+}
+
+#[test]
+fn a_plan_is_stale_when_the_graph_revision_moved() {
+    let mut fixture = Fixture::new();
+    fixture.revisions.graph = 7;
+    let plan = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    assert_eq!(plan.revisions.graph, 7);
+    fixture.revisions.graph = 8;
+    let result = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    assert!(
+        matches!(
+            result,
+            Err(Error::StalePlan {
+                kind: RevisionKind::Graph,
+                planned: 7,
+                current: 8
+            })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(fixture.store.revision(), 0);
+}
+
+#[test]
+fn a_plan_is_stale_when_its_project_revision_moved_but_not_another_projects() {
+    let mut fixture = Fixture::new();
+    fixture.revisions.projects.insert("/p".into(), 2);
+    let plan = fixture
+        .plan(change("lint", project("/p"), ChangeKind::Enable))
+        .unwrap();
+    assert_eq!(plan.revisions.project, Some(2));
+    let other = fixture
+        .plan(change("lint", project("/q"), ChangeKind::Enable))
+        .unwrap();
+    fixture.revisions.projects.insert("/p".into(), 3);
+    let result = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    assert!(
+        matches!(
+            result,
+            Err(Error::StalePlan {
+                kind: RevisionKind::Project,
+                planned: 2,
+                current: 3
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(
+        fixture
+            .store
+            .apply_change(other.id, &fixture.revisions, fixture.now)
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_plan_expires() {
+    let mut fixture = Fixture::new();
+    let plan = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    assert_eq!(plan.expires_at, fixture.now + Duration::from_secs(600));
+    let late = fixture.now + Duration::from_secs(600);
+    let result = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, late);
+    assert!(
+        matches!(result, Err(Error::PlanExpired(id)) if id == plan.id),
+        "{result:?}"
+    );
+    assert_eq!(fixture.store.revision(), 0);
+}
+
+#[test]
+fn outstanding_plans_are_bounded_and_expired_ones_make_room() {
+    let mut fixture = Fixture::new();
+    for _ in 0..64 {
+        fixture
+            .plan(change("ui", Scope::User, ChangeKind::Disable))
+            .unwrap();
+    }
+    let refused = fixture.plan(change("ui", Scope::User, ChangeKind::Disable));
+    assert!(
+        matches!(refused, Err(Error::TooManyPlans { limit: 64 })),
+        "{refused:?}"
+    );
+    fixture.now += Duration::from_secs(601);
+    assert!(
+        fixture
+            .plan(change("ui", Scope::User, ChangeKind::Disable))
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_change_awaiting_confirmation_blocks_the_next_apply() {
+    let mut fixture = Fixture::new();
+    let first = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    let pending = fixture
+        .store
+        .apply_change(first.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    let second = fixture
+        .plan(change("lint", Scope::User, ChangeKind::Enable))
+        .unwrap();
+    let blocked = fixture
+        .store
+        .apply_change(second.id, &fixture.revisions, fixture.now);
+    assert!(matches!(blocked, Err(Error::CommitPending(revision)) if revision == pending.revision));
+    assert!(
+        fixture.store.plan(second.id).is_some(),
+        "the blocked plan is kept"
+    );
+}
+
+#[test]
+fn only_confirm_makes_last_known_good_and_rollback_leaves_it_untouched() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    let good = fs::read(fixture.store.last_good_path()).unwrap();
+
+    let plan = fixture
+        .plan(change("ui", Scope::User, ChangeKind::Disable))
+        .unwrap();
+    let pending = fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    assert_eq!(pending.revision, 2);
+    assert_eq!(
+        fs::read(fixture.store.last_good_path()).unwrap(),
+        good,
+        "not yet confirmed"
+    );
+    assert!(!fixture.desired("ui", &Scope::User).enabled);
+
+    let restored = fixture.store.rollback(pending.revision).unwrap();
+    assert_eq!(restored, 3, "a rollback writes a new revision");
+    assert!(fixture.desired("ui", &Scope::User).enabled);
+    assert_eq!(fs::read(fixture.store.last_good_path()).unwrap(), good);
+    let reopened = fixture.reopen();
+    assert_eq!(reopened.revision(), 3);
+    assert!(
+        reopened
+            .desired(&fixture.catalog, "ui", &Scope::User)
+            .unwrap()
+            .enabled
+    );
+    assert!(reopened.document().unwrap().user.contains_key("lint"));
+    assert!(matches!(
+        fixture.store.confirm(pending.revision),
+        Err(Error::NoPendingCommit(2))
+    ));
+}
+
+#[test]
+fn unknown_fields_make_the_primary_unusable() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    let with_extra = json!({"schemaVersion": 1, "revision": 9, "user": {"lint": {"state": "enabled", "colour": "red"}}});
+    fs::write(fixture.store.primary_path(), with_extra.to_string()).unwrap();
+    let store = fixture.reopen();
+    assert_eq!(store.source(), LoadSource::LastKnownGood);
+    let future = json!({"schemaVersion": 2, "revision": 9});
+    fs::write(fixture.store.primary_path(), future.to_string()).unwrap();
+    assert_eq!(fixture.reopen().source(), LoadSource::LastKnownGood);
+}
+
+#[test]
+fn a_corrupt_primary_falls_back_to_last_known_good_and_keeps_the_evidence() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    let primary = fixture.store.primary_path();
+    fs::write(&primary, b"{\"schemaVersion\": 1, \"revision\": 5, \"us").unwrap();
+
+    let mut store = fixture.reopen();
+    assert_eq!(store.source(), LoadSource::LastKnownGood);
+    assert!(!store.is_safe_mode());
+    assert!(
+        store
+            .desired(&fixture.catalog, "lint", &Scope::User)
+            .unwrap()
+            .enabled
+    );
+    assert!(matches!(
+        store.diagnostics()[0],
+        Diagnostic::PrimaryUnusable { .. }
+    ));
+    assert!(
+        store
+            .diagnostics()
+            .contains(&Diagnostic::FellBackToLastKnownGood { revision: 1 })
+    );
+    assert_eq!(
+        fs::read(&primary).unwrap(),
+        b"{\"schemaVersion\": 1, \"revision\": 5, \"us",
+        "reading never writes"
+    );
+
+    let plan = store
+        .plan_change(
+            change("ui", Scope::User, ChangeKind::Disable),
+            &fixture.catalog,
+            &fixture.revisions,
+            fixture.now,
+        )
+        .unwrap();
+    let pending = store
+        .apply_change(plan.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    let Some(Diagnostic::EvidenceKept { path }) = store.diagnostics().first().cloned() else {
+        panic!(
+            "expected the evidence to be kept: {:?}",
+            store.diagnostics()
+        )
+    };
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        b"{\"schemaVersion\": 1, \"revision\": 5, \"us"
+    );
+    assert!(
+        path.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("policy.json.corrupt-")
+    );
+    assert_eq!(
+        pending.revision, 2,
+        "the unreadable revision cannot be recovered, the good one moves on"
+    );
+    assert_eq!(fixture.reopen().source(), LoadSource::Primary);
+}
+
+#[test]
+fn an_unusable_primary_that_still_names_its_revision_is_never_reused() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    fs::write(
+        fixture.store.primary_path(),
+        json!({"schemaVersion": 1, "revision": 40, "bogus": 1}).to_string(),
+    )
+    .unwrap();
+    let mut store = fixture.reopen();
+    let plan = store
+        .plan_change(
+            change("ui", Scope::User, ChangeKind::Disable),
+            &fixture.catalog,
+            &fixture.revisions,
+            fixture.now,
+        )
+        .unwrap();
+    assert_eq!(
+        store
+            .apply_change(plan.id, &fixture.revisions, fixture.now)
+            .unwrap()
+            .revision,
+        41
+    );
+}
+
+#[test]
+fn both_files_corrupt_enter_safe_mode_which_never_escapes_on_its_own() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    fs::write(fixture.store.primary_path(), b"not json").unwrap();
+    fs::write(fixture.store.last_good_path(), b"neither").unwrap();
+
+    let mut store = fixture.reopen();
+    assert!(store.is_safe_mode());
+    assert!(store.document().is_none());
+    assert!(store.diagnostics().contains(&Diagnostic::EnteredSafeMode));
+    let desired = |store: &PolicyStore, module: &str| {
+        store
+            .desired(&fixture.catalog, module, &Scope::User)
+            .unwrap()
+    };
+    assert!(desired(&store, "plugins").enabled);
+    assert!(
+        desired(&store, "store").enabled,
+        "required by an essential module"
+    );
+    assert!(
+        !desired(&store, "ui").enabled,
+        "enabled by default, but not essential"
+    );
+    assert!(!desired(&store, "lint").enabled);
+
+    let refused = store.plan_change(
+        change("ui", Scope::User, ChangeKind::Enable),
+        &fixture.catalog,
+        &fixture.revisions,
+        fixture.now,
+    );
+    assert!(matches!(refused, Err(Error::SafeMode)));
+    assert!(matches!(store.reset(Some("lint")), Err(Error::SafeMode)));
+    assert!(store.reload().contains(&Diagnostic::EnteredSafeMode));
+    assert_eq!(
+        fs::read(store.last_good_path()).unwrap(),
+        b"neither",
+        "safe mode never writes last-known-good"
+    );
+    assert_eq!(fs::read(store.primary_path()).unwrap(), b"not json");
+}
+
+#[test]
+fn reset_leaves_safe_mode_even_when_the_document_is_unchanged() {
+    let fixture = Fixture::new();
+    fs::write(fixture.store.primary_path(), b"{").unwrap();
+    fs::write(fixture.store.last_good_path(), b"}").unwrap();
+    let mut store = fixture.reopen();
+    assert!(store.is_safe_mode());
+
+    let revision = store.reset(None).unwrap();
+    assert!(!store.is_safe_mode());
+    let Some(Diagnostic::EvidenceKept { path }) = store.diagnostics().first().cloned() else {
+        panic!(
+            "expected the corrupt primary to be kept: {:?}",
+            store.diagnostics()
+        )
+    };
+    assert_eq!(fs::read(path).unwrap(), b"{");
+    assert_eq!(store.document().unwrap().user.len(), 0);
+    assert_eq!(fixture.reopen().source(), LoadSource::Primary);
+    assert!(matches!(
+        store.rollback(revision),
+        Err(Error::NothingToRollBack(_))
+    ));
+    assert_eq!(fs::read(store.last_good_path()).unwrap(), b"}");
+
+    let mut store = fixture.reopen();
+    let again = store.reset(None).unwrap();
+    assert_eq!(
+        again,
+        revision + 1,
+        "an unchanged document is still written"
+    );
+    store.confirm(again).unwrap();
+    assert_eq!(fixture.reopen().source(), LoadSource::Primary);
+}
+
+#[test]
+fn reset_of_one_plugin_clears_it_in_every_scope() {
+    let mut fixture = Fixture::new();
+    fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
+    fixture.commit(change("lint", project("/p"), ChangeKind::Disable));
+    fixture.commit(change("review", Scope::User, ChangeKind::Enable));
+    let revision = fixture.store.reset(Some("lint")).unwrap();
+    let document = fixture.store.document().unwrap();
+    assert_eq!(document.revision, revision);
+    assert!(!document.user.contains_key("lint"));
+    assert!(document.projects.is_empty());
+    assert!(document.user.contains_key("review"));
+    fixture.store.rollback(revision).unwrap();
+    assert!(fixture.store.document().unwrap().user.contains_key("lint"));
+}
+
+mod properties {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use crate::*;
+
+    fn switch() -> impl Strategy<Value = Switch> {
+        prop_oneof![
+            Just(Switch::Inherit),
+            Just(Switch::Enabled),
+            Just(Switch::Disabled)
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = PluginPolicy> {
+        (
+            switch(),
+            proptest::option::of("[a-f0-9]{4}"),
+            proptest::option::of(any::<i64>()),
+            proptest::collection::btree_map("[a-z:]{1,6}", any::<bool>(), 0..3),
+        )
+            .prop_map(|(state, trusted_digest, config, components)| PluginPolicy {
+                state,
+                trusted_digest,
+                config: config.map(|n| serde_json::json!({ "n": n })),
+                components: components
+                    .into_iter()
+                    .map(|(id, on)| {
+                        (
+                            id,
+                            if on {
+                                ComponentSwitch::Enabled
+                            } else {
+                                ComponentSwitch::Disabled
+                            },
+                        )
+                    })
+                    .collect(),
+            })
+    }
+
+    fn document() -> impl Strategy<Value = PolicyDocument> {
+        let entries = || proptest::collection::btree_map("[a-z]{1,5}", entry(), 0..4);
+        (
+            any::<u64>(),
+            entries(),
+            proptest::collection::btree_map("/[a-z]{1,5}", entries(), 0..3),
+        )
+            .prop_map(|(revision, user, projects)| PolicyDocument {
+                schema_version: SCHEMA_VERSION,
+                revision,
+                user,
+                projects: projects.into_iter().collect::<BTreeMap<_, _>>(),
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn any_document_survives_the_file_format_unchanged(document in document()) {
+            let bytes = serde_json::to_vec_pretty(&document).unwrap();
+            prop_assert_eq!(PolicyDocument::from_slice(&bytes), Ok(document));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic_the_reader(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = PolicyDocument::from_slice(&bytes);
+        }
+    }
+}
