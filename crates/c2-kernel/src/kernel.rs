@@ -1,0 +1,1121 @@
+//! The loader and the dispatcher: factories, desired state, reconcile, realms, leases, calls.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::model::{
+    CatalogEntry, CommandInfo, DefaultState, DesiredState, Diagnostic, KernelOptions, ModuleMeta,
+    ModuleState, ProjectKey, Realm, ScopeKind,
+};
+use crate::module::{Module, ScopeContext, ServiceValue};
+use crate::registry::{PendingCleanup, Registry, ScopeId};
+use crate::scope::{CallContext, Lease, LeaseCell, ScopeHandle};
+use crate::unwind::guarded;
+
+/// The live plugin graph of one host: every realm, registry and scope.
+///
+/// Cheap to clone (a shared handle). Synchronous bookkeeping sits behind one short-held mutex
+/// that is never held across an await; module code (apply, cleanups) runs outside it, and
+/// graph changes are serialized by a separate async lock so that apply sees a stable graph.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.lock();
+        f.debug_struct("Kernel")
+            .field("revision", &state.revision)
+            .field("factories", &state.factories.keys().collect::<Vec<_>>())
+            .field("projects", &state.projects.keys().collect::<Vec<_>>())
+            .field("scopes", &state.registry.scopes.len())
+            .finish()
+    }
+}
+
+pub(crate) struct Inner {
+    state: Mutex<State>,
+    pub(crate) options: KernelOptions,
+    graph: tokio::sync::Mutex<()>,
+}
+
+impl Inner {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic never happens while the lock is held (module code runs outside it), so a
+        // poisoned lock still guards consistent data.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct Factory {
+    module: Arc<dyn Module>,
+    revision: u64,
+    meta: ModuleMeta,
+    inject: Vec<String>,
+    optional: Vec<String>,
+    schema: Option<Value>,
+}
+
+/// Everything a module instance was built from; any difference means a reload.
+#[derive(Clone, Debug, PartialEq)]
+struct BuildKey {
+    revision: u64,
+    config: Value,
+    /// Per injected service: (revision, provider scope), `None` when absent.
+    services: Vec<(String, Option<(u64, ScopeId)>)>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    scope: Option<ScopeId>,
+    generation: u64,
+    key: Option<BuildKey>,
+    seq: u64,
+    state: ModuleState,
+    failed_key: Option<BuildKey>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            scope: None,
+            generation: 0,
+            key: None,
+            seq: 0,
+            state: ModuleState::Disabled,
+            failed_key: None,
+        }
+    }
+}
+
+struct ProjectGraph {
+    lease: Arc<LeaseCell>,
+    built: bool,
+    slots: BTreeMap<String, Slot>,
+}
+
+pub(crate) struct State {
+    pub(crate) registry: Registry,
+    factories: BTreeMap<String, Factory>,
+    desired: DesiredState,
+    project_desired: HashMap<ProjectKey, DesiredState>,
+    global: BTreeMap<String, Slot>,
+    projects: BTreeMap<ProjectKey, ProjectGraph>,
+    revision: u64,
+    seq: u64,
+    diagnostics: VecDeque<Diagnostic>,
+    shut_down: bool,
+}
+
+struct ApplyJob {
+    realm: Realm,
+    name: String,
+    key: BuildKey,
+    module: Arc<dyn Module>,
+    ctx: ScopeContext,
+}
+
+fn policy_blocks(
+    project_desired: &HashMap<ProjectKey, DesiredState>,
+    project: &ProjectKey,
+    plugin: &str,
+) -> bool {
+    project_desired
+        .get(project)
+        .and_then(|desired| desired.modules.get(plugin))
+        .is_some_and(|intent| intent.enabled == Some(false))
+}
+
+fn scope_kind(realm: &Realm) -> ScopeKind {
+    match realm {
+        Realm::Global => ScopeKind::User,
+        Realm::Project(_) => ScopeKind::Project,
+    }
+}
+
+impl State {
+    fn built_realms(&self) -> Vec<Realm> {
+        let projects = self.projects.iter().filter(|(_, graph)| graph.built);
+        std::iter::once(Realm::Global)
+            .chain(projects.map(|(key, _)| Realm::Project(key.clone())))
+            .collect()
+    }
+
+    fn slots(&self, realm: &Realm) -> Option<&BTreeMap<String, Slot>> {
+        match realm {
+            Realm::Global => Some(&self.global),
+            Realm::Project(key) => self.projects.get(key).map(|graph| &graph.slots),
+        }
+    }
+
+    fn slots_mut(&mut self, realm: &Realm) -> Option<&mut BTreeMap<String, Slot>> {
+        match realm {
+            Realm::Global => Some(&mut self.global),
+            Realm::Project(key) => self.projects.get_mut(key).map(|graph| &mut graph.slots),
+        }
+    }
+
+    fn eligible(factory: &Factory, realm: &Realm) -> bool {
+        factory.meta.supports(scope_kind(realm))
+    }
+
+    /// Policy intent resolved by inheritance: project, then user, then the module default.
+    fn enabled(&self, realm: &Realm, name: &str, factory: &Factory) -> bool {
+        if factory.meta.essential {
+            return true;
+        }
+        let project = match realm {
+            Realm::Project(key) => self
+                .project_desired
+                .get(key)
+                .and_then(|d| d.modules.get(name)?.enabled),
+            Realm::Global => None,
+        };
+        let user = self
+            .desired
+            .modules
+            .get(name)
+            .and_then(|intent| intent.enabled);
+        project
+            .or(user)
+            .unwrap_or(factory.meta.default_state == DefaultState::Enabled)
+    }
+
+    fn config(&self, realm: &Realm, name: &str) -> Value {
+        let project = match realm {
+            Realm::Project(key) => self
+                .project_desired
+                .get(key)
+                .and_then(|d| d.modules.get(name)?.config.clone()),
+            Realm::Global => None,
+        };
+        project
+            .or_else(|| {
+                self.desired
+                    .modules
+                    .get(name)
+                    .and_then(|intent| intent.config.clone())
+            })
+            .unwrap_or(Value::Null)
+    }
+
+    /// The key the module would be built from now, or the required services that are missing.
+    fn key_for(&self, realm: &Realm, name: &str) -> Result<BuildKey, Vec<String>> {
+        let Some(factory) = self.factories.get(name) else {
+            return Err(Vec::new());
+        };
+        let mut missing = Vec::new();
+        let mut services = Vec::new();
+        for (service, required) in factory
+            .inject
+            .iter()
+            .map(|s| (s, true))
+            .chain(factory.optional.iter().map(|s| (s, false)))
+        {
+            let stamp = self
+                .registry
+                .service(realm, service)
+                .map(|entry| (entry.revision, entry.provider));
+            if required && stamp.is_none() {
+                missing.push(service.clone());
+            }
+            services.push((service.clone(), stamp));
+        }
+        if missing.is_empty() {
+            Ok(BuildKey {
+                revision: factory.revision,
+                config: self.config(realm, name),
+                services,
+            })
+        } else {
+            Err(missing)
+        }
+    }
+
+    /// Makes every built realm hold exactly one slot per eligible factory; slots of vanished or
+    /// ineligible factories are dropped once they hold no scope.
+    fn sync_slots(&mut self) {
+        for realm in self.built_realms() {
+            let eligible: Vec<String> = self
+                .factories
+                .iter()
+                .filter(|(_, factory)| Self::eligible(factory, &realm))
+                .map(|(name, _)| name.clone())
+                .collect();
+            let Some(slots) = self.slots_mut(&realm) else {
+                continue;
+            };
+            slots.retain(|name, slot| slot.scope.is_some() || eligible.contains(name));
+            for name in eligible {
+                slots.entry(name).or_default();
+            }
+        }
+    }
+
+    /// Detaches every live module scope that no longer matches policy, its factory or its
+    /// services, plus everything built on those, dependents first.
+    fn plan_disposals(&mut self, out: &mut Vec<PendingCleanup>) -> bool {
+        self.sync_slots();
+        let mut changed = false;
+        let mut doomed: Vec<(Realm, String, ScopeId, u64)> = Vec::new();
+        let mut live: Vec<(Realm, String, ScopeId, u64, BuildKey)> = Vec::new();
+        for realm in self.built_realms() {
+            let names: Vec<String> = self
+                .slots(&realm)
+                .map(|s| s.keys().cloned().collect())
+                .unwrap_or_default();
+            for name in names {
+                let (scope, key, seq, failed) = match self.slots(&realm).and_then(|s| s.get(&name))
+                {
+                    Some(Slot {
+                        scope: Some(scope),
+                        key: Some(key),
+                        seq,
+                        failed_key,
+                        ..
+                    }) => (*scope, key.clone(), *seq, failed_key.as_ref() == Some(key)),
+                    _ => continue,
+                };
+                if !self.registry.is_live(scope) {
+                    // Disposed from outside (a handle's `dispose`): forget it so it is rebuilt.
+                    if let Some(slot) = self.slots_mut(&realm).and_then(|s| s.get_mut(&name)) {
+                        slot.scope = None;
+                        slot.key = None;
+                    }
+                    changed = true;
+                    continue;
+                }
+                let keep = !failed
+                    && self.factories.get(&name).is_some_and(|factory| {
+                        Self::eligible(factory, &realm) && self.enabled(&realm, &name, factory)
+                    })
+                    && self
+                        .key_for(&realm, &name)
+                        .is_ok_and(|wanted| wanted == key);
+                if keep {
+                    live.push((realm.clone(), name, scope, seq, key));
+                } else {
+                    doomed.push((realm.clone(), name, scope, seq));
+                }
+            }
+        }
+        // Dependents of a doomed provider go too, before it: they were built on its services.
+        loop {
+            let doomed_scopes: HashSet<ScopeId> = doomed.iter().map(|d| d.2).collect();
+            let (dependents, rest): (Vec<_>, Vec<_>) =
+                live.into_iter().partition(|(_, _, _, _, key)| {
+                    key.services.iter().any(|(_, stamp)| {
+                        stamp.is_some_and(|(_, provider)| {
+                            doomed_scopes.contains(&self.registry.root_of(provider))
+                        })
+                    })
+                });
+            live = rest;
+            if dependents.is_empty() {
+                break;
+            }
+            doomed.extend(
+                dependents
+                    .into_iter()
+                    .map(|(realm, name, scope, seq, _)| (realm, name, scope, seq)),
+            );
+        }
+        doomed.sort_by_key(|d| std::cmp::Reverse(d.3));
+        for (realm, name, scope, _) in doomed {
+            self.registry.detach(scope, out);
+            if let Some(slot) = self.slots_mut(&realm).and_then(|s| s.get_mut(&name)) {
+                slot.scope = None;
+                slot.key = None;
+            }
+            changed = true;
+        }
+        self.sync_slots();
+        changed
+    }
+
+    /// The key `realm`/`name` would be applied with now, if it should be applied.
+    fn ready_key(&self, realm: &Realm, name: &str) -> Option<BuildKey> {
+        let factory = self.factories.get(name)?;
+        let slot = self.slots(realm)?.get(name)?;
+        if self.shut_down || slot.scope.is_some() || !self.enabled(realm, name, factory) {
+            return None;
+        }
+        let key = self.key_for(realm, name).ok()?;
+        (slot.failed_key.as_ref() != Some(&key)).then_some(key)
+    }
+
+    /// Every module that can be applied now, in realm then name order.
+    fn ready(&self) -> Vec<(Realm, String)> {
+        let mut ready = Vec::new();
+        for realm in self.built_realms() {
+            for name in self.slots(&realm).into_iter().flat_map(|s| s.keys()) {
+                if self.ready_key(&realm, name).is_some() {
+                    ready.push((realm.clone(), name.clone()));
+                }
+            }
+        }
+        ready
+    }
+
+    /// Opens the scope `realm`/`name` applies into, if it is still ready.
+    fn open_job(&mut self, realm: Realm, name: String, inner: &Weak<Inner>) -> Option<ApplyJob> {
+        let key = self.ready_key(&realm, &name)?;
+        let module = self.factories.get(&name)?.module.clone();
+        let slot = self.slots_mut(&realm)?.get_mut(&name)?;
+        slot.generation += 1;
+        let generation = slot.generation;
+        let mut services: HashMap<String, ServiceValue> = HashMap::new();
+        for (service, _) in &key.services {
+            if let Some(entry) = self.registry.service(&realm, service) {
+                services.insert(service.clone(), entry.value.clone());
+            }
+        }
+        let id = self
+            .registry
+            .open_scope(realm.clone(), name.clone(), generation, None);
+        let scope = ScopeHandle {
+            inner: inner.clone(),
+            id,
+            generation,
+            realm: realm.clone(),
+            module: name.clone(),
+        };
+        let ctx = ScopeContext {
+            scope,
+            config: key.config.clone(),
+            services,
+        };
+        Some(ApplyJob {
+            realm,
+            name,
+            key,
+            module,
+            ctx,
+        })
+    }
+
+    /// Recomputes the catalog state of every slot that is not active.
+    fn refresh_states(&mut self) {
+        for realm in self.built_realms() {
+            let names: Vec<String> = self
+                .slots(&realm)
+                .map(|s| s.keys().cloned().collect())
+                .unwrap_or_default();
+            for name in names {
+                let Some(factory) = self.factories.get(&name) else {
+                    continue;
+                };
+                let enabled = self.enabled(&realm, &name, factory);
+                let key = self.key_for(&realm, &name);
+                let Some(slot) = self.slots_mut(&realm).and_then(|s| s.get_mut(&name)) else {
+                    continue;
+                };
+                if slot.scope.is_some() {
+                    slot.state = ModuleState::Active {
+                        generation: slot.generation,
+                    };
+                } else if !enabled {
+                    slot.state = ModuleState::Disabled;
+                    slot.failed_key = None;
+                } else if let Err(missing) = key {
+                    slot.state = ModuleState::Pending { missing };
+                } else if !matches!(slot.state, ModuleState::Failed { .. }) {
+                    slot.state = ModuleState::Pending {
+                        missing: Vec::new(),
+                    };
+                }
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Vec<(Realm, String, ModuleState)> {
+        self.built_realms()
+            .into_iter()
+            .flat_map(|realm| {
+                let slots = self.slots(&realm).into_iter().flatten();
+                slots
+                    .map(move |(name, slot)| (realm.clone(), name.clone(), slot.state.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Detaches a whole realm: module scopes newest first, then any other root scopes in it.
+    fn detach_realm(&mut self, realm: &Realm, out: &mut Vec<PendingCleanup>) {
+        let mut scopes: Vec<(u64, ScopeId)> = self
+            .slots(realm)
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, slot)| slot.scope.map(|scope| (slot.seq, scope)))
+            .collect();
+        scopes.sort_by_key(|s| std::cmp::Reverse(s.0));
+        for (_, scope) in scopes {
+            self.registry.detach(scope, out);
+        }
+        for scope in self.registry.root_scopes_of(realm) {
+            self.registry.detach(scope, out);
+        }
+    }
+
+    fn diagnose(&mut self, max: usize, diagnostic: Diagnostic) {
+        tracing::warn!(module = %diagnostic.module, realm = %diagnostic.realm, "{}", diagnostic.message);
+        self.diagnostics.push_back(diagnostic);
+        while self.diagnostics.len() > max {
+            self.diagnostics.pop_front();
+        }
+    }
+
+    fn check_essential(&self, desired: &DesiredState) -> Result<(), Error> {
+        for (name, intent) in &desired.modules {
+            if intent.enabled == Some(false)
+                && self.factories.get(name).is_some_and(|f| f.meta.essential)
+            {
+                return Err(Error::Essential { name: name.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        Kernel::new(KernelOptions::default())
+    }
+}
+
+impl Kernel {
+    /// An empty kernel: no factories, only the global realm.
+    pub fn new(options: KernelOptions) -> Self {
+        let state = State {
+            registry: Registry::default(),
+            factories: BTreeMap::new(),
+            desired: DesiredState::default(),
+            project_desired: HashMap::new(),
+            global: BTreeMap::new(),
+            projects: BTreeMap::new(),
+            revision: 0,
+            seq: 0,
+            diagnostics: VecDeque::new(),
+            shut_down: false,
+        };
+        Kernel {
+            inner: Arc::new(Inner {
+                state: Mutex::new(state),
+                options,
+                graph: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The limits this kernel runs with.
+    pub fn options(&self) -> &KernelOptions {
+        &self.inner.options
+    }
+
+    /// Registers (or replaces) the factory named by `module.name()`. Returns whether anything
+    /// changed: the same revision again is a no-op, a new one rebuilds the module on reconcile.
+    pub fn register_factory(&self, module: Arc<dyn Module>, revision: u64) -> bool {
+        let name = module.name().to_owned();
+        let mut state = self.inner.lock();
+        if state
+            .factories
+            .get(&name)
+            .is_some_and(|f| f.revision == revision)
+        {
+            return false;
+        }
+        let factory = Factory {
+            meta: module.meta(),
+            inject: module.inject(),
+            optional: module.optional_inject(),
+            schema: module.config_schema(),
+            module,
+            revision,
+        };
+        state.factories.insert(name, factory);
+        true
+    }
+
+    /// Removes a factory; its instances unload on the next reconcile. Essential ones are refused.
+    pub fn remove_factory(&self, name: &str) -> Result<(), Error> {
+        let mut state = self.inner.lock();
+        match state.factories.get(name) {
+            None => Err(Error::UnknownModule {
+                name: name.to_owned(),
+            }),
+            Some(factory) if factory.meta.essential => Err(Error::Essential {
+                name: name.to_owned(),
+            }),
+            Some(_) => {
+                state.factories.remove(name);
+                Ok(())
+            }
+        }
+    }
+
+    /// Replaces the user-level desired state. Disabling an essential module is refused.
+    pub fn set_desired(&self, desired: DesiredState) -> Result<(), Error> {
+        let mut state = self.inner.lock();
+        state.check_essential(&desired)?;
+        state.desired = desired;
+        Ok(())
+    }
+
+    /// Replaces one project's desired state (intent left `None` inherits the user's). A project
+    /// that explicitly disables a plugin also blocks falling back to its global commands.
+    pub fn set_project_desired(
+        &self,
+        project: ProjectKey,
+        desired: DesiredState,
+    ) -> Result<(), Error> {
+        let mut state = self.inner.lock();
+        state.check_essential(&desired)?;
+        state.project_desired.insert(project, desired);
+        Ok(())
+    }
+
+    /// Brings every live realm to the desired state, in dependency order. Returns the graph
+    /// revision, which bumps exactly once when anything changed.
+    pub async fn reconcile(&self) -> u64 {
+        let _graph = self.inner.graph.lock().await;
+        self.reconcile_locked().await
+    }
+
+    async fn reconcile_locked(&self) -> u64 {
+        let before = self.inner.lock().snapshot();
+        let mut acted = false;
+        for _ in 0..self.inner.options.max_reconcile_rounds.max(1) {
+            let mut cleanups = Vec::new();
+            let disposed = self.inner.lock().plan_disposals(&mut cleanups);
+            self.run_cleanups(cleanups).await;
+            let mut applied = false;
+            // Pass after pass, each applying everything ready at its start: a pass costs
+            // O(modules), and a module waits exactly as many passes as its dependency depth.
+            loop {
+                let ready = self.inner.lock().ready();
+                if ready.is_empty() {
+                    break;
+                }
+                for (realm, name) in ready {
+                    let job = self
+                        .inner
+                        .lock()
+                        .open_job(realm, name, &Arc::downgrade(&self.inner));
+                    if let Some(job) = job {
+                        self.run_apply(job).await;
+                        applied = true;
+                    }
+                }
+            }
+            self.inner.lock().refresh_states();
+            if !disposed && !applied {
+                break;
+            }
+            acted = true;
+        }
+        let mut state = self.inner.lock();
+        if acted || state.snapshot() != before {
+            state.revision += 1;
+        }
+        state.revision
+    }
+
+    async fn run_apply(&self, job: ApplyJob) {
+        let ApplyJob {
+            realm,
+            name,
+            key,
+            module,
+            mut ctx,
+        } = job;
+        let scope = ctx.scope.id;
+        let outcome = match guarded(|| module.apply(&mut ctx)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(message) => Err(Error::Panicked {
+                what: format!("apply of `{name}`"),
+                message,
+            }
+            .to_string()),
+        };
+        drop(ctx);
+        let mut cleanups = Vec::new();
+        {
+            let mut guard = self.inner.lock();
+            let state = &mut *guard;
+            let live = state.registry.is_live(scope);
+            state.seq += 1;
+            let seq = state.seq;
+            let slot = state.slots_mut(&realm).and_then(|s| s.get_mut(&name));
+            match (outcome, slot) {
+                // The realm went away while apply ran: nothing to record, just roll back.
+                (_, None) => state.registry.detach(scope, &mut cleanups),
+                (Ok(()), Some(slot)) if live => {
+                    slot.scope = Some(scope);
+                    slot.key = Some(key);
+                    slot.seq = seq;
+                    slot.state = ModuleState::Active {
+                        generation: slot.generation,
+                    };
+                    slot.failed_key = None;
+                }
+                (outcome, Some(slot)) => {
+                    let reason = outcome
+                        .err()
+                        .unwrap_or_else(|| "its scope was disposed during apply".to_owned());
+                    slot.state = ModuleState::Failed {
+                        reason: reason.clone(),
+                    };
+                    slot.failed_key = Some(key);
+                    // Roll back whatever apply managed to register before it failed.
+                    state.registry.detach(scope, &mut cleanups);
+                    let max = self.inner.options.max_diagnostics;
+                    state.diagnose(
+                        max,
+                        Diagnostic {
+                            module: name,
+                            realm,
+                            message: reason,
+                        },
+                    );
+                }
+            }
+        }
+        self.run_cleanups(cleanups).await;
+    }
+
+    async fn run_cleanups(&self, cleanups: Vec<PendingCleanup>) {
+        for cleanup in cleanups {
+            let PendingCleanup { module, realm, run } = cleanup;
+            if let Err(message) = guarded(run).await {
+                let message = Error::Panicked {
+                    what: format!("cleanup of `{module}`"),
+                    message,
+                }
+                .to_string();
+                let max = self.inner.options.max_diagnostics;
+                self.inner.lock().diagnose(
+                    max,
+                    Diagnostic {
+                        module,
+                        realm,
+                        message,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Disposes one scope (a module's, a child, or a host root scope) and reconciles.
+    pub(crate) async fn dispose_scope(&self, scope: ScopeId) {
+        let _graph = self.inner.graph.lock().await;
+        let mut cleanups = Vec::new();
+        self.inner.lock().registry.detach(scope, &mut cleanups);
+        self.run_cleanups(cleanups).await;
+        self.reconcile_locked().await;
+    }
+
+    /// Marks the module owning `scope` failed and unloads it (with its dependents).
+    pub(crate) async fn fail_scope(&self, scope: ScopeId, reason: String) {
+        let _graph = self.inner.graph.lock().await;
+        let mut cleanups = Vec::new();
+        {
+            let mut guard = self.inner.lock();
+            let state = &mut *guard;
+            if !state.registry.is_live(scope) {
+                return;
+            }
+            let root = state.registry.root_of(scope);
+            let Some((realm, module)) = state
+                .registry
+                .scopes
+                .get(&root)
+                .map(|r| (r.realm.clone(), r.module.clone()))
+            else {
+                return;
+            };
+            let slot = state
+                .slots_mut(&realm)
+                .and_then(|s| s.get_mut(&module))
+                .filter(|s| s.scope == Some(root));
+            match slot {
+                Some(slot) => {
+                    slot.state = ModuleState::Failed {
+                        reason: reason.clone(),
+                    };
+                    slot.failed_key = slot.key.clone();
+                }
+                None => state.registry.detach(root, &mut cleanups),
+            }
+            let max = self.inner.options.max_diagnostics;
+            state.diagnose(
+                max,
+                Diagnostic {
+                    module,
+                    realm,
+                    message: reason,
+                },
+            );
+        }
+        self.run_cleanups(cleanups).await;
+        self.reconcile_locked().await;
+    }
+
+    pub(crate) fn fail_scope_in_background(&self, scope: ScopeId, reason: String) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let kernel = self.clone();
+            runtime.spawn(async move { kernel.fail_scope(scope, reason).await });
+        }
+    }
+
+    /// The graph revision: bumps exactly once per reconcile, reap or unload that changed anything.
+    pub fn revision(&self) -> u64 {
+        self.inner.lock().revision
+    }
+
+    /// Every factory eligible for `realm`, with metadata and effective state there. A project
+    /// realm that is not live shows enabled modules as [`ModuleState::Idle`].
+    pub fn catalog(&self, realm: &Realm) -> Vec<CatalogEntry> {
+        let state = self.inner.lock();
+        let slots = match realm {
+            Realm::Global => Some(&state.global),
+            Realm::Project(key) => state
+                .projects
+                .get(key)
+                .filter(|g| g.built)
+                .map(|g| &g.slots),
+        };
+        state
+            .factories
+            .iter()
+            .filter(|(_, factory)| State::eligible(factory, realm))
+            .map(|(name, factory)| {
+                let module_state = match slots.and_then(|s| s.get(name)) {
+                    Some(slot) => slot.state.clone(),
+                    None if state.enabled(realm, name, factory) => ModuleState::Idle,
+                    None => ModuleState::Disabled,
+                };
+                CatalogEntry {
+                    name: name.clone(),
+                    meta: factory.meta.clone(),
+                    revision: factory.revision,
+                    inject: factory.inject.clone(),
+                    optional_inject: factory.optional.clone(),
+                    config_schema: factory.schema.clone(),
+                    state: module_state,
+                }
+            })
+            .collect()
+    }
+
+    /// The live scope of a module in a realm, if it is active.
+    pub fn module_scope(&self, realm: &Realm, module: &str) -> Option<ScopeHandle> {
+        let state = self.inner.lock();
+        let slot = state.slots(realm)?.get(module)?;
+        let id = slot.scope?;
+        let inner = Arc::downgrade(&self.inner);
+        Some(ScopeHandle {
+            inner,
+            id,
+            generation: slot.generation,
+            realm: realm.clone(),
+            module: module.to_owned(),
+        })
+    }
+
+    /// Opens a host-owned root scope outside the module graph (e.g. one frontend connection).
+    /// It lives until disposed, its realm is unloaded, or shutdown.
+    pub fn open_scope(
+        &self,
+        realm: &Realm,
+        owner: impl Into<String>,
+    ) -> Result<ScopeHandle, Error> {
+        let mut state = self.inner.lock();
+        if state.shut_down {
+            return Err(Error::ShutDown);
+        }
+        let owner = owner.into();
+        let id = state
+            .registry
+            .open_scope(realm.clone(), owner.clone(), 1, None);
+        let inner = Arc::downgrade(&self.inner);
+        Ok(ScopeHandle {
+            inner,
+            id,
+            generation: 1,
+            realm: realm.clone(),
+            module: owner,
+        })
+    }
+
+    /// Calls a command as Core or a frontend: internal and public commands alike.
+    pub async fn call(&self, realm: &Realm, name: &str, args: Value) -> Result<Value, Error> {
+        self.dispatch(realm, name, args, false).await
+    }
+
+    /// Calls a command through the extension seam: only extension-public commands, and a
+    /// project-internal command never falls back to a public global one.
+    pub async fn call_extension(
+        &self,
+        realm: &Realm,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, Error> {
+        self.dispatch(realm, name, args, true).await
+    }
+
+    /// An extension call on behalf of `caller` (e.g. a process's `command/call`), in its realm.
+    /// Refused when the caller's scope generation is no longer live.
+    pub async fn call_as(
+        &self,
+        caller: &ScopeHandle,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, Error> {
+        if !caller.is_current() {
+            return Err(Error::StaleScope {
+                module: caller.module.clone(),
+                generation: caller.generation,
+            });
+        }
+        self.dispatch(&caller.realm, name, args, true).await
+    }
+
+    async fn dispatch(
+        &self,
+        realm: &Realm,
+        name: &str,
+        args: Value,
+        extension: bool,
+    ) -> Result<Value, Error> {
+        let _lease = self.lease(realm).await?;
+        let (handler, scope) = {
+            let guard = self.inner.lock();
+            let state = &*guard;
+            if state.shut_down {
+                return Err(Error::ShutDown);
+            }
+            let entry = state
+                .registry
+                .resolve(realm, name, extension, |p, plugin| {
+                    policy_blocks(&state.project_desired, p, plugin)
+                })?;
+            let record = state.registry.scopes.get(&entry.scope);
+            let scope = ScopeHandle {
+                inner: Arc::downgrade(&self.inner),
+                id: entry.scope,
+                generation: record.map_or(0, |r| r.generation),
+                realm: record.map_or(Realm::Global, |r| r.realm.clone()),
+                module: entry.owner.clone(),
+            };
+            (entry.handler.clone(), scope)
+        };
+        let ctx = CallContext {
+            realm: realm.clone(),
+            scope,
+            via_extension: extension,
+        };
+        match guarded(|| handler(ctx, args)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(Error::CommandFailed {
+                name: name.to_owned(),
+                message: error.to_string(),
+            }),
+            Err(message) => Err(Error::CommandFailed {
+                name: name.to_owned(),
+                message: Error::Panicked {
+                    what: "handler".to_owned(),
+                    message,
+                }
+                .to_string(),
+            }),
+        }
+    }
+
+    /// Leases `realm`, creating and building a project realm on first use. While any lease is
+    /// held the realm is never reaped. The global realm needs no lease; its lease is inert.
+    pub async fn lease(&self, realm: &Realm) -> Result<Lease, Error> {
+        let Realm::Project(key) = realm else {
+            return Ok(Lease { cell: None });
+        };
+        let (lease, built) = {
+            let mut state = self.inner.lock();
+            if state.shut_down {
+                return Err(Error::ShutDown);
+            }
+            let now = Instant::now();
+            let graph = state
+                .projects
+                .entry(key.clone())
+                .or_insert_with(|| ProjectGraph {
+                    lease: Arc::new(LeaseCell::new(now)),
+                    built: false,
+                    slots: BTreeMap::new(),
+                });
+            graph.lease.count.fetch_add(1, Ordering::AcqRel);
+            graph.lease.touch(now);
+            (
+                Lease {
+                    cell: Some(graph.lease.clone()),
+                },
+                graph.built,
+            )
+        };
+        if !built {
+            let _graph = self.inner.graph.lock().await;
+            let build = {
+                let mut state = self.inner.lock();
+                match state.projects.get_mut(key) {
+                    Some(graph) if !graph.built => {
+                        graph.built = true;
+                        true
+                    }
+                    _ => false,
+                }
+            };
+            if build {
+                self.reconcile_locked().await;
+            }
+        }
+        Ok(lease)
+    }
+
+    /// Project realms that exist now (live or being built).
+    pub fn live_projects(&self) -> Vec<ProjectKey> {
+        self.inner.lock().projects.keys().cloned().collect()
+    }
+
+    /// Reclaims every project realm without a lease whose last use is at least `idle_after`
+    /// before `now` ([`KernelOptions::idle_after`] is the standard's 5 minutes). The next call
+    /// re-creates a reclaimed realm. Returns the reclaimed keys.
+    pub async fn reap_idle(&self, now: Instant, idle_after: Duration) -> Vec<ProjectKey> {
+        self.unload_projects(|_, graph| {
+            graph.lease.count.load(Ordering::Acquire) == 0
+                && now.saturating_duration_since(graph.lease.last_used()) >= idle_after
+        })
+        .await
+    }
+
+    /// Unloads one project realm now, leases or not (the project was closed). Other realms
+    /// are untouched. Returns whether it existed.
+    pub async fn unload_project(&self, project: &ProjectKey) -> bool {
+        !self
+            .unload_projects(|key, _| key == project)
+            .await
+            .is_empty()
+    }
+
+    async fn unload_projects(
+        &self,
+        select: impl Fn(&ProjectKey, &ProjectGraph) -> bool,
+    ) -> Vec<ProjectKey> {
+        let _graph = self.inner.graph.lock().await;
+        let mut cleanups = Vec::new();
+        let reaped = {
+            let mut state = self.inner.lock();
+            // Checked under the state lock, where leases are taken, so a call cannot slip in.
+            let reaped: Vec<ProjectKey> = state
+                .projects
+                .iter()
+                .filter(|(key, graph)| select(key, graph))
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in &reaped {
+                let realm = Realm::Project(key.clone());
+                state.detach_realm(&realm, &mut cleanups);
+                state.projects.remove(key);
+            }
+            if !reaped.is_empty() {
+                state.revision += 1;
+            }
+            reaped
+        };
+        self.run_cleanups(cleanups).await;
+        reaped
+    }
+
+    /// The commands callable in `realm` by Core or a frontend, sorted by name.
+    pub fn commands(&self, realm: &Realm) -> Vec<CommandInfo> {
+        let state = self.inner.lock();
+        state.registry.list(realm, false, |p, plugin| {
+            policy_blocks(&state.project_desired, p, plugin)
+        })
+    }
+
+    /// The extension-public view of `realm`: public global plus public same-project commands,
+    /// never another project's; what `host.commands` in `initialize` lists.
+    pub fn extension_commands(&self, realm: &Realm) -> Vec<CommandInfo> {
+        let state = self.inner.lock();
+        state.registry.list(realm, true, |p, plugin| {
+            policy_blocks(&state.project_desired, p, plugin)
+        })
+    }
+
+    /// Publishes on the host-wide JSON bus. Never waits: a full subscriber queue drops the
+    /// event for that subscriber and counts it. Returns how many subscribers accepted it.
+    pub fn emit(&self, name: &str, payload: Value) -> usize {
+        self.inner.lock().registry.emit(name, &payload)
+    }
+
+    /// Publishes on the typed internal bus (never visible to plugins), same queue rule.
+    pub fn emit_typed<T: Clone + Send + Sync + 'static>(&self, event: T) -> usize {
+        self.inner.lock().registry.emit_typed(&event)
+    }
+
+    /// Problems that did not fail a caller (cleanup panics, failed applies), oldest first.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.inner.lock().diagnostics.iter().cloned().collect()
+    }
+
+    /// Registered commands across all realms.
+    pub fn command_count(&self) -> usize {
+        self.inner.lock().registry.command_count()
+    }
+
+    /// Live scopes across all realms.
+    pub fn scope_count(&self) -> usize {
+        self.inner.lock().registry.scopes.len()
+    }
+
+    /// Disposes everything (newest module first, then host scopes), awaiting every cleanup.
+    /// Afterwards every call fails with [`Error::ShutDown`].
+    pub async fn shutdown(&self) {
+        let _graph = self.inner.graph.lock().await;
+        let mut cleanups = Vec::new();
+        {
+            let mut state = self.inner.lock();
+            state.shut_down = true;
+            let mut modules: Vec<(u64, ScopeId)> = Vec::new();
+            for realm in state.built_realms() {
+                let slots = state.slots(&realm).into_iter().flatten();
+                modules.extend(
+                    slots.filter_map(|(_, slot)| slot.scope.map(|scope| (slot.seq, scope))),
+                );
+            }
+            modules.sort_by_key(|m| std::cmp::Reverse(m.0));
+            for (_, scope) in modules {
+                state.registry.detach(scope, &mut cleanups);
+            }
+            let mut rest: Vec<ScopeId> = state.registry.scopes.keys().copied().collect();
+            rest.sort_unstable_by(|a, b| b.cmp(a));
+            for scope in rest {
+                state.registry.detach(scope, &mut cleanups);
+            }
+            state.projects.clear();
+            for slot in state.global.values_mut() {
+                slot.scope = None;
+                slot.key = None;
+                slot.state = ModuleState::Disabled;
+            }
+            state.revision += 1;
+        }
+        self.run_cleanups(cleanups).await;
+    }
+}
