@@ -1,1 +1,43 @@
-//! The C2 Plugin Protocol 1.0.0 wire: framing, JSON-RPC messages, handshake rules and a bounded async peer.
+//! The C2 Plugin Protocol 1.0.0 wire: every byte that crosses the pipe between the host and a
+//! plugin process. It holds the sans-IO newline framing with a hard frame limit
+//! ([`LineDecoder`], [`encode_line`]), the Content-Length framing for language servers
+//! ([`ContentLengthDecoder`]), the JSON-RPC 2.0 model and its tolerant-reader classification
+//! ([`Message`], [`classify`]), the typed params and results of each method, the handshake rules
+//! ([`check_protocol_version`], [`confirm_commands`]) and a bounded async [`Peer`] over any tokio
+//! `AsyncRead`/`AsyncWrite`.
+//!
+//! It deliberately spawns no process and touches no filesystem: the caller hands it streams.
+//! It knows nothing of manifests, realms or policy; declared commands come in as plain
+//! [`DeclaredCommand`]s. It is the only crate that defines wire types; c2-host, c2-plugin-sdk and
+//! c2-testkit depend on it, and it depends on no workspace crate.
+
+mod content_length;
+mod error;
+mod frame;
+mod handshake;
+mod message;
+mod peer;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use content_length::{
+    ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
+};
+pub use error::{
+    CallError, CloseReason, CommandMismatch, ConfirmationError, Error, HeaderError, VersionError,
+};
+pub use frame::{
+    DecodeEvent, DropReason, DroppedLine, EXCERPT_CHARS, FrameOptions, LineDecoder, encode_line,
+};
+pub use handshake::{DeclaredCommand, check_protocol_version, confirm_commands};
+pub use message::{
+    Classified, ErrorObject, Id, InvalidMessage, Message, Notification, Request, Response,
+    Violation, classify, codes,
+};
+pub use peer::{HandlerFuture, Peer, PeerOptions, PeerStats, RejectRequests, RequestHandler};
+pub use types::{
+    CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
+    InitializeParams, InitializeResult, LogLevel, LogParams, PROTOCOL_VERSION, method,
+};

@@ -1,0 +1,756 @@
+//! The async peer: one per connection, symmetric, with every queue bounded.
+//!
+//! The request path is built for few thread wake-ups: the caller encodes and writes its frame
+//! itself (an async mutex guards the writer, no writer task), and the single reader task parses
+//! the response and completes the caller's oneshot directly.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tracing::Instrument;
+
+use crate::error::{CallError, CloseReason, Error};
+use crate::frame::{DecodeEvent, DroppedLine, FrameOptions, LineDecoder, encode_line};
+use crate::message::{
+    ErrorObject, Id, InvalidMessage, Message, Notification, Request, Response, codes,
+};
+
+/// The bounds of one connection; the defaults are decisions.md's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerOptions {
+    /// Framing limits for both directions.
+    pub frame: FrameOptions,
+    /// Outgoing requests awaiting a response (default 256); the excess fails fast with
+    /// [`CallError::Busy`].
+    pub max_outgoing_requests: usize,
+    /// Incoming requests handled at once (default 32); the excess is answered `-32003`.
+    pub max_incoming_requests: usize,
+    /// Incoming notifications waiting for the owner (default 1,024); the excess is dropped and
+    /// counted.
+    pub notification_queue: usize,
+    /// Outbound messages queued for the writer (default 1,024). Requests and responses wait for
+    /// room; notifications fail with [`CallError::QueueFull`].
+    pub outbound_queue: usize,
+    /// Dropped-line warnings logged per second (default 10); the rest are summarised.
+    pub dropped_line_warnings_per_second: u32,
+    /// Bytes asked of the reader per read (default 64 KiB).
+    pub read_chunk_bytes: usize,
+}
+
+impl Default for PeerOptions {
+    fn default() -> Self {
+        PeerOptions {
+            frame: FrameOptions::default(),
+            max_outgoing_requests: 256,
+            max_incoming_requests: 32,
+            notification_queue: 1024,
+            outbound_queue: 1024,
+            dropped_line_warnings_per_second: 10,
+            read_chunk_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// A snapshot of a peer's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerStats {
+    /// Lines read that held a JSON object (valid message or not).
+    pub frames_in: u64,
+    /// Frames written.
+    pub frames_out: u64,
+    /// Bytes read.
+    pub bytes_in: u64,
+    /// Bytes written.
+    pub bytes_out: u64,
+    /// Lines dropped: blank, not UTF-8, not JSON, not an object.
+    pub dropped_lines: u64,
+    /// Responses dropped: unknown, late or duplicate id.
+    pub dropped_responses: u64,
+    /// Incoming notifications dropped because the owner's queue was full or gone.
+    pub dropped_notifications: u64,
+    /// JSON objects that were not valid messages.
+    pub invalid_messages: u64,
+    /// Incoming requests answered `-32003` because the handler bound was reached.
+    pub busy_rejections: u64,
+    /// Error answers (busy, invalid request) not sent because the outbound queue was full.
+    pub dropped_answers: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    frames_in: AtomicU64,
+    frames_out: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    dropped_lines: AtomicU64,
+    dropped_responses: AtomicU64,
+    dropped_notifications: AtomicU64,
+    invalid_messages: AtomicU64,
+    busy_rejections: AtomicU64,
+    dropped_answers: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+/// The future a [`RequestHandler`] returns.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>;
+
+/// Answers incoming requests. Each call runs in its own task, at most
+/// [`PeerOptions::max_incoming_requests`] at once. Closures `Fn(Request, Peer) -> impl Future`
+/// implement it.
+pub trait RequestHandler: Send + Sync + 'static {
+    /// Answers `request`; `peer` is this connection, so the handler may call back.
+    fn handle(&self, request: Request, peer: Peer) -> HandlerFuture;
+}
+
+impl<F, Fut> RequestHandler for F
+where
+    F: Fn(Request, Peer) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+{
+    fn handle(&self, request: Request, peer: Peer) -> HandlerFuture {
+        Box::pin(self(request, peer))
+    }
+}
+
+/// A handler for a side that serves no requests: answers every one `-32601`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RejectRequests;
+
+impl RequestHandler for RejectRequests {
+    fn handle(&self, request: Request, _peer: Peer) -> HandlerFuture {
+        let message = format!("method `{}` is not handled here", request.method);
+        Box::pin(async move { Err(ErrorObject::new(codes::METHOD_NOT_FOUND, message)) })
+    }
+}
+
+type Reply = oneshot::Sender<Result<Value, ErrorObject>>;
+
+struct WriterState {
+    sink: Option<Box<dyn AsyncWrite + Send + Unpin>>,
+    /// The frame being written; if its writer was cancelled midway, the next writer finishes it
+    /// first so the stream stays line-aligned.
+    unsent: Vec<u8>,
+    sent: usize,
+}
+
+impl WriterState {
+    async fn write(&mut self, frame: &[u8]) -> io::Result<()> {
+        let Some(sink) = self.sink.as_mut() else {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        };
+        if self.sent < self.unsent.len() {
+            write_rest(sink, &self.unsent, &mut self.sent).await?;
+        }
+        self.unsent.clear();
+        self.unsent.extend_from_slice(frame);
+        self.sent = 0;
+        write_rest(sink, &self.unsent, &mut self.sent).await?;
+        sink.flush().await
+    }
+}
+
+async fn write_rest(
+    sink: &mut Box<dyn AsyncWrite + Send + Unpin>,
+    buf: &[u8],
+    sent: &mut usize,
+) -> io::Result<()> {
+    while *sent < buf.len() {
+        match sink.write(&buf[*sent..]).await? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n => *sent += n,
+        }
+    }
+    Ok(())
+}
+
+struct Shared {
+    options: PeerOptions,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, Reply>>,
+    reason: OnceLock<CloseReason>,
+    closed: Notify,
+    outgoing: Semaphore,
+    incoming: Arc<Semaphore>,
+    write_slots: Arc<Semaphore>,
+    writer: tokio::sync::Mutex<WriterState>,
+    reader: Mutex<Option<AbortHandle>>,
+    counters: Counters,
+    handler: Box<dyn RequestHandler>,
+    notifications: mpsc::Sender<Notification>,
+    warned_jsonrpc_absent: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The guarded maps stay consistent even if a holder panicked: every update is one call.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One end of a connection: sends requests and notifications, correlates responses, serves
+/// incoming requests through a [`RequestHandler`] and queues incoming notifications.
+///
+/// Cloning is cheap and every clone is the same connection. Dropping the clones does not close
+/// it; [`Peer::close`] does, as do the stream ending, an oversized frame and a write error.
+#[derive(Clone)]
+pub struct Peer {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("close_reason", &self.close_reason())
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    /// Starts a peer over `reader` and `writer`; returns it with the queue of incoming
+    /// notifications. The reader task runs in the current span.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn new<R, W>(
+        reader: R,
+        writer: W,
+        handler: impl RequestHandler,
+        options: PeerOptions,
+    ) -> (Peer, mpsc::Receiver<Notification>)
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        // tokio's queues cannot be empty or larger than this; out-of-range options are clamped.
+        let bound = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS);
+        let (notifications, queue) = mpsc::channel(bound(options.notification_queue));
+        let shared = Arc::new(Shared {
+            options,
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            reason: OnceLock::new(),
+            closed: Notify::new(),
+            outgoing: Semaphore::new(options.max_outgoing_requests.min(Semaphore::MAX_PERMITS)),
+            incoming: Arc::new(Semaphore::new(
+                options.max_incoming_requests.min(Semaphore::MAX_PERMITS),
+            )),
+            write_slots: Arc::new(Semaphore::new(bound(options.outbound_queue))),
+            writer: tokio::sync::Mutex::new(WriterState {
+                sink: Some(Box::new(writer)),
+                unsent: Vec::new(),
+                sent: 0,
+            }),
+            reader: Mutex::new(None),
+            counters: Counters::default(),
+            handler: Box::new(handler),
+            notifications,
+            warned_jsonrpc_absent: AtomicBool::new(false),
+        });
+        let peer = Peer { shared };
+        let task =
+            tokio::spawn(read_loop(peer.clone(), reader).instrument(tracing::Span::current()));
+        let mut slot = lock(&peer.shared.reader);
+        if peer.shared.reason.get().is_some() {
+            task.abort();
+        } else {
+            *slot = Some(task.abort_handle());
+        }
+        drop(slot);
+        (peer, queue)
+    }
+
+    /// Sends a request and waits for its response.
+    ///
+    /// Fails at once with [`CallError::Busy`] when the in-flight bound is reached, and waits for
+    /// room in the outbound queue. Dropping the future forgets the request; a late response is
+    /// then dropped and counted.
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, CallError> {
+        let s = &*self.shared;
+        self.check_open()?;
+        let _in_flight = s.outgoing.try_acquire().map_err(|_| CallError::Busy {
+            limit: s.options.max_outgoing_requests,
+        })?;
+        let id = s.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut frame = Vec::new();
+        let request = Message::Request(Request {
+            id: Id::from(id),
+            method: method.to_owned(),
+            params,
+        });
+        encode_line(&request, &s.options.frame, &mut frame)?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&s.pending);
+            // Checked under the lock `close` drains, so no waiter is ever left behind.
+            self.check_open()?;
+            pending.insert(id, tx);
+        }
+        let _forget = Forget { shared: s, id };
+        self.write_frame(&frame, true).await?;
+        match rx.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(CallError::Remote(error)),
+            Err(_) => Err(CallError::Closed(
+                self.close_reason().unwrap_or(CloseReason::Cancelled),
+            )),
+        }
+    }
+
+    /// Sends a notification. Fails with [`CallError::QueueFull`] rather than waiting when the
+    /// outbound queue is full.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), CallError> {
+        self.check_open()?;
+        let mut frame = Vec::new();
+        let message = Message::Notification(Notification {
+            method: method.to_owned(),
+            params,
+        });
+        encode_line(&message, &self.shared.options.frame, &mut frame)?;
+        self.write_frame(&frame, false).await
+    }
+
+    /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
+    /// stops, and the writer is dropped (for a child process: its stdin closes) unless a write is
+    /// blocked on it, in which case it is dropped when that write ends.
+    pub fn close(&self) {
+        self.close_with(CloseReason::Cancelled);
+    }
+
+    /// Why the connection closed, or `None` while it is open.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.reason.get().copied()
+    }
+
+    /// Waits until the connection closes and returns why.
+    pub async fn closed(&self) -> CloseReason {
+        let notified = self.shared.closed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(reason) = self.close_reason() {
+            return reason;
+        }
+        notified.await;
+        self.close_reason().unwrap_or(CloseReason::Cancelled)
+    }
+
+    /// The counters, read now.
+    pub fn stats(&self) -> PeerStats {
+        let c = &self.shared.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        PeerStats {
+            frames_in: get(&c.frames_in),
+            frames_out: get(&c.frames_out),
+            bytes_in: get(&c.bytes_in),
+            bytes_out: get(&c.bytes_out),
+            dropped_lines: get(&c.dropped_lines),
+            dropped_responses: get(&c.dropped_responses),
+            dropped_notifications: get(&c.dropped_notifications),
+            invalid_messages: get(&c.invalid_messages),
+            busy_rejections: get(&c.busy_rejections),
+            dropped_answers: get(&c.dropped_answers),
+        }
+    }
+
+    fn check_open(&self) -> Result<(), CallError> {
+        match self.close_reason() {
+            Some(reason) => Err(CallError::Closed(reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The single close path: the first reason wins, every waiter resolves with it.
+    fn close_with(&self, reason: CloseReason) {
+        let s = &*self.shared;
+        let waiters = {
+            let mut pending = lock(&s.pending);
+            if s.reason.set(reason).is_err() {
+                return;
+            }
+            std::mem::take(&mut *pending)
+        };
+        // Dropping the senders wakes every waiter, which then reads the reason.
+        drop(waiters);
+        if let Some(reader) = lock(&s.reader).take() {
+            reader.abort();
+        }
+        if let Ok(mut writer) = s.writer.try_lock() {
+            writer.sink = None;
+        }
+        s.closed.notify_waiters();
+    }
+
+    async fn write_frame(&self, frame: &[u8], wait: bool) -> Result<(), CallError> {
+        let s = &*self.shared;
+        // The semaphore is never closed, so waiting for a slot cannot fail.
+        let _slot = if wait {
+            s.write_slots.acquire().await.ok()
+        } else {
+            Some(
+                s.write_slots
+                    .try_acquire()
+                    .map_err(|_| CallError::QueueFull {
+                        limit: s.options.outbound_queue,
+                    })?,
+            )
+        };
+        self.write_frame_in_slot(frame).await
+    }
+
+    async fn write_frame_in_slot(&self, frame: &[u8]) -> Result<(), CallError> {
+        let s = &*self.shared;
+        let mut writer = s.writer.lock().await;
+        self.check_open()?;
+        match writer.write(frame).await {
+            Ok(()) => {
+                bump(&s.counters.frames_out, 1);
+                bump(&s.counters.bytes_out, frame.len() as u64);
+                if self.close_reason().is_some() {
+                    writer.sink = None;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                writer.sink = None;
+                drop(writer);
+                self.close_with(CloseReason::WriteFailed(e.kind()));
+                Err(CallError::Closed(
+                    self.close_reason()
+                        .unwrap_or(CloseReason::WriteFailed(e.kind())),
+                ))
+            }
+        }
+    }
+
+    async fn respond(&self, id: Id, outcome: Result<Value, ErrorObject>) {
+        let frame = match encode_response(id.clone(), outcome, &self.shared.options.frame) {
+            Ok(frame) => frame,
+            Err(e) => {
+                let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
+                match encode_response(id, Err(error), &self.shared.options.frame) {
+                    Ok(frame) => frame,
+                    Err(_) => return,
+                }
+            }
+        };
+        // A failed write has already closed the connection; there is no one else to tell.
+        let _ = self.write_frame(&frame, true).await;
+    }
+
+    /// Answers an error without waiting: sent only if the outbound queue has room, so a flood of
+    /// bad requests cannot make the reader wait or pile up tasks.
+    fn answer_at_once(&self, id: Id, error: ErrorObject) {
+        let s = &*self.shared;
+        let Ok(slot) = Arc::clone(&s.write_slots).try_acquire_owned() else {
+            bump(&s.counters.dropped_answers, 1);
+            return;
+        };
+        let Ok(frame) = encode_response(id, Err(error), &s.options.frame) else {
+            return;
+        };
+        let peer = self.clone();
+        tokio::spawn(
+            async move {
+                let _ = peer.write_frame_in_slot(&frame).await;
+                drop(slot);
+            }
+            .in_current_span(),
+        );
+    }
+
+    fn dispatch(&self, event: DecodeEvent, warnings: &mut WarnLimiter) -> Option<CloseReason> {
+        let s = &*self.shared;
+        match event {
+            DecodeEvent::Message {
+                message,
+                jsonrpc_absent,
+            } => {
+                bump(&s.counters.frames_in, 1);
+                if jsonrpc_absent && !s.warned_jsonrpc_absent.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "the other side omits `jsonrpc`; accepted, but it should send \"jsonrpc\": \"2.0\""
+                    );
+                }
+                match message {
+                    Message::Request(request) => self.serve(request),
+                    Message::Notification(n) => {
+                        if s.notifications.try_send(n).is_err() {
+                            bump(&s.counters.dropped_notifications, 1);
+                        }
+                    }
+                    Message::Response(response) => self.complete(response),
+                }
+            }
+            DecodeEvent::Invalid(invalid) => {
+                bump(&s.counters.frames_in, 1);
+                bump(&s.counters.invalid_messages, 1);
+                self.reject_invalid(invalid);
+            }
+            DecodeEvent::Dropped(line) => {
+                bump(&s.counters.dropped_lines, 1);
+                warnings.dropped(&line);
+            }
+            DecodeEvent::Oversized { len } => {
+                return Some(CloseReason::FrameTooLarge {
+                    len,
+                    limit: s.options.frame.max_frame_bytes,
+                });
+            }
+        }
+        None
+    }
+
+    fn serve(&self, request: Request) {
+        let s = &*self.shared;
+        let Ok(permit) = Arc::clone(&s.incoming).try_acquire_owned() else {
+            bump(&s.counters.busy_rejections, 1);
+            let limit = s.options.max_incoming_requests;
+            let message = format!("busy: {limit} requests are already being handled; retry later");
+            self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
+            return;
+        };
+        let peer = self.clone();
+        tokio::spawn(
+            async move {
+                let mut unanswered = Unanswered {
+                    peer: peer.clone(),
+                    id: Some(request.id.clone()),
+                };
+                let outcome = peer.shared.handler.handle(request, peer.clone()).await;
+                if let Some(id) = unanswered.id.take() {
+                    peer.respond(id, outcome).await;
+                }
+                drop::<OwnedSemaphorePermit>(permit);
+            }
+            .in_current_span(),
+        );
+    }
+
+    fn complete(&self, response: Response) {
+        let s = &*self.shared;
+        let waiter = match &response.id {
+            Id::Number(n) => n.as_u64().and_then(|id| lock(&s.pending).remove(&id)),
+            Id::String(_) => None,
+        };
+        match waiter {
+            // The caller may have just given up; its response is then dropped like a late one.
+            Some(waiter) => {
+                if waiter.send(response.outcome).is_err() {
+                    bump(&s.counters.dropped_responses, 1);
+                }
+            }
+            None => {
+                bump(&s.counters.dropped_responses, 1);
+                tracing::warn!(id = %response.id, "dropped a response to an unknown or finished request");
+            }
+        }
+    }
+
+    fn reject_invalid(&self, invalid: InvalidMessage) {
+        tracing::warn!(violation = %invalid.violation, "received an invalid JSON-RPC message");
+        if let Some(id) = invalid.answer_to {
+            let message = format!("invalid request: {}", invalid.violation);
+            self.answer_at_once(id, ErrorObject::new(codes::INVALID_REQUEST, message));
+        }
+    }
+}
+
+/// Answers `-32000` for a handler that panicked, so the caller is not left waiting forever.
+struct Unanswered {
+    peer: Peer,
+    id: Option<Id>,
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        // A runtime shutting down drops its tasks; there is nothing to answer with then.
+        if tokio::runtime::Handle::try_current().is_ok() && self.peer.close_reason().is_none() {
+            let error = ErrorObject::new(
+                codes::COMMAND_FAILED,
+                "the request handler failed without answering",
+            );
+            self.peer.answer_at_once(id, error);
+        }
+    }
+}
+
+/// Removes a request's waiter when its caller stops waiting, so a late response finds nothing.
+struct Forget<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.pending).remove(&self.id);
+    }
+}
+
+fn encode_response(
+    id: Id,
+    outcome: Result<Value, ErrorObject>,
+    options: &FrameOptions,
+) -> Result<Vec<u8>, Error> {
+    let mut frame = Vec::new();
+    encode_line(
+        &Message::Response(Response { id, outcome }),
+        options,
+        &mut frame,
+    )?;
+    Ok(frame)
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(peer: Peer, mut reader: R) {
+    let s = &*peer.shared;
+    let mut decoder = LineDecoder::new(s.options.frame);
+    let mut buf = vec![0; s.options.read_chunk_bytes.max(1)];
+    let mut warnings = WarnLimiter::new(s.options.dropped_line_warnings_per_second);
+    let reason = 'read: loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) => break CloseReason::StreamClosed,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => break CloseReason::ReadFailed(e.kind()),
+        };
+        bump(&s.counters.bytes_in, n as u64);
+        let mut input = &buf[..n];
+        while let Some(event) = decoder.decode(&mut input) {
+            if let Some(reason) = peer.dispatch(event, &mut warnings) {
+                break 'read reason;
+            }
+        }
+    };
+    warnings.flush();
+    peer.close_with(reason);
+}
+
+/// Keeps a flood of junk lines from flooding the log: a few warnings a second, then a count.
+#[derive(Debug)]
+struct WarnLimiter {
+    per_second: u32,
+    window_start: Option<Instant>,
+    in_window: u32,
+    suppressed: u64,
+}
+
+/// What to do with one more warning.
+#[derive(Debug, PartialEq, Eq)]
+enum Admit {
+    /// Log it; first report how many were suppressed in the last window, if any.
+    Log { suppressed_before: u64 },
+    /// Count it silently.
+    Suppress,
+}
+
+impl WarnLimiter {
+    fn new(per_second: u32) -> Self {
+        WarnLimiter {
+            per_second,
+            window_start: None,
+            in_window: 0,
+            suppressed: 0,
+        }
+    }
+
+    fn admit(&mut self, now: Instant) -> Admit {
+        let expired = self
+            .window_start
+            .is_none_or(|start| now.saturating_duration_since(start) >= Duration::from_secs(1));
+        let mut suppressed_before = 0;
+        if expired {
+            suppressed_before = std::mem::take(&mut self.suppressed);
+            self.window_start = Some(now);
+            self.in_window = 0;
+        }
+        if self.in_window < self.per_second {
+            self.in_window += 1;
+            Admit::Log { suppressed_before }
+        } else {
+            self.suppressed += suppressed_before + 1;
+            Admit::Suppress
+        }
+    }
+
+    fn dropped(&mut self, line: &DroppedLine) {
+        if let Admit::Log { suppressed_before } = self.admit(Instant::now()) {
+            report_suppressed(suppressed_before);
+            tracing::warn!(reason = %line.reason, len = line.len, excerpt = %line.excerpt, "dropped a line that is not a JSON-RPC message");
+        }
+    }
+
+    fn flush(&mut self) {
+        report_suppressed(std::mem::take(&mut self.suppressed));
+    }
+}
+
+fn report_suppressed(count: u64) {
+    if count > 0 {
+        tracing::warn!(count, "dropped more lines that are not JSON-RPC messages");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_line_warnings_are_limited_per_second_then_summarised() {
+        let mut limiter = WarnLimiter::new(3);
+        let t0 = Instant::now();
+        let first: Vec<_> = (0..5).map(|_| limiter.admit(t0)).collect();
+        assert_eq!(
+            first,
+            [
+                Admit::Log {
+                    suppressed_before: 0
+                },
+                Admit::Log {
+                    suppressed_before: 0
+                },
+                Admit::Log {
+                    suppressed_before: 0
+                },
+                Admit::Suppress,
+                Admit::Suppress,
+            ]
+        );
+        assert_eq!(
+            limiter.admit(t0 + Duration::from_millis(999)),
+            Admit::Suppress
+        );
+        assert_eq!(
+            limiter.admit(t0 + Duration::from_secs(1)),
+            Admit::Log {
+                suppressed_before: 3
+            }
+        );
+        assert_eq!(
+            limiter.admit(t0 + Duration::from_secs(5)),
+            Admit::Log {
+                suppressed_before: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_zero_rate_suppresses_every_warning_into_the_count() {
+        let mut limiter = WarnLimiter::new(0);
+        let t0 = Instant::now();
+        assert_eq!(limiter.admit(t0), Admit::Suppress);
+        assert_eq!(limiter.admit(t0), Admit::Suppress);
+        assert_eq!(limiter.suppressed, 2);
+    }
+}

@@ -1,0 +1,731 @@
+use std::fmt::Write as _;
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::*;
+
+fn decode_all(decoder: &mut LineDecoder, mut input: &[u8]) -> Vec<DecodeEvent> {
+    let mut events = Vec::new();
+    while let Some(event) = decoder.decode(&mut input) {
+        events.push(event);
+    }
+    assert!(input.is_empty(), "decode must consume all input");
+    events
+}
+
+fn decode_chunked(options: FrameOptions, bytes: &[u8], chunk: usize) -> Vec<DecodeEvent> {
+    let mut decoder = LineDecoder::new(options);
+    let mut events = Vec::new();
+    for piece in bytes.chunks(chunk) {
+        events.extend(decode_all(&mut decoder, piece));
+        assert!(decoder.buffered_capacity() <= options.max_frame_bytes + 1);
+    }
+    events
+}
+
+fn render(event: &DecodeEvent) -> String {
+    match event {
+        DecodeEvent::Message {
+            message,
+            jsonrpc_absent,
+        } => {
+            let absent = if *jsonrpc_absent {
+                " (jsonrpc absent)"
+            } else {
+                ""
+            };
+            let body = match message {
+                Message::Request(r) => format!(
+                    "request id={} method={:?} params={}",
+                    r.id,
+                    r.method,
+                    show(&r.params)
+                ),
+                Message::Notification(n) => format!(
+                    "notification method={:?} params={}",
+                    n.method,
+                    show(&n.params)
+                ),
+                Message::Response(r) => match &r.outcome {
+                    Ok(v) => format!("response id={} result={v}", r.id),
+                    Err(e) => format!("response id={} error={e}", r.id),
+                },
+            };
+            format!("{body}{absent}")
+        }
+        DecodeEvent::Invalid(i) => match &i.answer_to {
+            Some(id) => format!("invalid, answer -32600 to id={}: {}", id, i.violation),
+            None => format!("invalid, no answer: {}", i.violation),
+        },
+        DecodeEvent::Dropped(d) => format!("dropped {} ({} bytes): {}", d.reason, d.len, d.excerpt),
+        DecodeEvent::Oversized { len } => format!("oversized frame of {len} bytes"),
+    }
+}
+
+fn show(params: &Option<Value>) -> String {
+    params
+        .as_ref()
+        .map_or("absent".to_owned(), Value::to_string)
+}
+
+fn handshake_outcome(event: &DecodeEvent) -> Option<String> {
+    let DecodeEvent::Message {
+        message:
+            Message::Response(Response {
+                outcome: Ok(result),
+                ..
+            }),
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let result: InitializeResult = serde_json::from_value(result.clone()).ok()?;
+    let host = semver::Version::parse(PROTOCOL_VERSION).unwrap();
+    Some(
+        match check_protocol_version(&host, result.protocol_version.as_deref()) {
+            Ok(v) => format!("  handshake: protocol {v} accepted"),
+            Err(e) => format!("  handshake refused: {e}"),
+        },
+    )
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the runner lists this crate's own corpus, not a bundle"
+)]
+fn transcript_corpus_decodes_as_snapshotted() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data");
+    let options = FrameOptions {
+        max_frame_bytes: 256,
+    };
+    let mut cases: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("jsonl" | "bin")
+            )
+        })
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 10, "the corpus went missing");
+    for path in cases {
+        let bytes = std::fs::read(&path).unwrap();
+        let whole = decode_chunked(options, &bytes, bytes.len().max(1));
+        assert_eq!(
+            whole,
+            decode_chunked(options, &bytes, 1),
+            "{path:?} byte by byte"
+        );
+        assert_eq!(
+            whole,
+            decode_chunked(options, &bytes, 7),
+            "{path:?} in 7-byte chunks"
+        );
+        let mut out = String::new();
+        for event in &whole {
+            writeln!(out, "{}", render(event)).unwrap();
+            if let Some(outcome) = handshake_outcome(event) {
+                writeln!(out, "{outcome}").unwrap();
+            }
+        }
+        let case = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        insta::assert_snapshot!(format!("corpus_{case}"), out);
+    }
+}
+
+#[test]
+fn the_issue_stream_yields_two_drops_then_the_notification() {
+    let stream = b"first\n\xff\xfe garbage\n{\"jsonrpc\":\"2.0\",\"method\":\"log\",\"params\":{\"level\":\"info\",\"message\":\"m\"}}\n";
+    let events = decode_chunked(FrameOptions::default(), stream, stream.len());
+    assert_eq!(events.len(), 3);
+    assert!(
+        matches!(&events[0], DecodeEvent::Dropped(d) if d.reason == DropReason::NotJson && d.excerpt == "first")
+    );
+    assert!(
+        matches!(&events[1], DecodeEvent::Dropped(d) if d.reason == DropReason::NotUtf8 && d.excerpt == "\\xff\\xfe garbage")
+    );
+    let DecodeEvent::Message {
+        message: Message::Notification(n),
+        jsonrpc_absent: false,
+    } = &events[2]
+    else {
+        panic!("expected the log notification, got {:?}", events[2]);
+    };
+    let log: LogParams = serde_json::from_value(n.params.clone().unwrap()).unwrap();
+    assert_eq!(
+        (n.method.as_str(), log.level),
+        (method::LOG, LogLevel::Info)
+    );
+}
+
+#[test]
+fn oversized_frame_is_discarded_as_it_arrives() {
+    let options = FrameOptions::default();
+    let mut decoder = LineDecoder::new(options);
+    let chunk = vec![b'a'; 64 * 1024];
+    let total: usize = 64 * 1024 * 1024;
+    for _ in 0..total / chunk.len() {
+        assert_eq!(decode_all(&mut decoder, &chunk), vec![]);
+        assert!(decoder.buffered_capacity() <= options.max_frame_bytes + 1);
+    }
+    let after = b"\n{\"jsonrpc\":\"2.0\",\"method\":\"log\"}\n";
+    let events = decode_all(&mut decoder, after);
+    assert_eq!(events[0], DecodeEvent::Oversized { len: total as u64 });
+    assert!(
+        matches!(&events[1], DecodeEvent::Message { message: Message::Notification(n), .. } if n.method == "log")
+    );
+    assert_eq!(
+        decoder.buffered_capacity(),
+        0,
+        "the discarded line leaves no buffer behind"
+    );
+}
+
+#[test]
+fn a_frame_of_exactly_the_limit_is_accepted_and_one_byte_more_is_not() {
+    let options = FrameOptions {
+        max_frame_bytes: 40,
+    };
+    let line = |len: usize| {
+        let head = br#"{"method":"m","params":[""#;
+        let tail = br#""]}"#;
+        let mut l = head.to_vec();
+        l.resize(len - tail.len(), b'x');
+        l.extend_from_slice(tail);
+        l
+    };
+    for (terminator, label) in [(&b"\n"[..], "lf"), (&b"\r\n"[..], "crlf")] {
+        for chunk in [1, 3, 100] {
+            let mut bytes = line(40);
+            bytes.extend_from_slice(terminator);
+            bytes.extend_from_slice(&line(41));
+            bytes.extend_from_slice(terminator);
+            let events = decode_chunked(options, &bytes, chunk);
+            assert!(
+                matches!(events[0], DecodeEvent::Message { .. }),
+                "{label} {chunk}: {events:?}"
+            );
+            let want = 41 + terminator.len() as u64 - 1;
+            assert_eq!(
+                events[1],
+                DecodeEvent::Oversized { len: want },
+                "{label} {chunk}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_large_frame_does_not_pin_its_buffer() {
+    let options = FrameOptions::default();
+    let mut decoder = LineDecoder::new(options);
+    let big = serde_json::to_vec(&json!({"method": "m", "params": ["z".repeat(1 << 20)]})).unwrap();
+    decode_all(&mut decoder, &big);
+    assert!(decoder.buffered_capacity() >= big.len());
+    let events = decode_all(&mut decoder, b"\n");
+    assert!(matches!(events[..], [DecodeEvent::Message { .. }]));
+    assert_eq!(decoder.buffered_capacity(), 0);
+}
+
+#[test]
+fn dropped_line_excerpts_are_escaped_and_cut_to_eighty_characters() {
+    let cases: [(&[u8], &str); 5] = [
+        (b"plain", "plain"),
+        (b"tab\there \"q\"", "tab\\there \\\"q\\\""),
+        (b"\xc3\xa9t\xc3\xa9 \xff", "été \\xff"),
+        (&[b'x'; 80], &"x".repeat(80)),
+        (&[b'x'; 81], &format!("{}…", "x".repeat(79))),
+    ];
+    for (line, want) in cases {
+        let got = crate::frame::excerpt(line);
+        assert_eq!(got, want);
+        assert!(got.chars().count() <= EXCERPT_CHARS);
+    }
+    let escapes = crate::frame::excerpt(&[0xff; 100]);
+    assert_eq!(escapes, format!("{}…", "\\xff".repeat(19)));
+}
+
+#[test]
+fn encoder_refuses_an_oversized_message_and_stays_usable() {
+    let options = FrameOptions {
+        max_frame_bytes: 64,
+    };
+    let mut out = b"kept".to_vec();
+    let big = Message::Notification(Notification {
+        method: "log".into(),
+        params: Some(json!({"message": "m".repeat(100)})),
+    });
+    let err = encode_line(&big, &options, &mut out).unwrap_err();
+    assert!(
+        matches!(err, Error::FrameTooLarge { limit: 64, .. }),
+        "{err}"
+    );
+    assert_eq!(out, b"kept");
+    let small = Message::Response(Response {
+        id: Id::from(3),
+        outcome: Ok(Value::Null),
+    });
+    encode_line(&small, &options, &mut out).unwrap();
+    assert_eq!(out, b"kept{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":null}\n");
+}
+
+#[test]
+fn messages_serialize_in_the_wire_shape() {
+    let cases = [
+        (
+            Message::Request(Request {
+                id: Id::from("a"),
+                method: "initialize".into(),
+                params: Some(json!({})),
+            }),
+            r#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}"#,
+        ),
+        (
+            Message::Notification(Notification {
+                method: "event/emit".into(),
+                params: None,
+            }),
+            r#"{"jsonrpc":"2.0","method":"event/emit"}"#,
+        ),
+        (
+            Message::Response(Response {
+                id: Id::Number(serde_json::Number::from_f64(1.5).unwrap()),
+                outcome: Err(ErrorObject {
+                    code: codes::HOST_BUSY,
+                    message: "busy".into(),
+                    data: Some(json!([1])),
+                }),
+            }),
+            r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32003,"message":"busy","data":[1]}}"#,
+        ),
+    ];
+    for (message, want) in cases {
+        assert_eq!(serde_json::to_string(&message).unwrap(), want);
+    }
+}
+
+#[test]
+fn error_codes_match_the_decisions() {
+    assert_eq!(
+        [
+            codes::INVALID_REQUEST,
+            codes::METHOD_NOT_FOUND,
+            codes::INVALID_PARAMS,
+            codes::COMMAND_FAILED,
+            codes::UNKNOWN_COMMAND,
+            codes::COMMAND_NOT_PUBLIC,
+            codes::HOST_BUSY,
+        ],
+        [-32600, -32601, -32602, -32000, -32001, -32002, -32003]
+    );
+}
+
+#[test]
+fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
+    let params = InitializeParams {
+        protocol_version: PROTOCOL_VERSION.into(),
+        host: HostInfo {
+            name: "code2".into(),
+            version: "0.0.0".into(),
+            commands: vec!["git.status".into()],
+        },
+        config: json!({"k": 1}),
+        data_dir: "/data".into(),
+        project_path: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&params).unwrap(),
+        json!({"protocolVersion": "1.0.0", "host": {"name": "code2", "version": "0.0.0", "commands": ["git.status"]}, "config": {"k": 1}, "dataDir": "/data"})
+    );
+    let result: InitializeResult = serde_json::from_value(json!({
+        "name": "my-plugin", "version": "0.1.0", "protocolVersion": "1.0.0",
+        "commands": [{"name": "my.greet", "description": "Say hello.", "schema": {"type": "object"}}, {"name": "b.c", "schema": null}],
+        "events": ["engine/event"]
+    }))
+    .unwrap();
+    assert_eq!(result.commands[0].schema, Some(json!({"type": "object"})));
+    assert_eq!(result.commands[1].schema, None);
+    assert_eq!(result.events, ["engine/event"]);
+    let no_version: InitializeResult =
+        serde_json::from_value(json!({"name": "p", "version": "1"})).unwrap();
+    assert_eq!(
+        (no_version.protocol_version, no_version.commands.len()),
+        (None, 0)
+    );
+    let log: LogParams = serde_json::from_value(json!({"level": "trace", "message": "m"})).unwrap();
+    assert_eq!(log.level, LogLevel::Trace);
+    assert!(serde_json::from_value::<LogParams>(json!({"level": "loud", "message": "m"})).is_err());
+}
+
+fn host_version() -> semver::Version {
+    semver::Version::parse("1.0.0").unwrap()
+}
+
+#[test]
+fn same_major_versions_are_compatible() {
+    for v in ["1.0.0", "1.4.2", "1.0.0-beta.1", " 1.1.0 "] {
+        assert!(
+            check_protocol_version(&host_version(), Some(v)).is_ok(),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn missing_unparseable_and_other_major_versions_are_refused_readably() {
+    let mut out = String::new();
+    for v in [None, Some("one"), Some("1.0"), Some("2.0.0"), Some("0.9.0")] {
+        let err = check_protocol_version(&host_version(), v).unwrap_err();
+        writeln!(out, "{v:?}: {err}").unwrap();
+    }
+    insta::assert_snapshot!(out);
+}
+
+fn declared(list: &[(&str, Option<Value>)]) -> Vec<DeclaredCommand> {
+    list.iter()
+        .map(|(id, schema)| DeclaredCommand {
+            id: (*id).into(),
+            args_schema: schema.clone(),
+        })
+        .collect()
+}
+
+fn confirmed(list: &[(&str, Option<Value>)]) -> InitializeResult {
+    InitializeResult {
+        name: "p".into(),
+        version: "1.0.0".into(),
+        protocol_version: Some("1.0.0".into()),
+        commands: list
+            .iter()
+            .map(|(name, schema)| CommandInfo {
+                name: (*name).into(),
+                description: None,
+                schema: schema.clone(),
+            })
+            .collect(),
+        events: vec![],
+    }
+}
+
+#[test]
+fn exact_commands_and_schemas_are_confirmed() {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let reordered = json!({"properties": {"a": {"type": "string"}}, "type": "object"});
+    let d = declared(&[
+        ("a.one", Some(schema)),
+        ("a.two", None),
+        ("a.three", Some(Value::Null)),
+    ]);
+    let c = confirmed(&[
+        ("a.three", Some(Value::Null)),
+        ("a.one", Some(reordered)),
+        ("a.two", None),
+    ]);
+    assert_eq!(confirm_commands(&d, &c), Ok(()));
+}
+
+#[test]
+fn every_mismatch_kind_is_reported_with_an_actionable_message() {
+    let obj = json!({"type": "object"});
+    let other = json!({"type": "object", "additionalProperties": false});
+    let cases = [
+        (
+            "missing",
+            declared(&[("a.one", None), ("a.two", None)]),
+            confirmed(&[("a.one", None)]),
+        ),
+        (
+            "extra",
+            declared(&[("a.one", None)]),
+            confirmed(&[("a.one", None), ("a.zzz", None)]),
+        ),
+        (
+            "duplicated",
+            declared(&[("a.one", None)]),
+            confirmed(&[("a.one", None), ("a.one", None)]),
+        ),
+        (
+            "schema_changed",
+            declared(&[("a.one", Some(obj.clone()))]),
+            confirmed(&[("a.one", Some(other.clone()))]),
+        ),
+        (
+            "schema_added",
+            declared(&[("a.one", None)]),
+            confirmed(&[("a.one", Some(obj.clone()))]),
+        ),
+        (
+            "schema_dropped",
+            declared(&[("a.one", Some(obj.clone()))]),
+            confirmed(&[("a.one", Some(Value::Null))]),
+        ),
+        (
+            "all_at_once",
+            declared(&[
+                ("a.one", Some(obj.clone())),
+                ("a.two", None),
+                ("a.three", None),
+            ]),
+            confirmed(&[
+                ("a.three", None),
+                ("a.one", Some(other)),
+                ("x.extra", None),
+                ("a.three", Some(obj)),
+            ]),
+        ),
+    ];
+    for (name, d, c) in cases {
+        let err = confirm_commands(&d, &c).unwrap_err();
+        insta::assert_snapshot!(format!("mismatch_{name}"), err.to_string());
+    }
+}
+
+#[test]
+fn mismatches_are_reported_as_data() {
+    let d = declared(&[("a.one", None), ("a.two", None)]);
+    let c = confirmed(&[("a.two", Some(json!(true))), ("a.x", None), ("a.x", None)]);
+    assert_eq!(
+        confirm_commands(&d, &c).unwrap_err().mismatches,
+        vec![
+            CommandMismatch::Missing {
+                name: "a.one".into()
+            },
+            CommandMismatch::Extra { name: "a.x".into() },
+            CommandMismatch::Duplicated {
+                name: "a.x".into(),
+                count: 2
+            },
+            CommandMismatch::SchemaChanged {
+                name: "a.two".into(),
+                declared: None,
+                confirmed: Some(json!(true))
+            },
+        ]
+    );
+}
+
+fn lsp(
+    bytes: &[u8],
+    options: ContentLengthOptions,
+    chunk: usize,
+) -> Result<Vec<ContentLengthEvent>, Error> {
+    let mut decoder = ContentLengthDecoder::new(options);
+    let mut events = Vec::new();
+    for mut piece in bytes.chunks(chunk) {
+        while let Some(event) = decoder.decode(&mut piece)? {
+            events.push(event);
+        }
+        assert!(decoder.buffered_len() <= options.max_body_bytes.max(options.max_header_bytes));
+    }
+    Ok(events)
+}
+
+#[test]
+fn content_length_headers_are_case_insensitive_and_other_headers_ignored() {
+    let stream = b"content-LENGTH: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}Content-Length:  3 \n\n[1]";
+    for chunk in [1, 5, stream.len()] {
+        assert_eq!(
+            lsp(stream, ContentLengthOptions::default(), chunk).unwrap(),
+            vec![
+                ContentLengthEvent::Body(b"{}".to_vec()),
+                ContentLengthEvent::Body(b"[1]".to_vec())
+            ]
+        );
+    }
+}
+
+#[test]
+fn bad_content_length_headers_are_errors_that_persist() {
+    let options = ContentLengthOptions {
+        max_body_bytes: 1024,
+        max_header_bytes: 64,
+    };
+    let cases: [(&[u8], HeaderError); 6] = [
+        (
+            b"Content-Type: x\r\n\r\n{}",
+            HeaderError::MissingContentLength,
+        ),
+        (
+            b"Content-Length: 2\r\ncontent-length: 2\r\n\r\n{}",
+            HeaderError::DuplicateContentLength,
+        ),
+        (
+            b"Content-Length: two\r\n\r\n",
+            HeaderError::InvalidContentLength {
+                value: "two".into(),
+            },
+        ),
+        (
+            b"Content-Length: -2\r\n\r\n",
+            HeaderError::InvalidContentLength { value: "-2".into() },
+        ),
+        (
+            b"Content-Length: 99999999999999999999999\r\n\r\n",
+            HeaderError::InvalidContentLength {
+                value: "99999999999999999999999".into(),
+            },
+        ),
+        (
+            b"garbage\r\n\r\n",
+            HeaderError::Malformed {
+                line: "garbage".into(),
+            },
+        ),
+    ];
+    for (stream, want) in cases {
+        let mut decoder = ContentLengthDecoder::new(options);
+        let mut input = stream;
+        let first = decoder.decode(&mut input).unwrap_err();
+        assert!(
+            matches!(&first, Error::ContentLengthHeader(e) if *e == want),
+            "{first}"
+        );
+        let mut more: &[u8] = b"Content-Length: 2\r\n\r\n{}";
+        assert!(
+            decoder.decode(&mut more).is_err(),
+            "a desynchronised stream stays failed"
+        );
+    }
+    let endless = [b'a'; 100];
+    let err = lsp(&endless, options, 7).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::ContentLengthHeader(HeaderError::TooLarge { limit: 64 })
+    ));
+}
+
+#[test]
+fn an_oversized_content_length_body_is_skipped_without_buffering() {
+    let options = ContentLengthOptions {
+        max_body_bytes: 4,
+        max_header_bytes: 64,
+    };
+    let mut stream = b"Content-Length: 10\r\n\r\n0123456789".to_vec();
+    encode_content_length(b"ok", &options, &mut stream).unwrap();
+    assert_eq!(
+        lsp(&stream, options, 3).unwrap(),
+        vec![
+            ContentLengthEvent::Oversized { len: 10 },
+            ContentLengthEvent::Body(b"ok".to_vec())
+        ]
+    );
+    let mut out = Vec::new();
+    let err = encode_content_length(b"12345", &options, &mut out).unwrap_err();
+    assert!(matches!(err, Error::FrameTooLarge { len: 5, limit: 4 }));
+    assert!(out.is_empty());
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(".{0,6}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn structured() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        Just(None),
+        prop::collection::vec(json_value(), 0..3).prop_map(|v| Some(Value::Array(v))),
+        prop::collection::btree_map(".{0,6}", json_value(), 0..3)
+            .prop_map(|m| Some(Value::Object(m.into_iter().collect()))),
+    ]
+}
+
+fn id() -> impl Strategy<Value = Id> {
+    prop_oneof![
+        any::<u64>().prop_map(Id::from),
+        any::<i64>().prop_map(|n| Id::Number(n.into())),
+        ".{0,8}".prop_map(Id::String),
+    ]
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    prop_oneof![
+        (id(), ".{0,10}", structured())
+            .prop_map(|(id, method, params)| Message::Request(Request { id, method, params })),
+        (".{0,10}", structured())
+            .prop_map(|(method, params)| Message::Notification(Notification { method, params })),
+        (id(), json_value()).prop_map(|(id, v)| Message::Response(Response { id, outcome: Ok(v) })),
+        (
+            id(),
+            any::<i64>(),
+            ".{0,10}",
+            proptest::option::of(json_value())
+        )
+            .prop_map(|(id, code, message, data)| {
+                let data = data.filter(|d| !d.is_null());
+                Message::Response(Response {
+                    id,
+                    outcome: Err(ErrorObject {
+                        code,
+                        message,
+                        data,
+                    }),
+                })
+            }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn encoded_messages_decode_to_themselves(messages in prop::collection::vec(message(), 1..5), chunk in 1usize..40) {
+        let options = FrameOptions::default();
+        let mut stream = Vec::new();
+        for m in &messages {
+            encode_line(m, &options, &mut stream).unwrap();
+        }
+        let events = decode_chunked(options, &stream, chunk);
+        let want: Vec<_> = messages.into_iter().map(|message| DecodeEvent::Message { message, jsonrpc_absent: false }).collect();
+        prop_assert_eq!(events, want);
+    }
+
+    #[test]
+    fn arbitrary_bytes_split_anywhere_never_overbuffer_and_decode_alike(
+        bytes in prop::collection::vec(prop_oneof![4 => any::<u8>(), 1 => Just(b'\n'), 1 => Just(b'{')], 0..600),
+        splits in prop::collection::vec(0usize..600, 0..8),
+    ) {
+        let options = FrameOptions { max_frame_bytes: 32 };
+        let whole = decode_chunked(options, &bytes, bytes.len().max(1));
+        let mut cuts: Vec<_> = splits.into_iter().map(|s| s.min(bytes.len())).collect();
+        cuts.sort();
+        let mut decoder = LineDecoder::new(options);
+        let mut events = Vec::new();
+        let mut from = 0;
+        for cut in cuts.into_iter().chain([bytes.len()]) {
+            events.extend(decode_all(&mut decoder, &bytes[from..cut]));
+            prop_assert!(decoder.buffered_capacity() <= options.max_frame_bytes + 1);
+            from = cut;
+        }
+        prop_assert_eq!(events, whole);
+    }
+
+    #[test]
+    fn content_length_bodies_round_trip_split_anywhere(
+        bodies in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..5),
+        chunk in 1usize..50,
+    ) {
+        let options = ContentLengthOptions::default();
+        let mut stream = Vec::new();
+        for body in &bodies {
+            encode_content_length(body, &options, &mut stream).unwrap();
+        }
+        let want: Vec<_> = bodies.into_iter().map(ContentLengthEvent::Body).collect();
+        prop_assert_eq!(lsp(&stream, options, chunk).unwrap(), want);
+    }
+}

@@ -1,0 +1,3 @@
+//! In-memory tests of the public API that need a runtime: the peer over duplex pipes.
+
+mod peer;

@@ -1,0 +1,610 @@
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use c2_protocol::{
+    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notification, Peer, PeerOptions,
+    RejectRequests, Request, RequestHandler, codes, method,
+};
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::timeout;
+
+/// Generous: these bound a hang, they never measure speed.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The other end of a peer's pipe, driven by hand.
+struct Raw {
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    write: WriteHalf<DuplexStream>,
+}
+
+impl Raw {
+    async fn send(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+    }
+
+    async fn recv_line(&mut self) -> Option<String> {
+        timeout(PATIENCE, self.lines.next_line())
+            .await
+            .expect("the peer wrote nothing")
+            .unwrap()
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = self.recv_line().await.expect("the peer closed its output");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn raw_peer(
+    options: PeerOptions,
+    handler: impl RequestHandler,
+    capacity: usize,
+) -> (Peer, mpsc::Receiver<Notification>, Raw) {
+    let (ours, theirs) = tokio::io::duplex(capacity);
+    let (read, write) = tokio::io::split(ours);
+    let (peer, notifications) = Peer::new(read, write, handler, options);
+    let (read, write) = tokio::io::split(theirs);
+    let raw = Raw {
+        lines: BufReader::new(read).lines(),
+        write,
+    };
+    (peer, notifications, raw)
+}
+
+fn peer_with_raw(options: PeerOptions) -> (Peer, Raw) {
+    let (peer, _notifications, raw) = raw_peer(options, RejectRequests, 64 * 1024);
+    (peer, raw)
+}
+
+async fn eventually(mut condition: impl FnMut() -> bool) {
+    timeout(PATIENCE, async {
+        while !condition() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the condition never held");
+}
+
+fn spawn_request(
+    peer: &Peer,
+    method: &str,
+    params: Option<Value>,
+) -> tokio::task::JoinHandle<Result<Value, CallError>> {
+    let peer = peer.clone();
+    let method = method.to_owned();
+    tokio::spawn(async move { peer.request(&method, params).await })
+}
+
+async fn join<T>(task: tokio::task::JoinHandle<T>) -> T {
+    timeout(PATIENCE, task)
+        .await
+        .expect("the call never finished")
+        .unwrap()
+}
+
+fn closed_with(result: Result<Value, CallError>) -> CloseReason {
+    match result {
+        Err(CallError::Closed(reason)) => reason,
+        other => panic!("expected a closed connection, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_peers_call_each_other_while_handling_a_request() {
+    let (a_io, b_io) = tokio::io::duplex(64 * 1024);
+    let (ar, aw) = tokio::io::split(a_io);
+    let (br, bw) = tokio::io::split(b_io);
+    let host_handler = |request: Request, _peer: Peer| async move {
+        assert_eq!(request.method, method::COMMAND_CALL);
+        Ok(json!({"branch": "main"}))
+    };
+    let plugin_handler = |request: Request, peer: Peer| async move {
+        let args = request.params.unwrap_or_default()["args"].clone();
+        let status = peer
+            .request(
+                method::COMMAND_CALL,
+                Some(json!({"name": "git.status", "args": {}})),
+            )
+            .await
+            .map_err(|e| ErrorObject::new(codes::COMMAND_FAILED, e.to_string()))?;
+        Ok(json!({"args": args, "status": status}))
+    };
+    let (host, _) = Peer::new(ar, aw, host_handler, PeerOptions::default());
+    let (plugin, _) = Peer::new(br, bw, plugin_handler, PeerOptions::default());
+    let answer = timeout(
+        PATIENCE,
+        host.request(
+            method::COMMAND_INVOKE,
+            Some(json!({"name": "my.greet", "args": 7})),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(answer, json!({"args": 7, "status": {"branch": "main"}}));
+    // The plugin counts its last frame just after writing it, so the counters settle a moment later.
+    eventually(|| {
+        let (h, p) = (host.stats(), plugin.stats());
+        (h.frames_out, h.frames_in, p.frames_out, p.frames_in) == (2, 2, 2, 2)
+            && (h.bytes_out, h.bytes_in) == (p.bytes_in, p.bytes_out)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn outgoing_ids_increase_and_responses_are_correlated() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let first = spawn_request(&peer, "a", None);
+    let second = spawn_request(&peer, "b", Some(json!([1])));
+    let mut seen = vec![raw.recv().await, raw.recv().await];
+    seen.sort_by_key(|m| m["id"].as_u64());
+    assert_eq!(seen[0]["id"], 1);
+    assert_eq!(seen[1]["id"], 2);
+    for m in &seen {
+        let id = &m["id"];
+        let reply = json!({"jsonrpc": "2.0", "id": id, "result": m["method"]});
+        raw.send(&reply.to_string()).await;
+    }
+    let (first, second) = (join(first).await.unwrap(), join(second).await.unwrap());
+    assert_eq!((first, second), (json!("a"), json!("b")));
+    let _third = spawn_request(&peer, "c", None);
+    assert_eq!(raw.recv().await["id"], 3, "ids are never reused");
+}
+
+#[tokio::test]
+async fn a_remote_error_reaches_the_caller_as_data() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let call = spawn_request(&peer, method::COMMAND_INVOKE, None);
+    let id = raw.recv().await["id"].clone();
+    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "no repo", "data": {"x": 1}}});
+    raw.send(&reply.to_string()).await;
+    match join(call).await {
+        Err(CallError::Remote(e)) => assert_eq!(
+            e,
+            ErrorObject {
+                code: -32000,
+                message: "no repo".into(),
+                data: Some(json!({"x": 1}))
+            }
+        ),
+        other => panic!("expected a remote error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn incoming_ids_are_echoed_verbatim() {
+    let (peer, _n, mut raw) = raw_peer(
+        PeerOptions::default(),
+        |r: Request, _p: Peer| async move { Ok(json!(r.method)) },
+        64 * 1024,
+    );
+    for id in [r#""abc""#, "1.5", "-3", "18446744073709551615", r#""""#] {
+        raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#))
+            .await;
+        let line = raw.recv_line().await.unwrap();
+        assert_eq!(
+            line,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"m"}}"#)
+        );
+    }
+    assert_eq!(peer.stats().frames_in, 5);
+}
+
+#[tokio::test]
+async fn unknown_late_and_duplicate_responses_are_dropped_and_counted() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let late = timeout(Duration::from_millis(20), peer.request("slow", None)).await;
+    assert!(late.is_err(), "nobody answered, so the caller gave up");
+    assert_eq!(raw.recv().await["id"], 1);
+    let call = spawn_request(&peer, "fast", None);
+    assert_eq!(raw.recv().await["id"], 2);
+    for line in [
+        r#"{"jsonrpc":"2.0","id":2,"result":"first"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":"again"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":"late"}"#,
+        r#"{"jsonrpc":"2.0","id":99,"result":"unknown"}"#,
+        r#"{"jsonrpc":"2.0","id":"2","result":"wrong type"}"#,
+    ] {
+        raw.send(line).await;
+    }
+    assert_eq!(join(call).await.unwrap(), json!("first"));
+    eventually(|| peer.stats().dropped_responses == 4).await;
+    assert_eq!(
+        peer.close_reason(),
+        None,
+        "stray responses never close the connection"
+    );
+}
+
+#[tokio::test]
+async fn excess_outgoing_requests_fail_fast_and_the_others_are_unaffected() {
+    let options = PeerOptions {
+        max_outgoing_requests: 2,
+        ..PeerOptions::default()
+    };
+    let (peer, mut raw) = peer_with_raw(options);
+    let calls = [
+        spawn_request(&peer, "a", None),
+        spawn_request(&peer, "b", None),
+    ];
+    let ids = [
+        raw.recv().await["id"].clone(),
+        raw.recv().await["id"].clone(),
+    ];
+    match peer.request("c", None).await {
+        Err(CallError::Busy { limit: 2 }) => {}
+        other => panic!("expected busy, got {other:?}"),
+    }
+    for id in ids {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": id}).to_string())
+            .await;
+    }
+    for call in calls {
+        assert!(join(call).await.is_ok());
+    }
+    let again = spawn_request(&peer, "d", None);
+    let id = raw.recv().await["id"].clone();
+    raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": 0}).to_string())
+        .await;
+    assert_eq!(
+        join(again).await.unwrap(),
+        json!(0),
+        "finished calls free their slots"
+    );
+}
+
+#[tokio::test]
+async fn excess_incoming_requests_are_answered_busy_at_once() {
+    let gate = Arc::new(Semaphore::new(0));
+    let handler_gate = Arc::clone(&gate);
+    let handler = move |_r: Request, _p: Peer| {
+        let gate = Arc::clone(&handler_gate);
+        async move {
+            let _pass = gate
+                .acquire()
+                .await
+                .map_err(|e| ErrorObject::new(-1, e.to_string()))?;
+            Ok(json!("done"))
+        }
+    };
+    let options = PeerOptions {
+        max_incoming_requests: 2,
+        ..PeerOptions::default()
+    };
+    let (peer, _n, mut raw) = raw_peer(options, handler, 64 * 1024);
+    for id in 1..=3 {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"command/call"}}"#
+        ))
+        .await;
+    }
+    let busy = raw.recv().await;
+    assert_eq!(
+        (busy["id"].clone(), busy["error"]["code"].clone()),
+        (json!(3), json!(codes::HOST_BUSY))
+    );
+    gate.add_permits(2);
+    let mut done = [raw.recv().await, raw.recv().await];
+    done.sort_by_key(|m| m["id"].as_u64());
+    assert_eq!(
+        done.map(|m| (m["id"].clone(), m["result"].clone())),
+        [(json!(1), json!("done")), (json!(2), json!("done"))]
+    );
+    assert_eq!(peer.stats().busy_rejections, 1);
+    gate.add_permits(1);
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"command/call"}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await["result"],
+        "done",
+        "finished handlers free their slots"
+    );
+}
+
+#[tokio::test]
+async fn a_full_notification_queue_drops_and_counts_without_closing() {
+    let options = PeerOptions {
+        notification_queue: 2,
+        ..PeerOptions::default()
+    };
+    let (peer, mut notifications, mut raw) = raw_peer(options, RejectRequests, 64 * 1024);
+    for n in 0..5 {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"event/emit","params":{{"name":"e","payload":{n}}}}}"#
+        ))
+        .await;
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await["error"]["code"],
+        codes::METHOD_NOT_FOUND,
+        "everything before was read"
+    );
+    assert_eq!(peer.stats().dropped_notifications, 3);
+    let kept: Vec<_> = [
+        notifications.try_recv().unwrap(),
+        notifications.try_recv().unwrap(),
+    ]
+    .into_iter()
+    .map(|n| n.params.unwrap()["payload"].clone())
+    .collect();
+    assert_eq!(kept, [json!(0), json!(1)]);
+    assert!(notifications.try_recv().is_err());
+    assert_eq!(peer.close_reason(), None);
+}
+
+#[tokio::test]
+async fn a_malformed_request_is_answered_invalid_request_and_a_malformed_response_is_not() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{"code":1,"message":"m"}}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":7}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":6,"method":"nope"}"#)
+        .await;
+    let mut answers = [raw.recv().await, raw.recv().await];
+    answers.sort_by_key(|m| m["id"].as_u64());
+    assert_eq!(answers[0]["id"], 5);
+    assert_eq!(answers[0]["error"]["code"], codes::INVALID_REQUEST);
+    assert_eq!(answers[1]["id"], 6);
+    assert_eq!(answers[1]["error"]["code"], codes::METHOD_NOT_FOUND);
+    assert_eq!(peer.stats().invalid_messages, 2);
+}
+
+#[tokio::test]
+async fn junk_lines_and_a_missing_jsonrpc_are_tolerated() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let call = spawn_request(&peer, "m", None);
+    assert_eq!(raw.recv().await["id"], 1);
+    raw.write
+        .write_all(b"print from a plugin\n\n\xff\xfe\n")
+        .await
+        .unwrap();
+    raw.send(r#"{"id":1,"result":"ok"}"#).await;
+    assert_eq!(join(call).await.unwrap(), json!("ok"));
+    assert_eq!(peer.stats().dropped_lines, 3);
+}
+
+#[tokio::test]
+async fn the_end_of_the_stream_fails_every_waiter_and_every_later_call() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let pending = [
+        spawn_request(&peer, "a", None),
+        spawn_request(&peer, "b", None),
+    ];
+    raw.recv().await;
+    raw.recv().await;
+    drop(raw);
+    for call in pending {
+        assert_eq!(closed_with(join(call).await), CloseReason::StreamClosed);
+    }
+    assert_eq!(
+        closed_with(peer.request("c", None).await),
+        CloseReason::StreamClosed
+    );
+    assert!(matches!(
+        peer.notify("n", None).await,
+        Err(CallError::Closed(CloseReason::StreamClosed))
+    ));
+    assert_eq!(
+        timeout(PATIENCE, peer.closed()).await.unwrap().code(),
+        "stream_closed"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_incoming_frame_closes_the_connection() {
+    let options = PeerOptions {
+        frame: FrameOptions {
+            max_frame_bytes: 64,
+        },
+        ..PeerOptions::default()
+    };
+    let (peer, mut raw) = peer_with_raw(options);
+    let pending = spawn_request(&peer, "a", None);
+    raw.recv().await;
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":"{}"}}"#,
+        "x".repeat(100)
+    );
+    raw.send(&line).await;
+    let reason = closed_with(join(pending).await);
+    assert_eq!(
+        reason,
+        CloseReason::FrameTooLarge {
+            len: line.len() as u64,
+            limit: 64
+        }
+    );
+    assert_eq!(reason.code(), "frame_too_large");
+    assert_eq!(closed_with(peer.request("b", None).await), reason);
+    assert_eq!(
+        raw.recv_line().await,
+        None,
+        "the writer was dropped, so the other side sees its input end"
+    );
+}
+
+#[tokio::test]
+async fn closing_cancels_every_waiter_and_ends_the_output() {
+    let (peer, mut raw) = peer_with_raw(PeerOptions::default());
+    let pending = spawn_request(&peer, "a", None);
+    raw.recv().await;
+    let waiter = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.closed().await })
+    };
+    peer.close();
+    assert_eq!(closed_with(join(pending).await), CloseReason::Cancelled);
+    assert_eq!(join(waiter).await, CloseReason::Cancelled);
+    assert_eq!(
+        closed_with(peer.request("b", None).await),
+        CloseReason::Cancelled
+    );
+    assert_eq!(raw.recv_line().await, None);
+    peer.close();
+    assert_eq!(
+        peer.close_reason(),
+        Some(CloseReason::Cancelled),
+        "closing twice keeps the first reason"
+    );
+}
+
+#[tokio::test]
+async fn a_write_error_closes_the_connection() {
+    let (reader_io, _keep_reader_open) = tokio::io::duplex(1024);
+    let (writer_io, gone) = tokio::io::duplex(1024);
+    drop(gone);
+    let (read, _) = tokio::io::split(reader_io);
+    let (_, write) = tokio::io::split(writer_io);
+    let (peer, _) = Peer::new(read, write, RejectRequests, PeerOptions::default());
+    let reason = closed_with(peer.request("a", None).await);
+    assert_eq!(reason, CloseReason::WriteFailed(io::ErrorKind::BrokenPipe));
+    assert_eq!(reason.code(), "write_failed");
+    assert_eq!(closed_with(peer.request("b", None).await), reason);
+}
+
+#[tokio::test]
+async fn an_oversized_outbound_message_is_refused_without_poisoning_the_connection() {
+    let options = PeerOptions {
+        frame: FrameOptions {
+            max_frame_bytes: 64,
+        },
+        ..PeerOptions::default()
+    };
+    let (peer, mut raw) = peer_with_raw(options);
+    let big = Some(json!(["y".repeat(100)]));
+    assert!(matches!(
+        peer.request("a", big.clone()).await,
+        Err(CallError::Encode(Error::FrameTooLarge { limit: 64, .. }))
+    ));
+    assert!(matches!(
+        peer.notify("n", big).await,
+        Err(CallError::Encode(Error::FrameTooLarge { .. }))
+    ));
+    let call = spawn_request(&peer, "b", None);
+    let sent = raw.recv().await;
+    assert_eq!(sent["method"], "b");
+    raw.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": 1}).to_string())
+        .await;
+    assert_eq!(join(call).await.unwrap(), json!(1));
+    assert_eq!(peer.stats().frames_out, 1);
+}
+
+#[tokio::test]
+async fn an_oversized_handler_result_is_answered_as_a_command_failure() {
+    let options = PeerOptions {
+        frame: FrameOptions {
+            max_frame_bytes: 256,
+        },
+        ..PeerOptions::default()
+    };
+    let handler = |_r: Request, _p: Peer| async move { Ok(json!("z".repeat(1000))) };
+    let (_peer, _n, mut raw) = raw_peer(options, handler, 64 * 1024);
+    raw.send(r#"{"jsonrpc":"2.0","id":"big","method":"command/invoke"}"#)
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(answer["id"], "big");
+    assert_eq!(answer["error"]["code"], codes::COMMAND_FAILED);
+}
+
+#[tokio::test]
+async fn a_full_outbound_queue_refuses_notifications_and_holds_requests_back() {
+    let options = PeerOptions {
+        outbound_queue: 1,
+        ..PeerOptions::default()
+    };
+    // A 64-byte pipe nobody reads: the first request's write blocks and keeps the only slot.
+    let (peer, _n, mut raw) = raw_peer(options, RejectRequests, 64);
+    let blocked = spawn_request(&peer, "first", Some(json!(["w".repeat(500)])));
+    // Let the first request take the slot and block on the full pipe.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(matches!(
+        timeout(PATIENCE, peer.notify("n", None)).await.unwrap(),
+        Err(CallError::QueueFull { limit: 1 })
+    ));
+    let waiting = spawn_request(&peer, "second", None);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a request waits for room instead of failing"
+    );
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let m = raw.recv().await;
+        ids.push((m["method"].clone(), m["id"].clone()));
+    }
+    assert_eq!(ids[0].0, "first");
+    assert_eq!(ids[1].0, "second");
+    for (_, id) in ids {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}).to_string())
+            .await;
+    }
+    assert!(join(blocked).await.is_ok());
+    assert!(join(waiting).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_request_cancelled_mid_write_is_finished_before_the_next_frame() {
+    let (peer, mut raw) = {
+        let (peer, _n, raw) = raw_peer(PeerOptions::default(), RejectRequests, 64);
+        (peer, raw)
+    };
+    let big = "q".repeat(300);
+    let cancelled = spawn_request(&peer, "first", Some(json!([big])));
+    // Let it write what fits in the pipe and block on the rest.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(peer.stats().frames_out, 0);
+    cancelled.abort();
+    assert!(
+        timeout(PATIENCE, cancelled)
+            .await
+            .unwrap()
+            .unwrap_err()
+            .is_cancelled()
+    );
+    let next = spawn_request(&peer, "second", None);
+    let first = raw.recv().await;
+    assert_eq!(
+        first["params"][0],
+        big.as_str(),
+        "the cut frame was completed, not interleaved"
+    );
+    let second = raw.recv().await;
+    assert_eq!(second["method"], "second");
+    raw.send(&json!({"jsonrpc": "2.0", "id": first["id"], "result": 1}).to_string())
+        .await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": second["id"], "result": 2}).to_string())
+        .await;
+    assert_eq!(join(next).await.unwrap(), json!(2));
+    eventually(|| peer.stats().dropped_responses == 1).await;
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_still_gets_its_request_answered() {
+    let handler = |r: Request, _p: Peer| async move {
+        if r.method == "explode" {
+            panic!("the handler blew up on purpose");
+        }
+        Ok(json!("fine"))
+    };
+    let (peer, _n, mut raw) = raw_peer(PeerOptions::default(), handler, 64 * 1024);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"explode"}"#)
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(1), json!(codes::COMMAND_FAILED))
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"calm"}"#)
+        .await;
+    assert_eq!(raw.recv().await["result"], "fine");
+    assert_eq!(peer.close_reason(), None);
+}
