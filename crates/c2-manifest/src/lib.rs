@@ -1,1 +1,48 @@
-//! Parse and validate C2 bundle manifests (plugin.json), marketplace.json, mcp.json and SKILL.md frontmatter.
+//! c2-manifest parses and validates the documents a C2 bundle declares itself with:
+//! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`,
+//! the root `mcp.json` and `SKILL.md` frontmatter. Every validator is pure: it takes text and
+//! options and returns a typed value (when valid) with every diagnostic, each carrying a stable
+//! code, a JSON pointer, and a line and column. It deliberately does no IO: it never opens a
+//! path, walks a bundle, checks that an executable exists, or fetches a schema (that is
+//! c2-bundle-collector's job, which calls in here with the text it read). Any crate may depend
+//! on it; it depends on no other c2 crate.
+//!
+//! Diagnostic codes are listed in [`CODES`]. The conformance corpus lives in `test_data/{ok,err}/`
+//! with an insta snapshot (`diagnostics.snap`) beside each case; review changes with
+//! `INSTA_UPDATE=always cargo test -p c2-manifest`. The committed docs/schemas/plugin.schema.json
+//! is regenerated with `UPDATE_EXPECT=1 cargo test -p c2-manifest`.
+
+mod check;
+mod codes;
+mod diagnostic;
+mod error;
+mod json;
+mod manifest;
+mod marketplace;
+mod mcp;
+mod model;
+mod options;
+mod render;
+mod schema;
+mod skill;
+
+pub use codes::CODES;
+pub use diagnostic::{Diagnostic, Severity};
+pub use error::Error;
+pub use manifest::{
+    AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
+    validate_manifest,
+};
+pub use marketplace::{
+    MARKETPLACE_STANDARD_VERSION, Marketplace, MarketplaceEntry, MarketplaceReport,
+    MarketplaceSource, validate_marketplace,
+};
+pub use mcp::{McpReport, McpServer, McpTransport, validate_mcp};
+pub use model::{
+    Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, ExecutableRef, LanguageServerDecl,
+    Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
+};
+pub use options::{DEFAULT_RESERVED_NAMESPACES, ManifestOptions, SkillOptions};
+pub use render::render_diagnostics;
+pub use schema::{PLUGIN_SCHEMA_ID, plugin_json_schema};
+pub use skill::{Skill, SkillReport, validate_skill, validate_skill_with};

@@ -1,0 +1,245 @@
+//! The stable diagnostic codes. Tools may match on them; renaming one is a breaking change.
+
+/// Every code any validator in this crate emits, with what it means.
+pub const CODES: &[(&str, &str)] = &[
+    // Parsing (every document)
+    (
+        "invalid-json",
+        "the text is not JSON; the parse stops at the first syntax error",
+    ),
+    ("duplicate-key", "an object has the same key twice"),
+    (
+        "byte-order-mark",
+        "the file starts with a UTF-8 byte-order mark",
+    ),
+    (
+        "nesting-too-deep",
+        "arrays and objects nest deeper than the depth limit",
+    ),
+    // Shape (every document)
+    ("wrong-type", "a value has the wrong JSON type"),
+    ("missing-field", "a required field is absent"),
+    (
+        "unknown-key",
+        "a closed object has a key it does not define",
+    ),
+    // plugin.json root
+    (
+        "unknown-root-key",
+        "plugin.json has a root key outside the closed set",
+    ),
+    (
+        "runtime-at-root",
+        "`runtime` is at the root instead of under extensions.dev.codetwo",
+    ),
+    (
+        "schema-unsupported",
+        "`$schema` is not the Agent Plugins 1.0.0 schema URL",
+    ),
+    ("name-invalid", "`name` breaks the Agent Plugins name rules"),
+    ("name-too-long", "`name` is longer than the limit"),
+    ("version-empty", "`version` is empty"),
+    (
+        "version-not-semver",
+        "`version` is not SemVer (warning in plugin.json)",
+    ),
+    (
+        "extension-not-object",
+        "an `extensions` namespace is not an object",
+    ),
+    ("codetwo-missing", "`extensions.dev.codetwo` is absent"),
+    (
+        "standard-version-unsupported",
+        "`standardVersion` is not 1.2.0",
+    ),
+    // commands
+    ("commands-too-many", "more commands than the limit"),
+    ("command-id-invalid", "a command id is not namespace.verb"),
+    (
+        "command-id-too-long",
+        "a command id is longer than the limit",
+    ),
+    ("command-id-duplicate", "two commands share an id"),
+    (
+        "command-namespace-reserved",
+        "a command claims a host-owned namespace",
+    ),
+    ("title-empty", "a command title is empty or whitespace"),
+    ("title-too-long", "a command title is longer than the limit"),
+    (
+        "description-too-long",
+        "a command or ui description is longer than the limit",
+    ),
+    ("args-schema-not-object", "`argsSchema` is not an object"),
+    (
+        "args-schema-unknown-draft",
+        "`argsSchema.$schema` names an unknown draft",
+    ),
+    (
+        "args-schema-remote-ref",
+        "`argsSchema` refers outside itself",
+    ),
+    (
+        "args-schema-invalid",
+        "`argsSchema` is not a valid JSON Schema",
+    ),
+    // runtime and language-server executables
+    ("command-empty", "an executable `command` is empty"),
+    (
+        "command-absolute",
+        "an executable `command` is an absolute path",
+    ),
+    (
+        "command-parent-dir",
+        "an executable `command` has a `..` segment",
+    ),
+    (
+        "protocol-invalid",
+        "`runtime.protocol` is not a SemVer version",
+    ),
+    (
+        "protocol-unsupported",
+        "`runtime.protocol` has a major other than 1",
+    ),
+    (
+        "env-key-invalid",
+        "an environment variable name is empty or has `=` or NUL",
+    ),
+    ("inject-empty", "an inject entry is empty"),
+    ("inject-duplicate", "an inject entry is listed twice"),
+    ("scope-support-empty", "`scopeSupport` is an empty array"),
+    (
+        "scope-unknown",
+        "`scopeSupport` names a scope other than user or project",
+    ),
+    ("scope-duplicate", "`scopeSupport` lists a scope twice"),
+    // cross-rules
+    ("runtime-without-commands", "a runtime declares no commands"),
+    (
+        "commands-without-runtime",
+        "commands are declared without a runtime",
+    ),
+    (
+        "ui-without-runtime",
+        "ui actions are declared without a runtime",
+    ),
+    (
+        "connectors-without-runtime",
+        "connectors are declared without a runtime",
+    ),
+    // ui
+    ("ui-id-invalid", "a ui id is not a safe id"),
+    ("ui-id-duplicate", "two ui entries share an id"),
+    ("ui-slot-unknown", "a ui slot is not one of the six"),
+    ("label-empty", "a ui label is empty or whitespace"),
+    ("label-too-long", "a ui label is longer than the limit"),
+    (
+        "ui-command-unknown",
+        "a ui entry names a command not declared in this bundle",
+    ),
+    (
+        "ui-input-too-large",
+        "a ui input serializes larger than the limit",
+    ),
+    ("ui-order-not-integer", "a ui order is not an integer"),
+    (
+        "ui-order-out-of-range",
+        "a ui order is outside the allowed range",
+    ),
+    // connectors
+    ("connector-id-invalid", "a connector id is not a safe id"),
+    ("connector-id-duplicate", "two connectors share an id"),
+    (
+        "provider-invalid",
+        "a connector provider is not a safe identifier",
+    ),
+    (
+        "connector-command-unknown",
+        "a connector names a command not declared in this bundle",
+    ),
+    ("capabilities-empty", "a connector declares no capabilities"),
+    (
+        "capability-unknown",
+        "a connector capability is not one of the six",
+    ),
+    (
+        "capability-duplicate",
+        "a connector lists a capability twice",
+    ),
+    // language servers
+    (
+        "language-server-id-invalid",
+        "a language server id is not a safe id",
+    ),
+    (
+        "language-server-id-duplicate",
+        "two language servers share an id",
+    ),
+    ("languages-empty", "a language server lists no languages"),
+    (
+        "languages-too-many",
+        "a language server lists more languages than the limit",
+    ),
+    ("language-empty", "a language id is empty"),
+    (
+        "language-duplicate",
+        "a language is listed twice, ignoring case",
+    ),
+    // SKILL.md frontmatter
+    (
+        "frontmatter-missing",
+        "SKILL.md does not start with a `---` block",
+    ),
+    (
+        "frontmatter-unterminated",
+        "the frontmatter block has no closing `---`",
+    ),
+    (
+        "frontmatter-syntax",
+        "a frontmatter line is outside the supported YAML subset",
+    ),
+    (
+        "frontmatter-unknown-key",
+        "a frontmatter key is not an Agent Skills key (warning)",
+    ),
+    ("skill-name-missing", "the frontmatter has no `name`"),
+    (
+        "skill-name-mismatch",
+        "`name` differs from the skill's folder",
+    ),
+    (
+        "skill-description-missing",
+        "the frontmatter has no `description`",
+    ),
+    ("skill-description-empty", "`description` is empty"),
+    (
+        "skill-description-too-long",
+        "`description` is longer than the limit",
+    ),
+    // mcp.json (entry problems are warnings that skip the server)
+    ("mcp-server-name-empty", "an MCP server has an empty name"),
+    (
+        "mcp-transport-unknown",
+        "an MCP server `type` is not stdio, http or sse",
+    ),
+    ("mcp-url-invalid", "an MCP server `url` is not http(s)"),
+    // marketplace.json (`version-not-semver` is an error here)
+    ("entry-duplicate", "two catalog entries share a name"),
+    (
+        "source-kind-unknown",
+        "a source `kind` is not local, github, git, npm or archive",
+    ),
+    (
+        "source-path-invalid",
+        "a source `path` is empty, absolute or has `..`",
+    ),
+    (
+        "source-repo-invalid",
+        "a github source `repo` is not owner/name",
+    ),
+    ("source-url-invalid", "an archive source `url` is not https"),
+    (
+        "source-sha256-invalid",
+        "an archive source `sha256` is not 64 hex digits",
+    ),
+];

@@ -1,0 +1,1307 @@
+//! plugin.json validation: Agent Plugins 1.0.0 identity plus `extensions.dev.codetwo` 1.2.0.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use crate::check::{Checker, chars, is_safe_id, name_problem};
+use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
+use crate::error::Error;
+use crate::json::{self, Node};
+use crate::model::{
+    Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, LanguageServerDecl, Manifest,
+    RuntimeDecl, ScopeKind, UiDecl, UiSlot,
+};
+use crate::options::ManifestOptions;
+
+/// The only Agent Plugins schema this host recognizes; it is compared, never fetched.
+pub const AGENT_PLUGINS_SCHEMA_URL: &str =
+    "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json";
+/// The only C2 Plugin Standard version that loads.
+pub const STANDARD_VERSION: &str = "1.2.0";
+/// The extension namespace C2 reads.
+pub const CODETWO_NAMESPACE: &str = "dev.codetwo";
+
+const ROOT_KEYS: [&str; 10] = [
+    "$schema",
+    "name",
+    "version",
+    "description",
+    "author",
+    "homepage",
+    "repository",
+    "license",
+    "keywords",
+    "extensions",
+];
+const CODETWO_KEYS: [&str; 6] = [
+    "standardVersion",
+    "commands",
+    "runtime",
+    "ui",
+    "connectors",
+    "languageServers",
+];
+const CODETWO_PTR: &str = "/extensions/dev.codetwo";
+
+/// The outcome of validating a plugin.json: the typed manifest when valid, and every diagnostic.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestReport {
+    /// `Some` exactly when no diagnostic is an error.
+    pub manifest: Option<Manifest>,
+    /// Every problem found, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ManifestReport {
+    /// No error-severity diagnostic (and so `manifest` is `Some`).
+    pub fn is_valid(&self) -> bool {
+        !has_errors(&self.diagnostics)
+    }
+
+    /// The manifest, or an error counting the problems that keep it from loading.
+    pub fn into_manifest(self) -> Result<Manifest, Error> {
+        let errors = self
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::Severity::Error)
+            .count();
+        match self.manifest {
+            Some(m) if errors == 0 => Ok(m),
+            _ => Err(Error::InvalidManifest { errors }),
+        }
+    }
+}
+
+/// Validates the text of a plugin.json, reporting every problem rather than the first.
+pub fn validate_manifest(source: &str, options: &ManifestOptions) -> ManifestReport {
+    let mut sink = Sink::new(source);
+    let manifest = json::parse(source, options.max_depth, &mut sink).and_then(|root| {
+        let mut v = Validator {
+            c: Checker { sink: &mut sink },
+            opts: options,
+        };
+        let manifest = v.root(&root);
+        // The tree's depth is bounded by `max_depth`, so dropping it cannot exhaust the stack.
+        drop(root);
+        manifest
+    });
+    let manifest = if sink.has_errors() { None } else { manifest };
+    ManifestReport {
+        manifest,
+        diagnostics: sink.finish(),
+    }
+}
+
+struct Validator<'a, 's> {
+    c: Checker<'a, 's>,
+    opts: &'a ManifestOptions,
+}
+
+impl Validator<'_, '_> {
+    fn err(
+        &mut self,
+        code: &'static str,
+        ptr: &str,
+        node: &Node,
+        message: impl Into<String>,
+        help: Option<&str>,
+    ) {
+        self.c.sink.error(code, ptr, node.start, message, help);
+    }
+
+    fn root(&mut self, root: &Node) -> Option<Manifest> {
+        let members = self.c.object(root, "")?;
+        for m in members {
+            let key = m.key.as_str();
+            if ROOT_KEYS.contains(&key) {
+                continue;
+            }
+            let ptr = pointer_push("", key);
+            if key == "runtime" {
+                self.c.sink.error(
+                    "runtime-at-root",
+                    &ptr,
+                    m.key_start,
+                    "`runtime` is not a root key",
+                    Some("move it under extensions.dev.codetwo.runtime"),
+                );
+            } else if CODETWO_KEYS.contains(&key) {
+                self.c.sink.error(
+                    "unknown-root-key",
+                    &ptr,
+                    m.key_start,
+                    format!("unknown root key `{key}`"),
+                    Some(&format!("move it under extensions.dev.codetwo.{key}")),
+                );
+            } else {
+                self.c.sink.error(
+                    "unknown-root-key",
+                    &ptr,
+                    m.key_start,
+                    format!("unknown root key `{key}`"),
+                    Some(&format!(
+                        "remove it; C2 1.2.0 allows only {}",
+                        ROOT_KEYS.join(", ")
+                    )),
+                );
+            }
+        }
+
+        let schema = self
+            .c
+            .string_field(root, "", "$schema", false)
+            .map(|(node, ptr, s)| {
+                if s != AGENT_PLUGINS_SCHEMA_URL {
+                    self.err(
+                        "schema-unsupported",
+                        &ptr,
+                        node,
+                        format!("`$schema` names an unrecognized schema `{s}`"),
+                        Some(&format!(
+                            "use \"{AGENT_PLUGINS_SCHEMA_URL}\" or remove `$schema`"
+                        )),
+                    );
+                }
+                s.to_owned()
+            });
+        let name = self.name(root);
+        let version = self.version(root);
+        let description = self
+            .c
+            .string_field(root, "", "description", false)
+            .map(|(_, _, s)| s.to_owned());
+        let author = self.author(root);
+        let homepage = self
+            .c
+            .string_field(root, "", "homepage", false)
+            .map(|(_, _, s)| s.to_owned());
+        let repository = self
+            .c
+            .string_field(root, "", "repository", false)
+            .map(|(_, _, s)| s.to_owned());
+        let license = self
+            .c
+            .string_field(root, "", "license", false)
+            .map(|(_, _, s)| s.to_owned());
+        let keywords = match self.c.field(root, "", "keywords", false) {
+            Some((node, ptr)) => self
+                .c
+                .strings(node, &ptr)
+                .into_iter()
+                .map(|(_, _, s)| s.to_owned())
+                .collect(),
+            None => Vec::new(),
+        };
+        let codetwo = self.extensions(root);
+        Some(Manifest {
+            schema,
+            name: name?,
+            version: version?,
+            description,
+            author,
+            homepage,
+            repository,
+            license,
+            keywords,
+            codetwo: codetwo?,
+        })
+    }
+
+    fn name(&mut self, root: &Node) -> Option<String> {
+        let (node, ptr, name) = self.c.string_field(root, "", "name", true)?;
+        let help =
+            "use 1 to 64 of a-z, 0-9, `-` and `.`, starting and ending with a letter or digit";
+        let problem = name_problem(name);
+        if let Some(message) = problem {
+            self.err("name-invalid", &ptr, node, message, Some(help));
+        }
+        let n = chars(name);
+        if n > self.opts.max_name_chars {
+            self.err(
+                "name-too-long",
+                &ptr,
+                node,
+                format!(
+                    "`name` is {n} characters; the limit is {}",
+                    self.opts.max_name_chars
+                ),
+                Some("shorten the name"),
+            );
+        }
+        Some(name.to_owned())
+    }
+
+    fn version(&mut self, root: &Node) -> Option<String> {
+        let (node, ptr, version) = self.c.string_field(root, "", "version", true)?;
+        if version.trim().is_empty() {
+            self.err(
+                "version-empty",
+                &ptr,
+                node,
+                "`version` must not be empty",
+                Some("use a SemVer version such as \"1.0.0\""),
+            );
+        } else if semver::Version::parse(version).is_err() {
+            self.c.sink.warning(
+                "version-not-semver",
+                &ptr,
+                node.start,
+                format!("`version` \"{version}\" is not a SemVer version"),
+                Some("use MAJOR.MINOR.PATCH, e.g. \"1.0.0\"; a marketplace entry requires it"),
+            );
+        }
+        Some(version.to_owned())
+    }
+
+    fn author(&mut self, root: &Node) -> Option<Author> {
+        let (node, ptr) = self.c.field(root, "", "author", false)?;
+        let members = self.c.object(node, &ptr)?;
+        self.c.closed(members, &ptr, &["name", "email", "url"]);
+        let mut get = |key| {
+            self.c
+                .string_field(node, &ptr, key, false)
+                .map(|(_, _, s)| s.to_owned())
+        };
+        Some(Author {
+            name: get("name"),
+            email: get("email"),
+            url: get("url"),
+        })
+    }
+
+    fn extensions(&mut self, root: &Node) -> Option<CodeTwo> {
+        let Some((ext, ptr)) = self.c.field(root, "", "extensions", false) else {
+            self.c.sink.error(
+                "codetwo-missing",
+                "",
+                root.start,
+                "`extensions.dev.codetwo` is required",
+                Some("add \"extensions\": { \"dev.codetwo\": { \"standardVersion\": \"1.2.0\" } }"),
+            );
+            return None;
+        };
+        let members = self.c.object(ext, &ptr)?;
+        for m in members {
+            if m.value.as_object().is_none() {
+                let p = pointer_push(&ptr, &m.key);
+                self.err(
+                    "extension-not-object",
+                    &p,
+                    &m.value,
+                    format!(
+                        "extension namespace `{}` must be an object, found {}",
+                        m.key,
+                        m.value.kind()
+                    ),
+                    None,
+                );
+            }
+        }
+        let Some(codetwo) = ext.get(CODETWO_NAMESPACE) else {
+            self.c.sink.error(
+                "codetwo-missing",
+                &ptr,
+                ext.start,
+                "`extensions.dev.codetwo` is required",
+                Some("add \"dev.codetwo\": { \"standardVersion\": \"1.2.0\" }"),
+            );
+            return None;
+        };
+        self.codetwo(codetwo)
+    }
+
+    fn codetwo(&mut self, node: &Node) -> Option<CodeTwo> {
+        let ptr = CODETWO_PTR;
+        let members = node.as_object()?;
+        self.c.closed(members, ptr, &CODETWO_KEYS);
+        let standard_version = self.c.string_field(node, ptr, "standardVersion", true).map(|(n, p, s)| {
+            if s != STANDARD_VERSION {
+                self.err(
+                    "standard-version-unsupported",
+                    &p,
+                    n,
+                    format!("standard version \"{s}\" is not supported; only \"{STANDARD_VERSION}\" loads"),
+                    Some("set \"standardVersion\": \"1.2.0\" and check the manifest against that standard"),
+                );
+            }
+            s.to_owned()
+        });
+
+        let commands_field = self.c.field(node, ptr, "commands", false);
+        let commands = commands_field
+            .as_ref()
+            .map(|(n, p)| self.commands(n, p))
+            .unwrap_or_default();
+        let runtime_field = self.c.field(node, ptr, "runtime", false);
+        let runtime = runtime_field.as_ref().and_then(|(n, p)| self.runtime(n, p));
+        let command_ids: HashSet<&str> = commands.iter().map(|c| c.id.as_str()).collect();
+        let ui_field = self.c.field(node, ptr, "ui", false);
+        let ui = ui_field
+            .as_ref()
+            .map(|(n, p)| self.ui(n, p, &command_ids))
+            .unwrap_or_default();
+        let connectors_field = self.c.field(node, ptr, "connectors", false);
+        let connectors = connectors_field
+            .as_ref()
+            .map(|(n, p)| self.connectors(n, p, &command_ids))
+            .unwrap_or_default();
+        let ls_field = self.c.field(node, ptr, "languageServers", false);
+        let language_servers = ls_field
+            .as_ref()
+            .map(|(n, p)| self.language_servers(n, p))
+            .unwrap_or_default();
+
+        // Cross-rules. A present-but-malformed runtime still counts as declared, so its own
+        // diagnostics are not joined by a misleading "needs a runtime".
+        let has_runtime = runtime_field.is_some();
+        let declared = |field: &Option<(&Node, String)>| {
+            field
+                .as_ref()
+                .is_some_and(|(n, _)| n.as_array().is_some_and(|a| !a.is_empty()))
+        };
+        if let Some((n, p)) = &runtime_field
+            && !declared(&commands_field)
+        {
+            self.err(
+                "runtime-without-commands",
+                p,
+                n,
+                "a runtime needs at least one command",
+                Some("declare the runtime's commands in extensions.dev.codetwo.commands"),
+            );
+        }
+        for (field, code, what) in [
+            (&commands_field, "commands-without-runtime", "commands"),
+            (&ui_field, "ui-without-runtime", "ui actions"),
+            (
+                &connectors_field,
+                "connectors-without-runtime",
+                "connectors",
+            ),
+        ] {
+            if !has_runtime
+                && declared(field)
+                && let Some((n, p)) = field
+            {
+                self.err(
+                    code,
+                    p,
+                    n,
+                    format!("{what} need a runtime to implement them"),
+                    Some("declare extensions.dev.codetwo.runtime"),
+                );
+            }
+        }
+
+        Some(CodeTwo {
+            standard_version: standard_version?,
+            commands,
+            runtime,
+            ui,
+            connectors,
+            language_servers,
+        })
+    }
+
+    fn commands(&mut self, node: &Node, ptr: &str) -> Vec<CommandDecl> {
+        let Some(items) = self.c.array(node, ptr) else {
+            return Vec::new();
+        };
+        if items.len() > self.opts.max_commands {
+            self.err(
+                "commands-too-many",
+                ptr,
+                node,
+                format!(
+                    "{} commands are declared; the limit is {}",
+                    items.len(),
+                    self.opts.max_commands
+                ),
+                Some("split the bundle or merge commands"),
+            );
+        }
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = pointer_push(ptr, &i.to_string());
+            if let Some(cmd) = self.command(item, &p, &mut seen) {
+                out.push(cmd);
+            }
+        }
+        out
+    }
+
+    fn command(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        seen: &mut HashSet<String>,
+    ) -> Option<CommandDecl> {
+        let members = self.c.object(node, ptr)?;
+        self.c
+            .closed(members, ptr, &["id", "title", "description", "argsSchema"]);
+        let id = self
+            .c
+            .string_field(node, ptr, "id", true)
+            .map(|(n, p, id)| {
+                self.command_id(n, &p, id);
+                if !seen.insert(id.to_owned()) {
+                    self.err(
+                        "command-id-duplicate",
+                        &p,
+                        n,
+                        format!("command id `{id}` is declared twice"),
+                        Some("give every command a unique id"),
+                    );
+                }
+                id.to_owned()
+            });
+        let title = self
+            .c
+            .string_field(node, ptr, "title", true)
+            .map(|(n, p, s)| {
+                self.text(
+                    n,
+                    &p,
+                    s,
+                    true,
+                    self.opts.max_title_chars,
+                    "title-empty",
+                    "title-too-long",
+                    "title",
+                );
+                s.to_owned()
+            });
+        let description = self
+            .c
+            .string_field(node, ptr, "description", false)
+            .map(|(n, p, s)| {
+                self.text(
+                    n,
+                    &p,
+                    s,
+                    false,
+                    self.opts.max_description_chars,
+                    "",
+                    "description-too-long",
+                    "description",
+                );
+                s.to_owned()
+            });
+        let args_schema = self
+            .c
+            .field(node, ptr, "argsSchema", false)
+            .and_then(|(n, p)| self.args_schema(n, &p));
+        Some(CommandDecl {
+            id: id?,
+            title: title?,
+            description,
+            args_schema,
+        })
+    }
+
+    fn command_id(&mut self, node: &Node, ptr: &str, id: &str) {
+        let segments: Vec<&str> = id.split('.').collect();
+        let well_formed = segments.len() >= 2
+            && segments.iter().all(|s| {
+                !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            });
+        if !well_formed {
+            self.err(
+                "command-id-invalid",
+                ptr,
+                node,
+                format!("command id `{id}` is not `namespace.verb`"),
+                Some("use two or more dot-separated segments of A-Z, a-z, 0-9, `_` and `-`, e.g. \"review.run\""),
+            );
+        }
+        let n = chars(id);
+        if n > self.opts.max_command_id_chars {
+            self.err(
+                "command-id-too-long",
+                ptr,
+                node,
+                format!(
+                    "command id is {n} characters; the limit is {}",
+                    self.opts.max_command_id_chars
+                ),
+                Some("shorten the id"),
+            );
+        }
+        let namespace = segments[0].to_ascii_lowercase();
+        if self
+            .opts
+            .reserved_namespaces
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(&namespace))
+        {
+            self.err(
+                "command-namespace-reserved",
+                ptr,
+                node,
+                format!("namespace `{}` belongs to the host", segments[0]),
+                Some("use a namespace of your own, such as your bundle's name"),
+            );
+        }
+    }
+
+    /// A human text: `required` ones must not be blank, and none may exceed `max` chars.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call shape for every bounded text field"
+    )]
+    fn text(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        s: &str,
+        required: bool,
+        max: usize,
+        empty_code: &'static str,
+        long_code: &'static str,
+        what: &str,
+    ) {
+        if required && s.trim().is_empty() {
+            self.err(
+                empty_code,
+                ptr,
+                node,
+                format!("`{what}` is empty or only whitespace"),
+                Some(&format!("write a short {what}")),
+            );
+        }
+        let n = chars(s);
+        if n > max {
+            self.err(
+                long_code,
+                ptr,
+                node,
+                format!("`{what}` is {n} characters; the limit is {max}"),
+                Some(&format!("shorten it to at most {max} characters")),
+            );
+        }
+    }
+
+    fn args_schema(&mut self, node: &Node, ptr: &str) -> Option<serde_json::Value> {
+        if node.as_object().is_none() {
+            self.err(
+                "args-schema-not-object",
+                ptr,
+                node,
+                format!(
+                    "`argsSchema` must be a JSON Schema object, found {}",
+                    node.kind()
+                ),
+                Some("use an object such as { \"type\": \"object\" }"),
+            );
+            return None;
+        }
+        let before = self.c.sink.diagnostics.len();
+        self.remote_refs(node, ptr);
+        if let Some(meta) = node.get("$schema") {
+            let p = pointer_push(ptr, "$schema");
+            match meta.as_str() {
+                Some(uri) if KNOWN_DRAFTS.contains(&uri.trim_end_matches('#')) => {}
+                Some(uri) => self.err(
+                    "args-schema-unknown-draft",
+                    &p,
+                    meta,
+                    format!("`$schema` names a draft this validator does not know: `{uri}`"),
+                    Some("omit `$schema` (draft 2020-12) or name draft-04, -06, -07, 2019-09 or 2020-12"),
+                ),
+                None => self.c.wrong_type(meta, &p, "a string"),
+            }
+        }
+        let value = node.to_json();
+        if self.c.sink.diagnostics.len() > before {
+            // Compiling would only repeat these problems (or try to resolve a remote reference).
+            return Some(value);
+        }
+        let problem = match jsonschema::meta::validate(&value) {
+            Err(e) => Some((e.instance_path().as_str().to_owned(), e.to_string())),
+            Ok(()) => jsonschema::validator_for(&value)
+                .err()
+                .map(|e| (String::new(), e.to_string())),
+        };
+        if let Some((inner, message)) = problem {
+            let p = format!("{ptr}{inner}");
+            let at = node_at(node, &inner).unwrap_or(node);
+            self.err(
+                "args-schema-invalid",
+                &p,
+                at,
+                format!("`argsSchema` is not a valid JSON Schema: {message}"),
+                Some("fix the schema; see https://json-schema.org/draft/2020-12"),
+            );
+        }
+        Some(value)
+    }
+
+    /// Reports every `$ref`-like keyword that is not a same-document fragment.
+    fn remote_refs(&mut self, node: &Node, ptr: &str) {
+        if let Some(members) = node.as_object() {
+            for m in members {
+                let p = pointer_push(ptr, &m.key);
+                if matches!(m.key.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                    && let Some(target) = m.value.as_str()
+                    && !target.starts_with('#')
+                {
+                    self.err(
+                        "args-schema-remote-ref",
+                        &p,
+                        &m.value,
+                        format!("`{}` points outside the schema: `{target}`", m.key),
+                        Some("inline the referenced schema under `$defs` and refer to it as \"#/$defs/name\""),
+                    );
+                }
+                self.remote_refs(&m.value, &p);
+            }
+        } else if let Some(items) = node.as_array() {
+            for (i, item) in items.iter().enumerate() {
+                self.remote_refs(item, &pointer_push(ptr, &i.to_string()));
+            }
+        }
+    }
+
+    fn executable(&mut self, node: &Node, ptr: &str, command: &str) {
+        if command.trim().is_empty() {
+            self.err(
+                "command-empty",
+                ptr,
+                node,
+                "`command` is empty",
+                Some("name an executable, e.g. \"node\" or \"bin/server\""),
+            );
+            return;
+        }
+        let absolute = command.starts_with(['/', '\\'])
+            || (command.len() >= 2
+                && command.as_bytes()[0].is_ascii_alphabetic()
+                && command.as_bytes()[1] == b':');
+        if absolute {
+            self.err(
+                "command-absolute",
+                ptr,
+                node,
+                format!("`command` `{command}` is an absolute path"),
+                Some("use a bare executable name or a path relative to the bundle root"),
+            );
+        }
+        if command.split(['/', '\\']).any(|seg| seg == "..") {
+            self.err(
+                "command-parent-dir",
+                ptr,
+                node,
+                format!("`command` `{command}` has a `..` segment"),
+                Some(
+                    "keep the executable inside the bundle and name it relative to the bundle root",
+                ),
+            );
+        }
+    }
+
+    fn runtime(&mut self, node: &Node, ptr: &str) -> Option<RuntimeDecl> {
+        let members = self.c.object(node, ptr)?;
+        self.c.closed(
+            members,
+            ptr,
+            &[
+                "command",
+                "protocol",
+                "args",
+                "env",
+                "inject",
+                "optionalInject",
+                "scopeSupport",
+            ],
+        );
+        let command = self
+            .c
+            .string_field(node, ptr, "command", true)
+            .map(|(n, p, s)| {
+                self.executable(n, &p, s);
+                s.to_owned()
+            });
+        let protocol = self
+            .c
+            .string_field(node, ptr, "protocol", false)
+            .map(|(n, p, s)| {
+                match semver::Version::parse(s) {
+                    Ok(v) if v.major == 1 => {}
+                    Ok(v) => self.err(
+                        "protocol-unsupported",
+                        &p,
+                        n,
+                        format!("protocol major version {} is not supported", v.major),
+                        Some("this host speaks C2 Plugin Protocol 1.x; declare \"1.0.0\""),
+                    ),
+                    Err(_) => self.err(
+                        "protocol-invalid",
+                        &p,
+                        n,
+                        format!("`protocol` \"{s}\" is not a SemVer version"),
+                        Some("declare \"1.0.0\""),
+                    ),
+                }
+                s.to_owned()
+            });
+        let args = self.args(node, ptr);
+        let env = self
+            .c
+            .field(node, ptr, "env", false)
+            .map(|(n, p)| self.c.env(n, &p))
+            .unwrap_or_default();
+        let inject = self.inject(node, ptr, "inject");
+        let optional_inject = self.inject(node, ptr, "optionalInject");
+        let scope_support = match self.c.field(node, ptr, "scopeSupport", false) {
+            None => vec![ScopeKind::User],
+            Some((n, p)) => self.scope_support(n, &p),
+        };
+        Some(RuntimeDecl {
+            command: command?,
+            protocol,
+            args,
+            env,
+            inject,
+            optional_inject,
+            scope_support,
+        })
+    }
+
+    fn args(&mut self, node: &Node, ptr: &str) -> Vec<String> {
+        match self.c.field(node, ptr, "args", false) {
+            Some((n, p)) => self
+                .c
+                .strings(n, &p)
+                .into_iter()
+                .map(|(_, _, s)| s.to_owned())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn inject(&mut self, node: &Node, ptr: &str, key: &str) -> Vec<String> {
+        let Some((n, p)) = self.c.field(node, ptr, key, false) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (item, ip, s) in self.c.strings(n, &p) {
+            if s.trim().is_empty() {
+                self.err(
+                    "inject-empty",
+                    &ip,
+                    item,
+                    format!("`{key}` has an empty service name"),
+                    Some("remove the entry or name a service"),
+                );
+            } else if out.iter().any(|o| o == s) {
+                self.err(
+                    "inject-duplicate",
+                    &ip,
+                    item,
+                    format!("service `{s}` is listed twice in `{key}`"),
+                    Some("remove the duplicate"),
+                );
+            } else {
+                out.push(s.to_owned());
+            }
+        }
+        out
+    }
+
+    fn scope_support(&mut self, node: &Node, ptr: &str) -> Vec<ScopeKind> {
+        let items = self.c.strings(node, ptr);
+        if node.as_array().is_some_and(<[Node]>::is_empty) {
+            self.err(
+                "scope-support-empty",
+                ptr,
+                node,
+                "`scopeSupport` must not be empty",
+                Some("list \"user\", \"project\" or both, or omit it to mean [\"user\"]"),
+            );
+        }
+        let mut out = Vec::new();
+        for (item, p, s) in items {
+            match ScopeKind::parse(s) {
+                None => self.err(
+                    "scope-unknown",
+                    &p,
+                    item,
+                    format!("unknown scope `{s}`"),
+                    Some("use \"user\" or \"project\""),
+                ),
+                Some(k) if out.contains(&k) => {
+                    self.err(
+                        "scope-duplicate",
+                        &p,
+                        item,
+                        format!("scope `{s}` is listed twice"),
+                        Some("remove the duplicate"),
+                    );
+                }
+                Some(k) => out.push(k),
+            }
+        }
+        out
+    }
+
+    fn local_id(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        what: &str,
+        invalid: &'static str,
+    ) -> Option<String> {
+        let id = self.c.string(node, ptr)?;
+        if !is_safe_id(id, self.opts.max_local_id_chars) {
+            self.err(
+                invalid,
+                ptr,
+                node,
+                format!("{what} `{id}` is not a safe id"),
+                Some(&format!(
+                    "use 1 to {} of A-Z, a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit",
+                    self.opts.max_local_id_chars
+                )),
+            );
+        }
+        Some(id.to_owned())
+    }
+
+    fn unique(
+        &mut self,
+        seen: &mut HashSet<String>,
+        id: &str,
+        node: &Node,
+        ptr: &str,
+        code: &'static str,
+        what: &str,
+    ) {
+        if !seen.insert(id.to_owned()) {
+            self.err(
+                code,
+                ptr,
+                node,
+                format!("{what} `{id}` is declared twice"),
+                Some("give every entry a unique id"),
+            );
+        }
+    }
+
+    fn owned_command(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        commands: &HashSet<&str>,
+        code: &'static str,
+    ) -> Option<String> {
+        let (n, p, s) = self.c.string_field(node, ptr, "command", true)?;
+        if !commands.contains(s) {
+            self.err(
+                code,
+                &p,
+                n,
+                format!("`command` `{s}` is not declared in this bundle's commands"),
+                Some("name a command from extensions.dev.codetwo.commands"),
+            );
+        }
+        Some(s.to_owned())
+    }
+
+    fn ui(&mut self, node: &Node, ptr: &str, commands: &HashSet<&str>) -> Vec<UiDecl> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, item) in self
+            .c
+            .array(node, ptr)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let p = pointer_push(ptr, &i.to_string());
+            if let Some(d) = self.ui_entry(item, &p, commands, &mut seen) {
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    fn ui_entry(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        commands: &HashSet<&str>,
+        seen: &mut HashSet<String>,
+    ) -> Option<UiDecl> {
+        let members = self.c.object(node, ptr)?;
+        self.c.closed(
+            members,
+            ptr,
+            &[
+                "id",
+                "slot",
+                "label",
+                "description",
+                "command",
+                "input",
+                "order",
+            ],
+        );
+        let id = self.c.field(node, ptr, "id", true).and_then(|(n, p)| {
+            let id = self.local_id(n, &p, "ui id", "ui-id-invalid")?;
+            self.unique(seen, &id, n, &p, "ui-id-duplicate", "ui id");
+            Some(id)
+        });
+        let slot = self
+            .c
+            .string_field(node, ptr, "slot", true)
+            .and_then(|(n, p, s)| {
+                let slot = UiSlot::parse(s);
+                if slot.is_none() {
+                    let all: Vec<&str> = UiSlot::ALL.iter().map(|s| s.as_str()).collect();
+                    self.err(
+                        "ui-slot-unknown",
+                        &p,
+                        n,
+                        format!("unknown ui slot `{s}`"),
+                        Some(&format!("use one of {}", all.join(", "))),
+                    );
+                }
+                slot
+            });
+        let label = self
+            .c
+            .string_field(node, ptr, "label", true)
+            .map(|(n, p, s)| {
+                self.text(
+                    n,
+                    &p,
+                    s,
+                    true,
+                    self.opts.max_title_chars,
+                    "label-empty",
+                    "label-too-long",
+                    "label",
+                );
+                s.to_owned()
+            });
+        let description = self
+            .c
+            .string_field(node, ptr, "description", false)
+            .map(|(n, p, s)| {
+                self.text(
+                    n,
+                    &p,
+                    s,
+                    false,
+                    self.opts.max_description_chars,
+                    "",
+                    "description-too-long",
+                    "description",
+                );
+                s.to_owned()
+            });
+        let command = self.owned_command(node, ptr, commands, "ui-command-unknown");
+        let input = self.c.field(node, ptr, "input", false).map(|(n, p)| {
+            let value = n.to_json();
+            let size = serde_json::to_string(&value).map_or(usize::MAX, |s| s.len());
+            if size > self.opts.max_ui_input_bytes {
+                self.err(
+                    "ui-input-too-large",
+                    &p,
+                    n,
+                    format!(
+                        "`input` is {size} bytes serialized; the limit is {}",
+                        self.opts.max_ui_input_bytes
+                    ),
+                    Some("keep ui input small; let the command load larger data itself"),
+                );
+            }
+            value
+        });
+        let order = self
+            .c
+            .field(node, ptr, "order", false)
+            .and_then(|(n, p)| self.order(n, &p));
+        Some(UiDecl {
+            id: id?,
+            slot: slot?,
+            label: label?,
+            description,
+            command: command?,
+            input,
+            order,
+        })
+    }
+
+    fn order(&mut self, node: &Node, ptr: &str) -> Option<i32> {
+        let (min, max) = (self.opts.min_ui_order, self.opts.max_ui_order);
+        let json::Value::Number(n) = &node.value else {
+            self.c.wrong_type(node, ptr, "an integer");
+            return None;
+        };
+        let Some(v) = n.as_i64() else {
+            self.err(
+                "ui-order-not-integer",
+                ptr,
+                node,
+                format!("`order` {n} is not an integer"),
+                Some(&format!("use a whole number from {min} to {max}")),
+            );
+            return None;
+        };
+        match i32::try_from(v) {
+            Ok(v) if (min..=max).contains(&v) => Some(v),
+            _ => {
+                self.err(
+                    "ui-order-out-of-range",
+                    ptr,
+                    node,
+                    format!("`order` {v} is outside {min}..={max}"),
+                    Some(&format!("use a whole number from {min} to {max}")),
+                );
+                None
+            }
+        }
+    }
+
+    fn connectors(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        commands: &HashSet<&str>,
+    ) -> Vec<ConnectorDecl> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, item) in self
+            .c
+            .array(node, ptr)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let p = pointer_push(ptr, &i.to_string());
+            if let Some(d) = self.connector(item, &p, commands, &mut seen) {
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    fn connector(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        commands: &HashSet<&str>,
+        seen: &mut HashSet<String>,
+    ) -> Option<ConnectorDecl> {
+        let members = self.c.object(node, ptr)?;
+        self.c
+            .closed(members, ptr, &["id", "provider", "command", "capabilities"]);
+        let id = self.c.field(node, ptr, "id", true).and_then(|(n, p)| {
+            let id = self.local_id(n, &p, "connector id", "connector-id-invalid")?;
+            self.unique(seen, &id, n, &p, "connector-id-duplicate", "connector id");
+            Some(id)
+        });
+        let provider = self
+            .c
+            .field(node, ptr, "provider", true)
+            .and_then(|(n, p)| self.local_id(n, &p, "provider", "provider-invalid"));
+        let command = self.owned_command(node, ptr, commands, "connector-command-unknown");
+        let capabilities = self
+            .c
+            .field(node, ptr, "capabilities", true)
+            .map(|(n, p)| self.capabilities(n, &p));
+        Some(ConnectorDecl {
+            id: id?,
+            provider: provider?,
+            command: command?,
+            capabilities: capabilities?,
+        })
+    }
+
+    fn capabilities(&mut self, node: &Node, ptr: &str) -> Vec<Capability> {
+        let items = self.c.strings(node, ptr);
+        if node.as_array().is_some_and(<[Node]>::is_empty) {
+            self.err(
+                "capabilities-empty",
+                ptr,
+                node,
+                "`capabilities` must not be empty",
+                Some("declare at least one capability, e.g. \"connection\""),
+            );
+        }
+        let mut out = Vec::new();
+        for (item, p, s) in items {
+            match Capability::parse(s) {
+                None => {
+                    let all: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+                    self.err(
+                        "capability-unknown",
+                        &p,
+                        item,
+                        format!("unknown capability `{s}`"),
+                        Some(&format!("use one of {}", all.join(", "))),
+                    );
+                }
+                Some(c) if out.contains(&c) => {
+                    self.err(
+                        "capability-duplicate",
+                        &p,
+                        item,
+                        format!("capability `{s}` is listed twice"),
+                        Some("remove the duplicate"),
+                    );
+                }
+                Some(c) => out.push(c),
+            }
+        }
+        out
+    }
+
+    fn language_servers(&mut self, node: &Node, ptr: &str) -> Vec<LanguageServerDecl> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, item) in self
+            .c
+            .array(node, ptr)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let p = pointer_push(ptr, &i.to_string());
+            if let Some(d) = self.language_server(item, &p, &mut seen) {
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    fn language_server(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        seen: &mut HashSet<String>,
+    ) -> Option<LanguageServerDecl> {
+        let members = self.c.object(node, ptr)?;
+        self.c
+            .closed(members, ptr, &["id", "languages", "command", "args", "env"]);
+        let id = self.c.field(node, ptr, "id", true).and_then(|(n, p)| {
+            let id = self.local_id(n, &p, "language server id", "language-server-id-invalid")?;
+            self.unique(
+                seen,
+                &id,
+                n,
+                &p,
+                "language-server-id-duplicate",
+                "language server id",
+            );
+            Some(id)
+        });
+        let languages = self
+            .c
+            .field(node, ptr, "languages", true)
+            .map(|(n, p)| self.languages(n, &p));
+        let command = self
+            .c
+            .string_field(node, ptr, "command", true)
+            .map(|(n, p, s)| {
+                self.executable(n, &p, s);
+                s.to_owned()
+            });
+        let args = self.args(node, ptr);
+        let env: BTreeMap<String, String> = self
+            .c
+            .field(node, ptr, "env", false)
+            .map(|(n, p)| self.c.env(n, &p))
+            .unwrap_or_default();
+        Some(LanguageServerDecl {
+            id: id?,
+            languages: languages?,
+            command: command?,
+            args,
+            env,
+        })
+    }
+
+    fn languages(&mut self, node: &Node, ptr: &str) -> Vec<String> {
+        let items = self.c.strings(node, ptr);
+        let max = self.opts.max_languages;
+        if let Some(all) = node.as_array() {
+            if all.is_empty() {
+                self.err(
+                    "languages-empty",
+                    ptr,
+                    node,
+                    "`languages` must name at least one language",
+                    Some("add a Monaco language id, e.g. \"rust\""),
+                );
+            } else if all.len() > max {
+                self.err(
+                    "languages-too-many",
+                    ptr,
+                    node,
+                    format!("{} languages are listed; the limit is {max}", all.len()),
+                    Some("split them across several language servers"),
+                );
+            }
+        }
+        let mut out: Vec<String> = Vec::new();
+        for (item, p, s) in items {
+            if s.trim().is_empty() {
+                self.err(
+                    "language-empty",
+                    &p,
+                    item,
+                    "a language id is empty",
+                    Some("remove it or name a Monaco language id"),
+                );
+            } else if out.iter().any(|o| o.to_lowercase() == s.to_lowercase()) {
+                self.err(
+                    "language-duplicate",
+                    &p,
+                    item,
+                    format!("language `{s}` is listed twice (matching ignores case)"),
+                    Some("remove the duplicate"),
+                );
+            } else {
+                out.push(s.to_owned());
+            }
+        }
+        out
+    }
+}
+
+/// `$schema` values (without a trailing `#`) for the drafts the jsonschema crate bundles.
+const KNOWN_DRAFTS: [&str; 12] = [
+    "https://json-schema.org/draft/2020-12/schema",
+    "http://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2019-09/schema",
+    "http://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-07/schema",
+    "https://json-schema.org/draft-06/schema",
+    "http://json-schema.org/draft-06/schema",
+    "https://json-schema.org/draft-04/schema",
+    "http://json-schema.org/draft-04/schema",
+    "https://json-schema.org/schema",
+    "http://json-schema.org/schema",
+];
+
+/// The node at a JSON pointer below `node`, for pointing at a spot inside a nested schema.
+fn node_at<'n>(node: &'n Node, pointer: &str) -> Option<&'n Node> {
+    let mut cur = node;
+    for raw in pointer.split('/').skip(1) {
+        let token = raw.replace("~1", "/").replace("~0", "~");
+        cur = match &cur.value {
+            json::Value::Object(_) => cur.get(&token)?,
+            json::Value::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}

@@ -1,0 +1,329 @@
+//! `marketplace.json`: a distributable catalog of bundles (standard §2, "Validate and distribute").
+//!
+//! Accepted shape, every object closed:
+//! ```text
+//! { "$schema"?: string, "standardVersion": "1.0.0", "name"?: string, "description"?: string,
+//!   "plugins": [ { "name": <Agent Plugins name>, "version": <SemVer>, "description"?: string,
+//!                  "source": <source> } ] }
+//! <source> = { "kind": "local",   "path": <relative path without ..> }
+//!          | { "kind": "github",  "repo": "owner/name", "ref"?: string, "path"?: <relative path> }
+//!          | { "kind": "git",     "url": string, "ref"?: string, "path"?: <relative path> }
+//!          | { "kind": "npm",     "package": string, "version"?: string }
+//!          | { "kind": "archive", "url": "https://...", "sha256"?: <64 hex digits> }
+//! ```
+//! Entry names are unique. The catalog is `Some` only when there is no error at all.
+
+use serde::Serialize;
+
+use crate::check::{Checker, name_problem};
+use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
+use crate::json::{self, Node};
+use crate::options::ManifestOptions;
+
+/// The only marketplace standard version that loads.
+pub const MARKETPLACE_STANDARD_VERSION: &str = "1.0.0";
+
+/// A valid catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Marketplace {
+    pub standard_version: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub plugins: Vec<MarketplaceEntry>,
+}
+
+/// One catalog entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MarketplaceEntry {
+    pub name: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub source: MarketplaceSource,
+}
+
+/// Where an entry's bundle comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum MarketplaceSource {
+    Local {
+        path: String,
+    },
+    Github {
+        repo: String,
+        r#ref: Option<String>,
+        path: Option<String>,
+    },
+    Git {
+        url: String,
+        r#ref: Option<String>,
+        path: Option<String>,
+    },
+    Npm {
+        package: String,
+        version: Option<String>,
+    },
+    Archive {
+        url: String,
+        sha256: Option<String>,
+    },
+}
+
+/// The outcome of validating a `marketplace.json`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MarketplaceReport {
+    /// `Some` exactly when no diagnostic is an error.
+    pub marketplace: Option<Marketplace>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl MarketplaceReport {
+    /// No error-severity diagnostic.
+    pub fn is_valid(&self) -> bool {
+        !has_errors(&self.diagnostics)
+    }
+}
+
+/// Validates the text of a `marketplace.json`.
+pub fn validate_marketplace(source: &str) -> MarketplaceReport {
+    let mut sink = Sink::new(source);
+    let marketplace = json::parse(source, ManifestOptions::default().max_depth, &mut sink)
+        .and_then(|root| catalog(&root, &mut Checker { sink: &mut sink }));
+    let marketplace = if sink.has_errors() { None } else { marketplace };
+    MarketplaceReport {
+        marketplace,
+        diagnostics: sink.finish(),
+    }
+}
+
+fn catalog(root: &Node, c: &mut Checker<'_, '_>) -> Option<Marketplace> {
+    let members = c.object(root, "")?;
+    c.closed(
+        members,
+        "",
+        &[
+            "$schema",
+            "standardVersion",
+            "name",
+            "description",
+            "plugins",
+        ],
+    );
+    let standard_version = c
+        .string_field(root, "", "standardVersion", true)
+        .map(|(n, p, s)| {
+            if s != MARKETPLACE_STANDARD_VERSION {
+                c.sink.error(
+                    "standard-version-unsupported",
+                    &p,
+                    n.start,
+                    format!("marketplace standard version \"{s}\" is not supported"),
+                    Some("set \"standardVersion\": \"1.0.0\""),
+                );
+            }
+            s.to_owned()
+        });
+    let name = c
+        .string_field(root, "", "name", false)
+        .map(|(_, _, s)| s.to_owned());
+    let description = c
+        .string_field(root, "", "description", false)
+        .map(|(_, _, s)| s.to_owned());
+    let mut plugins = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if let Some((list, ptr)) = c.field(root, "", "plugins", true) {
+        for (i, item) in c.array(list, &ptr).unwrap_or_default().iter().enumerate() {
+            if let Some(e) = entry(item, &pointer_push(&ptr, &i.to_string()), c, &mut seen) {
+                plugins.push(e);
+            }
+        }
+    }
+    Some(Marketplace {
+        standard_version: standard_version?,
+        name,
+        description,
+        plugins,
+    })
+}
+
+fn entry(
+    node: &Node,
+    ptr: &str,
+    c: &mut Checker<'_, '_>,
+    seen: &mut std::collections::HashSet<String>,
+) -> Option<MarketplaceEntry> {
+    let members = c.object(node, ptr)?;
+    c.closed(members, ptr, &["name", "version", "description", "source"]);
+    let name = c.string_field(node, ptr, "name", true).map(|(n, p, s)| {
+        if let Some(message) = name_problem(s) {
+            c.sink.error(
+                "name-invalid",
+                &p,
+                n.start,
+                message,
+                Some("use the bundle's plugin.json name"),
+            );
+        }
+        if !seen.insert(s.to_owned()) {
+            c.sink.error(
+                "entry-duplicate",
+                &p,
+                n.start,
+                format!("`{s}` is listed twice"),
+                Some("keep one entry per bundle"),
+            );
+        }
+        s.to_owned()
+    });
+    let version = c.string_field(node, ptr, "version", true).map(|(n, p, s)| {
+        if semver::Version::parse(s).is_err() {
+            c.sink.error(
+                "version-not-semver",
+                &p,
+                n.start,
+                format!("`version` \"{s}\" is not a SemVer version"),
+                Some("use MAJOR.MINOR.PATCH matching the bundle's plugin.json"),
+            );
+        }
+        s.to_owned()
+    });
+    let description = c
+        .string_field(node, ptr, "description", false)
+        .map(|(_, _, s)| s.to_owned());
+    let source = c
+        .field(node, ptr, "source", true)
+        .and_then(|(n, p)| source(n, &p, c));
+    Some(MarketplaceEntry {
+        name: name?,
+        version: version?,
+        description,
+        source: source?,
+    })
+}
+
+fn relative_path(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, path: &str) {
+    if path.trim().is_empty()
+        || path.starts_with(['/', '\\'])
+        || path.split(['/', '\\']).any(|s| s == "..")
+    {
+        c.sink.error(
+            "source-path-invalid",
+            ptr,
+            node.start,
+            format!("`path` `{path}` must be a non-empty relative path without `..`"),
+            Some("name a folder relative to the catalog or repository root"),
+        );
+    }
+}
+
+fn source(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<MarketplaceSource> {
+    let members = c.object(node, ptr)?;
+    let (kn, kp, kind) = c.string_field(node, ptr, "kind", true)?;
+    let allowed: &[&str] = match kind {
+        "local" => &["kind", "path"],
+        "github" => &["kind", "repo", "ref", "path"],
+        "git" => &["kind", "url", "ref", "path"],
+        "npm" => &["kind", "package", "version"],
+        "archive" => &["kind", "url", "sha256"],
+        other => {
+            c.sink.error(
+                "source-kind-unknown",
+                &kp,
+                kn.start,
+                format!("unknown source kind `{other}`"),
+                Some("use local, github, git, npm or archive"),
+            );
+            return None;
+        }
+    };
+    c.closed(members, ptr, allowed);
+    let opt = |c: &mut Checker<'_, '_>, key| {
+        c.string_field(node, ptr, key, false)
+            .map(|(_, _, s)| s.to_owned())
+    };
+    let path = c
+        .string_field(node, ptr, "path", kind == "local")
+        .map(|(n, p, s)| {
+            relative_path(c, n, &p, s);
+            s.to_owned()
+        });
+    Some(match kind {
+        "local" => MarketplaceSource::Local { path: path? },
+        "github" => {
+            let repo = c.string_field(node, ptr, "repo", true).map(|(n, p, s)| {
+                let ok = s.split_once('/').is_some_and(|(o, r)| {
+                    let part = |x: &str| {
+                        !x.is_empty()
+                            && x.chars().all(|ch| {
+                                ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.')
+                            })
+                    };
+                    part(o) && part(r) && r != ".." && o != ".."
+                });
+                if !ok {
+                    c.sink.error(
+                        "source-repo-invalid",
+                        &p,
+                        n.start,
+                        format!("`repo` `{s}` is not `owner/name`"),
+                        Some("write the GitHub repository as owner/name"),
+                    );
+                }
+                s.to_owned()
+            });
+            MarketplaceSource::Github {
+                repo: repo?,
+                r#ref: opt(c, "ref"),
+                path,
+            }
+        }
+        "git" => {
+            let url = c
+                .string_field(node, ptr, "url", true)
+                .map(|(_, _, s)| s.to_owned());
+            MarketplaceSource::Git {
+                url: url?,
+                r#ref: opt(c, "ref"),
+                path,
+            }
+        }
+        "npm" => {
+            let package = c
+                .string_field(node, ptr, "package", true)
+                .map(|(_, _, s)| s.to_owned());
+            MarketplaceSource::Npm {
+                package: package?,
+                version: opt(c, "version"),
+            }
+        }
+        _ => {
+            let url = c.string_field(node, ptr, "url", true).map(|(n, p, s)| {
+                if !s.starts_with("https://") {
+                    c.sink.error(
+                        "source-url-invalid",
+                        &p,
+                        n.start,
+                        format!("archive `url` `{s}` is not https"),
+                        Some("serve archives over https://"),
+                    );
+                }
+                s.to_owned()
+            });
+            let sha256 = c.string_field(node, ptr, "sha256", false).map(|(n, p, s)| {
+                if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    c.sink.error(
+                        "source-sha256-invalid",
+                        &p,
+                        n.start,
+                        "`sha256` must be 64 hex digits",
+                        Some("paste the archive's SHA-256 digest in hex"),
+                    );
+                }
+                s.to_owned()
+            });
+            MarketplaceSource::Archive { url: url?, sha256 }
+        }
+    })
+}

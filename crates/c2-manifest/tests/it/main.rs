@@ -1,0 +1,10 @@
+//! The crate's one integration binary: the conformance corpus and the public-API behaviour.
+
+mod corpus;
+mod manifest;
+mod marketplace;
+mod mcp;
+mod props;
+mod render;
+mod schema;
+mod skill;

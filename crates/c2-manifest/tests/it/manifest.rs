@@ -1,0 +1,215 @@
+//! Behaviour of `validate_manifest` beyond the corpus: parser safety, typed output, options.
+
+use c2_manifest::{
+    Capability, ExecutableRef, ManifestOptions, ScopeKind, Severity, UiSlot, validate_manifest,
+};
+
+const VALID: &str = r#"{
+  "name": "demo",
+  "version": "1.0.0",
+  "extensions": { "dev.codetwo": {
+    "standardVersion": "1.2.0",
+    "commands": [{ "id": "demo.run", "title": "Run", "argsSchema": { "type": "object" } }],
+    "runtime": { "command": "bin/demo" },
+    "ui": [{ "id": "run", "slot": "host.actions", "label": "Run", "command": "demo.run", "order": -3 }],
+    "connectors": [{ "id": "c", "provider": "feishu", "command": "demo.run", "capabilities": ["tables", "messaging"] }]
+  } }
+}"#;
+
+fn codes(source: &str) -> Vec<&'static str> {
+    validate_manifest(source, &ManifestOptions::default())
+        .diagnostics
+        .iter()
+        .map(|d| d.code)
+        .collect()
+}
+
+#[test]
+fn a_valid_manifest_yields_the_typed_model_with_defaults_filled_in() {
+    let report = validate_manifest(VALID, &ManifestOptions::default());
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let m = report.clone().into_manifest().unwrap();
+    let runtime = m.codetwo.runtime.as_ref().unwrap();
+    assert_eq!(runtime.scope_support, vec![ScopeKind::User]);
+    assert_eq!(
+        runtime.executable(),
+        ExecutableRef::BundleRelative("bin/demo")
+    );
+    assert_eq!(m.codetwo.ui[0].slot, UiSlot::HostActions);
+    assert_eq!(m.codetwo.ui[0].order, Some(-3));
+    assert_eq!(
+        m.codetwo.commands[0].args_schema,
+        Some(serde_json::json!({ "type": "object" }))
+    );
+    assert_eq!(
+        m.codetwo.connectors[0].capabilities,
+        vec![Capability::Tables, Capability::Messaging]
+    );
+}
+
+#[test]
+fn an_invalid_manifest_has_no_model_and_into_manifest_counts_the_errors() {
+    let report = validate_manifest(
+        r#"{"name": "X", "version": "1.0.0"}"#,
+        &ManifestOptions::default(),
+    );
+    assert!(report.manifest.is_none());
+    let err = report.into_manifest().unwrap_err();
+    assert_eq!(err, c2_manifest::Error::InvalidManifest { errors: 2 });
+}
+
+#[test]
+fn a_megabyte_of_open_brackets_is_a_nesting_diagnostic_not_a_stack_overflow() {
+    let source = "[".repeat(1 << 20);
+    assert_eq!(codes(&source), vec!["nesting-too-deep"]);
+    let objects = "{\"a\":".repeat(1 << 18);
+    assert_eq!(codes(&objects), vec!["nesting-too-deep"]);
+}
+
+#[test]
+fn nesting_exactly_at_the_limit_parses_and_one_more_level_does_not() {
+    let options = ManifestOptions {
+        max_depth: 4,
+        ..ManifestOptions::default()
+    };
+    let at = "[[[[]]]]";
+    let past = "[[[[[]]]]]";
+    let at_codes: Vec<_> = validate_manifest(at, &options)
+        .diagnostics
+        .iter()
+        .map(|d| d.code)
+        .collect();
+    let past_codes: Vec<_> = validate_manifest(past, &options)
+        .diagnostics
+        .iter()
+        .map(|d| d.code)
+        .collect();
+    assert_eq!(at_codes, vec!["wrong-type"]);
+    assert_eq!(past_codes, vec!["nesting-too-deep"]);
+}
+
+#[test]
+fn columns_count_chars_not_bytes() {
+    let source = "{\"description\": \"日本語\", \"name\": 1}";
+    let report = validate_manifest(source, &ManifestOptions::default());
+    let d = report
+        .diagnostics
+        .iter()
+        .find(|d| d.pointer == "/name")
+        .unwrap();
+    assert_eq!((d.line, d.column), (1, 32));
+}
+
+#[test]
+fn a_byte_order_mark_is_reported_and_the_rest_is_still_checked() {
+    let source = format!("\u{feff}{}", VALID.replace("\"demo\"", "\"Demo\""));
+    let report = validate_manifest(&source, &ManifestOptions::default());
+    let found: Vec<_> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.line, d.column))
+        .collect();
+    assert_eq!(
+        found,
+        vec![("byte-order-mark", 1, 1), ("name-invalid", 2, 11)]
+    );
+}
+
+#[test]
+fn an_embedder_can_reserve_more_namespaces() {
+    let mut options = ManifestOptions::default();
+    options.reserved_namespaces.insert("demo".to_owned());
+    let report = validate_manifest(VALID, &options);
+    let found: Vec<_> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "command-namespace-reserved",
+            "/extensions/dev.codetwo/commands/0/id"
+        )]
+    );
+}
+
+#[test]
+fn limits_come_from_the_options() {
+    let options = ManifestOptions {
+        max_title_chars: 2,
+        ..ManifestOptions::default()
+    };
+    let report = validate_manifest(VALID, &options);
+    let found: Vec<_> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(found, vec!["title-too-long", "label-too-long"]);
+}
+
+#[test]
+fn every_diagnostic_of_a_broken_manifest_carries_code_pointer_position_and_message() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/test_data/err/many-problems/plugin.json"
+    ))
+    .unwrap();
+    let report = validate_manifest(&source, &ManifestOptions::default());
+    assert!(report.diagnostics.len() >= 15);
+    for d in &report.diagnostics {
+        assert!(!d.code.is_empty() && !d.message.is_empty());
+        assert!(d.line >= 1 && d.column >= 1);
+        assert_eq!(d.severity, Severity::Error);
+        assert!(d.help.is_some(), "{} has no help", d.code);
+    }
+}
+
+#[test]
+fn diagnostics_serialize_with_camel_case_fields() {
+    let report = validate_manifest("{", &ManifestOptions::default());
+    let json = serde_json::to_value(&report.diagnostics[0]).unwrap();
+    assert_eq!(json["code"], "invalid-json");
+    assert_eq!(json["severity"], "error");
+    assert_eq!(json["pointer"], "");
+    assert_eq!(
+        (json["line"].as_u64(), json["column"].as_u64()),
+        (Some(1), Some(2))
+    );
+}
+
+#[test]
+fn duplicate_key_pointers_escape_slashes_and_tildes() {
+    let source = r#"{"extensions": {"a/b~c": {"k": 1, "k": 2}}}"#;
+    let report = validate_manifest(source, &ManifestOptions::default());
+    let d = report
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "duplicate-key")
+        .unwrap();
+    assert_eq!(d.pointer, "/extensions/a~1b~0c/k");
+}
+
+#[test]
+fn connector_capabilities_bound_the_operations_the_host_may_invoke() {
+    assert!(Capability::Messaging.operation_allowed("message.send"));
+    assert!(!Capability::Messaging.operation_allowed("message."));
+    assert!(!Capability::Messaging.operation_allowed("messages.send"));
+    assert!(Capability::Tables.operation_allowed("resources.list"));
+    assert!(Capability::TurnNotifications.operation_allowed("notification.turn.done"));
+    assert!(!Capability::Connection.operation_allowed("resources.list"));
+    let m = validate_manifest(VALID, &ManifestOptions::default())
+        .manifest
+        .unwrap();
+    assert!(m.codetwo.connectors[0].operation_allowed("table.rows"));
+    assert!(!m.codetwo.connectors[0].operation_allowed("document.read"));
+}
+
+#[test]
+fn a_command_with_a_slash_is_bundle_relative_and_one_without_is_a_bare_name() {
+    assert_eq!(
+        ExecutableRef::parse("node"),
+        ExecutableRef::BareName("node")
+    );
+    assert_eq!(
+        ExecutableRef::parse("./bin/x"),
+        ExecutableRef::BundleRelative("./bin/x")
+    );
+}

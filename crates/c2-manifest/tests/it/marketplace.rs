@@ -1,0 +1,107 @@
+//! `validate_marketplace`: closed catalog, entry and source objects.
+
+use c2_manifest::{MarketplaceSource, validate_marketplace};
+
+fn catalog(plugins: &str) -> String {
+    format!(r#"{{"standardVersion": "1.0.0", "name": "community", "plugins": [{plugins}]}}"#)
+}
+
+fn codes(source: &str) -> Vec<&'static str> {
+    validate_marketplace(source)
+        .diagnostics
+        .iter()
+        .map(|d| d.code)
+        .collect()
+}
+
+#[test]
+fn every_source_kind_is_accepted_with_its_own_fields() {
+    let source = catalog(
+        r#"{"name": "a", "version": "1.0.0", "source": {"kind": "local", "path": "plugins/a"}},
+           {"name": "b", "version": "1.0.0", "source": {"kind": "github", "repo": "o/b", "ref": "abc", "path": "p"}},
+           {"name": "c", "version": "1.0.0", "source": {"kind": "git", "url": "https://x/c.git"}},
+           {"name": "d", "version": "2.0.0-rc.1", "source": {"kind": "npm", "package": "@o/d", "version": "^2"}},
+           {"name": "e", "version": "1.0.0", "description": "E", "source": {"kind": "archive", "url": "https://x/e.tgz",
+              "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}"#,
+    );
+    let report = validate_marketplace(&source);
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let m = report.marketplace.unwrap();
+    assert_eq!(m.plugins.len(), 5);
+    assert!(
+        matches!(&m.plugins[1].source, MarketplaceSource::Github { repo, r#ref: Some(_), .. } if repo == "o/b")
+    );
+}
+
+#[test]
+fn the_standard_version_must_be_1_0_0() {
+    assert_eq!(
+        codes(r#"{"standardVersion": "1.2.0", "plugins": []}"#),
+        vec!["standard-version-unsupported"]
+    );
+    assert_eq!(codes(r#"{"plugins": []}"#), vec!["missing-field"]);
+}
+
+#[test]
+fn catalog_entry_and_source_objects_are_closed() {
+    let source = r#"{"standardVersion": "1.0.0", "owner": "x", "plugins": [
+        {"name": "a", "version": "1.0.0", "tags": [], "source": {"kind": "local", "path": "a", "repo": "o/a"}}]}"#;
+    let found: Vec<_> = validate_marketplace(source)
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.pointer.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("unknown-key", "/owner".to_owned()),
+            ("unknown-key", "/plugins/0/tags".to_owned()),
+            ("unknown-key", "/plugins/0/source/repo".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn entries_need_a_valid_name_and_a_semver_version() {
+    let source =
+        catalog(r#"{"name": "Bad", "version": "1.0", "source": {"kind": "local", "path": "a"}}"#);
+    assert_eq!(codes(&source), vec!["name-invalid", "version-not-semver"]);
+    let missing = catalog(r#"{"source": {"kind": "local", "path": "a"}}"#);
+    assert_eq!(codes(&missing), vec!["missing-field", "missing-field"]);
+    let dup = catalog(
+        r#"{"name": "a", "version": "1.0.0", "source": {"kind": "local", "path": "a"}},
+           {"name": "a", "version": "1.0.1", "source": {"kind": "local", "path": "b"}}"#,
+    );
+    assert_eq!(codes(&dup), vec!["entry-duplicate"]);
+}
+
+#[test]
+fn each_source_kind_requires_its_own_fields_and_checks_them() {
+    let entry = |src: &str| {
+        catalog(&format!(
+            r#"{{"name": "a", "version": "1.0.0", "source": {src}}}"#
+        ))
+    };
+    assert_eq!(
+        codes(&entry(r#"{"kind": "ftp"}"#)),
+        vec!["source-kind-unknown"]
+    );
+    assert_eq!(codes(&entry(r#"{"path": "a"}"#)), vec!["missing-field"]);
+    assert_eq!(codes(&entry(r#"{"kind": "local"}"#)), vec!["missing-field"]);
+    assert_eq!(
+        codes(&entry(r#"{"kind": "local", "path": "../a"}"#)),
+        vec!["source-path-invalid"]
+    );
+    assert_eq!(
+        codes(&entry(r#"{"kind": "github", "repo": "nope"}"#)),
+        vec!["source-repo-invalid"]
+    );
+    assert_eq!(codes(&entry(r#"{"kind": "git"}"#)), vec!["missing-field"]);
+    assert_eq!(codes(&entry(r#"{"kind": "npm"}"#)), vec!["missing-field"]);
+    assert_eq!(
+        codes(&entry(
+            r#"{"kind": "archive", "url": "http://x", "sha256": "zz"}"#
+        )),
+        vec!["source-url-invalid", "source-sha256-invalid"]
+    );
+}

@@ -1,0 +1,108 @@
+//! `validate_skill`: SKILL.md frontmatter.
+
+use c2_manifest::{Severity, SkillOptions, validate_skill, validate_skill_with};
+
+fn codes(source: &str, folder: &str) -> Vec<(&'static str, Severity)> {
+    validate_skill(source, folder)
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.severity))
+        .collect()
+}
+
+#[test]
+fn a_well_formed_skill_is_valid_and_keeps_its_scalar_fields() {
+    let source = "---\nname: review\ndescription: \"Review code: carefully\"\nlicense: 'MIT'\nmetadata:\n  owner: team\n---\n# Body\n";
+    let report = validate_skill(source, "review");
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let skill = report.skill.unwrap();
+    assert_eq!(skill.description, "Review code: carefully");
+    assert_eq!(skill.fields.get("license").map(String::as_str), Some("MIT"));
+    assert!(!skill.fields.contains_key("metadata"));
+}
+
+#[test]
+fn block_scalars_fold_or_keep_newlines() {
+    let folded = validate_skill("---\nname: a\ndescription: >\n  one\n  two\n---\n", "a")
+        .skill
+        .unwrap();
+    assert_eq!(folded.description, "one two");
+    let literal = validate_skill("---\nname: a\ndescription: |\n  one\n  two\n---\n", "a")
+        .skill
+        .unwrap();
+    assert_eq!(literal.description, "one\ntwo");
+}
+
+#[test]
+fn the_name_must_equal_the_folder() {
+    let report = validate_skill("---\nname: other\ndescription: x\n---\n", "review");
+    let d = &report.diagnostics[0];
+    assert_eq!((d.code, d.line, d.column), ("skill-name-mismatch", 2, 7));
+    assert!(report.skill.is_none());
+}
+
+#[test]
+fn description_length_is_counted_in_chars_up_to_the_limit() {
+    let at = format!("---\nname: a\ndescription: {}\n---\n", "é".repeat(1024));
+    let past = format!("---\nname: a\ndescription: {}\n---\n", "é".repeat(1025));
+    assert!(codes(&at, "a").is_empty());
+    assert_eq!(
+        codes(&past, "a"),
+        vec![("skill-description-too-long", Severity::Error)]
+    );
+    let tight = validate_skill_with(
+        &at,
+        "a",
+        &SkillOptions {
+            max_description_chars: 10,
+        },
+    );
+    assert!(!tight.is_valid());
+}
+
+#[test]
+fn missing_or_empty_fields_are_errors() {
+    assert_eq!(
+        codes("---\ndescription: x\n---\n", "a"),
+        vec![("skill-name-missing", Severity::Error)]
+    );
+    assert_eq!(
+        codes("---\nname: a\n---\n", "a"),
+        vec![("skill-description-missing", Severity::Error)]
+    );
+    assert_eq!(
+        codes("---\nname: a\ndescription: \"  \"\n---\n", "a"),
+        vec![("skill-description-empty", Severity::Error)]
+    );
+}
+
+#[test]
+fn unknown_keys_are_warnings_and_the_skill_stays_valid() {
+    let report = validate_skill("---\nname: a\ndescription: x\nmodel: fast\n---\n", "a");
+    assert!(report.is_valid());
+    assert_eq!(report.diagnostics[0].code, "frontmatter-unknown-key");
+    assert_eq!(report.diagnostics[0].severity, Severity::Warning);
+}
+
+#[test]
+fn frontmatter_structure_problems_are_reported() {
+    assert_eq!(
+        codes("# no frontmatter\n", "a"),
+        vec![("frontmatter-missing", Severity::Error)]
+    );
+    assert_eq!(
+        codes("---\nname: a\n", "a"),
+        vec![("frontmatter-unterminated", Severity::Error)]
+    );
+    let flow = codes("---\nname: a\ndescription: x\ntags: [a, b]\n---\n", "a");
+    assert_eq!(flow[0], ("frontmatter-syntax", Severity::Error));
+    let dup = codes("---\nname: a\nname: a\ndescription: x\n---\n", "a");
+    assert_eq!(dup, vec![("duplicate-key", Severity::Error)]);
+}
+
+#[test]
+fn crlf_line_endings_and_a_byte_order_mark_are_accepted() {
+    let report = validate_skill("\u{feff}---\r\nname: a\r\ndescription: x\r\n---\r\n", "a");
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    assert_eq!(report.skill.unwrap().description, "x");
+}
