@@ -1,1 +1,42 @@
 //! Bounded, symlink-safe bundle collection, component inventory, digest and atomic install.
+//!
+//! This crate decides what a bundle is and gets it onto disk safely: it is the security
+//! boundary between an untrusted directory or archive and the user's plugin store. It reads a
+//! bundle into memory under [`Limits`] (never following or storing a symlink, never reading a
+//! FIFO or device, never extracting an archive to disk), runs the checks the manifest crate
+//! cannot do alone, inventories the contributions, computes the content digest, and installs,
+//! updates and removes bundles atomically in a [`Store`]. Every refusal is a [`Diagnostic`].
+//! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
+//! enablement) and fetches nothing: a git source is cloned by the host, which hands the
+//! checkout here with a [`SourceIdentity::git`]. c2-host, the c2-plugins CLI and xtask may
+//! depend on it; it depends only on c2-manifest.
+//!
+//! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
+//! [`Store::install`] it if [`CollectedBundle::is_valid`].
+
+mod archive;
+mod bundle;
+mod components;
+mod diagnostic;
+mod digest;
+mod error;
+mod inventory;
+mod limits;
+mod marketplace;
+mod scaffold;
+mod store;
+mod tree;
+mod walk;
+
+pub use archive::ArchiveFormat;
+pub use bundle::{CollectedBundle, collect, collect_archive, collect_archive_bytes, collect_dir};
+pub use diagnostic::{Diagnostic, Severity, codes};
+pub use digest::{SourceIdentity, content_digest, installed_id};
+pub use error::{Error, Result};
+pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
+pub use limits::Limits;
+pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
+pub use scaffold::apply_scaffold;
+pub use store::{FaultPoint, InstallRequest, InstalledRecord, ListedBundle, Store, StoreOptions};
+pub use tree::FileEntry;
+pub use walk::SKIPPED_DIRECTORIES;

@@ -1,0 +1,358 @@
+//! Archives extracted in memory into the same tree as a directory, under the same limits.
+//! Nothing touches the disk: an entry's path is only ever a key in the tree.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+use zip::CompressionMethod;
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::limits::Limits;
+use crate::tree::{Stop, Tree};
+use crate::walk::{SKIPPED_DIRECTORIES, read_bounded};
+
+/// The archive formats a bundle may be distributed as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    /// `.tar.gz` or `.tgz`.
+    TarGz,
+    /// `.zip` with stored or deflated entries.
+    Zip,
+}
+
+impl ArchiveFormat {
+    /// The format a file name announces, or `None` for anything else (a directory, say).
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+            Some(Self::TarGz)
+        } else if name.ends_with(".zip") {
+            Some(Self::Zip)
+        } else {
+            None
+        }
+    }
+}
+
+pub(crate) fn read_archive(bytes: &[u8], format: ArchiveFormat, limits: Limits) -> Tree {
+    let mut tree = Tree::new(limits);
+    let mut skipped = BTreeSet::new();
+    let result = match format {
+        ArchiveFormat::TarGz => read_tar_gz(bytes, &mut tree, &mut skipped),
+        ArchiveFormat::Zip => read_zip(bytes, &mut tree, &mut skipped),
+    };
+    tree.stopped = result.is_err();
+    tree
+}
+
+/// Counts inflated bytes and fails the stream once the archive budget is spent, so headers,
+/// padding and skipped entries are bounded too, not only file contents.
+struct Capped<'a, R> {
+    inner: R,
+    remaining: u64,
+    exceeded: &'a Cell<bool>,
+}
+
+impl<R: Read> Read for Capped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.remaining == 0 {
+            // Probe one byte: a stream ending exactly at the budget is fine.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => {
+                    self.exceeded.set(true);
+                    Err(std::io::Error::other("archive expands past its limit"))
+                }
+            };
+        }
+        let max = buf
+            .len()
+            .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+        let read = self.inner.read(&mut buf[..max])?;
+        self.remaining -= read as u64;
+        Ok(read)
+    }
+}
+
+fn read_tar_gz(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Result<(), Stop> {
+    let exceeded = Cell::new(false);
+    let inflating = Capped {
+        inner: flate2::read::GzDecoder::new(bytes),
+        remaining: tree.limits.max_archive_bytes,
+        exceeded: &exceeded,
+    };
+    let mut archive = tar::Archive::new(inflating);
+    let entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(error) => return stream_failed(tree, &exceeded, &error),
+    };
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => return stream_failed(tree, &exceeded, &error),
+        };
+        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        tree.count_entry(&raw)?;
+        if std::str::from_utf8(&entry.path_bytes()).is_err() {
+            tree.refuse(
+                Diagnostic::error(
+                    codes::NON_UTF8_NAME,
+                    raw.clone(),
+                    format!("archive entry {raw} has a name that is not UTF-8"),
+                )
+                .with_help("rename the entry with a UTF-8 name"),
+            );
+            continue;
+        }
+        let kind = entry.header().entry_type();
+        let kind = if kind.is_file() {
+            Kind::File
+        } else if kind.is_dir() {
+            Kind::Dir
+        } else if kind.is_symlink() || kind.is_hard_link() {
+            Kind::Link
+        } else if kind.is_pax_global_extensions() {
+            // `git archive` writes one; it is metadata, not content.
+            continue;
+        } else {
+            Kind::Special
+        };
+        let Some(rel) = admit(tree, &raw, kind, skipped)? else {
+            continue;
+        };
+        if kind == Kind::File {
+            let executable = entry.header().mode().is_ok_and(|mode| mode & 0o111 != 0);
+            match read_bounded(&mut entry, tree.read_budget()) {
+                Ok(content) => tree.add_file(rel, content, executable)?,
+                Err(error) => return stream_failed(tree, &exceeded, &error),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Result<(), Stop> {
+    let mut archive = match zip::ZipArchive::new(Cursor::new(bytes)) {
+        Ok(archive) => archive,
+        Err(error) => {
+            tree.refuse(malformed(&error.to_string()));
+            return Err(Stop);
+        }
+    };
+    for index in 0..archive.len() {
+        let mut entry = match archive.by_index(index) {
+            Ok(entry) => entry,
+            Err(error) => {
+                tree.refuse(malformed(&error.to_string()));
+                return Err(Stop);
+            }
+        };
+        let Ok(raw) = entry.name().map(|name| name.into_owned()) else {
+            tree.refuse(malformed("an entry name cannot be decoded"));
+            return Err(Stop);
+        };
+        tree.count_entry(&raw)?;
+        let mode_type = entry.unix_mode().map(|mode| mode & 0o170_000);
+        let kind = if entry.is_symlink() || mode_type == Some(0o120_000) {
+            Kind::Link
+        } else if entry.is_dir() {
+            Kind::Dir
+        } else if matches!(mode_type, None | Some(0) | Some(0o100_000)) {
+            Kind::File
+        } else {
+            Kind::Special
+        };
+        let Some(rel) = admit(tree, &raw, kind, skipped)? else {
+            continue;
+        };
+        if kind == Kind::File {
+            if !matches!(
+                entry.compression(),
+                CompressionMethod::Stored | CompressionMethod::Deflated
+            ) {
+                tree.refuse(
+                    Diagnostic::error(
+                        codes::ARCHIVE_UNSUPPORTED_COMPRESSION,
+                        rel.clone(),
+                        format!(
+                            "archive entry {rel} uses {:?} compression",
+                            entry.compression()
+                        ),
+                    )
+                    .with_help("repack the archive with deflate compression"),
+                );
+                continue;
+            }
+            let executable = entry.unix_mode().is_some_and(|mode| mode & 0o111 != 0);
+            match read_bounded(&mut entry, tree.read_budget()) {
+                Ok(content) => tree.add_file(rel, content, executable)?,
+                Err(error) => {
+                    tree.refuse(malformed(&format!("{rel}: {error}")));
+                    return Err(Stop);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+    Link,
+    Special,
+}
+
+/// Applies the path and type rules to one entry. `Ok(Some(rel))` for a file to read;
+/// directories are recorded here; refused or skipped entries give `Ok(None)`.
+fn admit(
+    tree: &mut Tree,
+    raw: &str,
+    kind: Kind,
+    skipped: &mut BTreeSet<String>,
+) -> Result<Option<String>, Stop> {
+    let rel = match normalize(raw) {
+        Ok(Some(rel)) => rel,
+        Ok(None) => return Ok(None),
+        Err(why) => {
+            tree.refuse(
+                Diagnostic::error(
+                    codes::ARCHIVE_UNSAFE_PATH,
+                    raw.to_owned(),
+                    format!("archive entry {raw:?} {why}"),
+                )
+                .with_help("repack the archive with plain relative paths"),
+            );
+            return Ok(None);
+        }
+    };
+    tree.check_path(&rel)?;
+    if let Some(prefix) = skipped_prefix(&rel) {
+        if skipped.insert(prefix.clone()) {
+            tree.refuse(Diagnostic::warning(
+                codes::SKIPPED_DIRECTORY,
+                prefix.clone(),
+                format!("{prefix} skipped: it is never part of a bundle"),
+            ));
+        }
+        return Ok(None);
+    }
+    match kind {
+        Kind::Link => {
+            tree.refuse(
+                Diagnostic::error(
+                    codes::ARCHIVE_LINK,
+                    rel.clone(),
+                    format!("archive entry {rel} is a symlink or hard link"),
+                )
+                .with_help("replace the link with the file it points to"),
+            );
+            return Ok(None);
+        }
+        Kind::Special => {
+            tree.refuse(
+                Diagnostic::error(
+                    codes::ARCHIVE_SPECIAL_ENTRY,
+                    rel.clone(),
+                    format!("archive entry {rel} is not a regular file or directory"),
+                )
+                .with_help("remove it from the archive"),
+            );
+            return Ok(None);
+        }
+        Kind::Dir | Kind::File => {}
+    }
+    if tree.files.contains_key(&rel) || (kind == Kind::File && tree.dirs.contains(&rel)) {
+        tree.refuse(
+            Diagnostic::error(
+                codes::ARCHIVE_DUPLICATE_ENTRY,
+                rel.clone(),
+                format!("archive entry {rel} appears twice"),
+            )
+            .with_help("repack the archive"),
+        );
+        return Ok(None);
+    }
+    let mut ancestor = rel.as_str();
+    while let Some((parent, _)) = ancestor.rsplit_once('/') {
+        tree.dirs.insert(parent.to_owned());
+        ancestor = parent;
+    }
+    if kind == Kind::Dir {
+        tree.dirs.insert(rel);
+        return Ok(None);
+    }
+    Ok(Some(rel))
+}
+
+/// `./a//b/` becomes `a/b`; the archive root itself is `None`.
+fn normalize(raw: &str) -> Result<Option<String>, &'static str> {
+    if raw.starts_with('/') {
+        return Err("is an absolute path");
+    }
+    if raw.contains('\\') {
+        return Err("contains a backslash");
+    }
+    if raw.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    let mut parts = Vec::new();
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err("contains a .. component"),
+            name => parts.push(name),
+        }
+    }
+    Ok((!parts.is_empty()).then(|| parts.join("/")))
+}
+
+fn skipped_prefix(rel: &str) -> Option<String> {
+    let mut prefix = String::new();
+    for part in rel.split('/') {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        if SKIPPED_DIRECTORIES.contains(&part) {
+            return Some(prefix);
+        }
+    }
+    None
+}
+
+fn stream_failed(
+    tree: &mut Tree,
+    exceeded: &Cell<bool>,
+    error: &std::io::Error,
+) -> Result<(), Stop> {
+    if exceeded.get() {
+        tree.refuse(
+            Diagnostic::error(
+                codes::LIMIT_ARCHIVE_SIZE,
+                None,
+                format!(
+                    "archive expanded-size limit ({} bytes) exceeded",
+                    tree.limits.max_archive_bytes
+                ),
+            )
+            .with_help("the archive expands too far; ship a smaller bundle"),
+        );
+    } else {
+        tree.refuse(malformed(&error.to_string()));
+    }
+    Err(Stop)
+}
+
+fn malformed(detail: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::ARCHIVE_MALFORMED,
+        None,
+        format!("the archive cannot be read: {detail}"),
+    )
+    .with_help("recreate the archive")
+}

@@ -1,0 +1,407 @@
+//! From a raw tree to a [`CollectedBundle`]: the manifest, the checks the manifest crate
+//! cannot do alone (symlinks on component paths, executables), the inventory and the digest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use c2_manifest::{ExecutableRef, Manifest, ManifestOptions};
+
+use crate::archive::{ArchiveFormat, read_archive};
+use crate::diagnostic::{Diagnostic, codes};
+use crate::digest::content_digest;
+use crate::error::{Error, Result};
+use crate::inventory::Inventory;
+use crate::limits::Limits;
+use crate::tree::{FileEntry, Tree};
+use crate::walk::{read_bounded, walk_dir};
+
+pub(crate) const MANIFEST: &str = "plugin.json";
+
+/// Files components are read from: a symlink at one refuses the bundle.
+const COMPONENT_FILES: [&str; 4] = [
+    MANIFEST,
+    "mcp.json",
+    "hooks/hooks.json",
+    "monitors/monitors.json",
+];
+/// Folders components are read from: a symlink at, above or below one refuses the bundle.
+const COMPONENT_DIRS: [&str; 8] = [
+    "skills",
+    "agents",
+    "commands",
+    "scenes",
+    "scaffolds",
+    "templates",
+    "hooks",
+    "monitors",
+];
+
+/// A bundle read into memory, bounded by [`Limits`]. Valid iff no diagnostic is an error.
+#[derive(Debug, Clone)]
+pub struct CollectedBundle {
+    /// Every stored file by bundle-relative path (`/`-separated, no `.` or `..`).
+    pub files: BTreeMap<String, FileEntry>,
+    /// Every real directory, including empty ones.
+    pub directories: BTreeSet<String>,
+    /// The manifest, present exactly when plugin.json itself is valid.
+    pub manifest: Option<Manifest>,
+    pub inventory: Inventory,
+    /// [`crate::content_digest`] of `files`.
+    pub digest: String,
+    /// For an archive source: BLAKE3 of the archive bytes, for [`crate::SourceIdentity::Archive`].
+    pub archive_digest: Option<String>,
+    /// Refusals and warnings, collection order first, then manifest, then bundle checks.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CollectedBundle {
+    pub fn is_valid(&self) -> bool {
+        self.error_count() == 0
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.manifest.as_ref().map(|m| m.name.as_str())
+    }
+
+    pub fn version(&self) -> Option<&str> {
+        self.manifest.as_ref().map(|m| m.version.as_str())
+    }
+}
+
+/// Collects a bundle directory (the selected directory is the root; nothing above or below
+/// is searched). `Err` only when the directory itself cannot be read.
+pub fn collect_dir(root: &Path, limits: &Limits) -> Result<CollectedBundle> {
+    let tree = walk_dir(root, *limits)?;
+    Ok(analyze(tree, None))
+}
+
+/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory. `plugin.json` must be at the
+/// archive root: an archive wrapping the bundle in one top-level folder is refused.
+pub fn collect_archive(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+    let format = ArchiveFormat::from_path(path).ok_or_else(|| Error::UnsupportedArchive {
+        path: path.to_owned(),
+    })?;
+    let file = std::fs::File::open(path).map_err(Error::io("open", path))?;
+    let meta = file.metadata().map_err(Error::io("inspect", path))?;
+    if !meta.is_file() {
+        return Err(Error::UnsupportedArchive {
+            path: path.to_owned(),
+        });
+    }
+    let bytes = read_bounded(file, limits.max_archive_bytes).map_err(Error::io("read", path))?;
+    Ok(collect_archive_bytes(&bytes, format, limits))
+}
+
+/// [`collect_archive`] for bytes already in memory.
+pub fn collect_archive_bytes(
+    bytes: &[u8],
+    format: ArchiveFormat,
+    limits: &Limits,
+) -> CollectedBundle {
+    let archive_digest = Some(blake3::hash(bytes).to_hex().to_string());
+    if bytes.len() as u64 > limits.max_archive_bytes {
+        let mut tree = Tree::new(*limits);
+        tree.refuse(
+            Diagnostic::error(
+                codes::LIMIT_ARCHIVE_SIZE,
+                None,
+                format!(
+                    "archive size limit ({} bytes) exceeded",
+                    limits.max_archive_bytes
+                ),
+            )
+            .with_help("ship a smaller bundle"),
+        );
+        tree.stopped = true;
+        return analyze(tree, archive_digest);
+    }
+    analyze(read_archive(bytes, format, *limits), archive_digest)
+}
+
+/// A directory, or an archive recognized by its extension.
+pub fn collect(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+    if ArchiveFormat::from_path(path).is_some() && path.is_file() {
+        collect_archive(path, limits)
+    } else {
+        collect_dir(path, limits)
+    }
+}
+
+fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
+    let Tree {
+        files,
+        dirs,
+        links,
+        mut diagnostics,
+        stopped,
+        ..
+    } = tree;
+    if stopped {
+        // Checking a partial tree would only add misleading findings (a missing manifest
+        // that was simply not reached); the limit refusal says all there is to say.
+        let digest = content_digest(&files);
+        let inventory = Inventory::default();
+        return CollectedBundle {
+            files,
+            directories: dirs,
+            manifest: None,
+            inventory,
+            digest,
+            archive_digest,
+            diagnostics,
+        };
+    }
+    let is_archive = archive_digest.is_some();
+    let manifest = read_manifest(&files, &dirs, &links, is_archive, &mut diagnostics);
+
+    let executables = manifest.as_ref().map(executable_paths).unwrap_or_default();
+    check_links(&links, manifest.as_ref(), &executables, &mut diagnostics);
+    for (owner, path, bare) in &executables {
+        check_executable(owner, path, *bare, &files, &dirs, &links, &mut diagnostics);
+    }
+    for dir in COMPONENT_DIRS {
+        if files.contains_key(dir) {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::COMPONENT_NOT_DIRECTORY,
+                    dir.to_owned(),
+                    format!("{dir} must be a directory of components, found a file"),
+                )
+                .with_help(format!("remove or rename the file {dir}")),
+            );
+        }
+    }
+    let inventory =
+        crate::components::inventory(&files, &dirs, manifest.as_ref(), &mut diagnostics);
+    let digest = content_digest(&files);
+    CollectedBundle {
+        files,
+        directories: dirs,
+        manifest,
+        inventory,
+        digest,
+        archive_digest,
+        diagnostics,
+    }
+}
+
+fn read_manifest(
+    files: &BTreeMap<String, FileEntry>,
+    dirs: &BTreeSet<String>,
+    links: &[crate::tree::InsideLink],
+    is_archive: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Manifest> {
+    let Some(entry) = files.get(MANIFEST) else {
+        let refused = diagnostics
+            .iter()
+            .any(|d| d.is_error() && d.file.as_deref() == Some(MANIFEST));
+        if refused || links.iter().any(|link| link.path == MANIFEST) {
+            // Already refused (a symlink, a FIFO, an unreadable entry): say it once.
+            return None;
+        }
+        let top: BTreeSet<&str> = files
+            .keys()
+            .chain(dirs.iter())
+            .map(|p| p.split('/').next().unwrap_or(p))
+            .collect();
+        let wrapped = match top.iter().next() {
+            Some(only) if top.len() == 1 && files.contains_key(&format!("{only}/{MANIFEST}")) => {
+                Some(*only)
+            }
+            _ => None,
+        };
+        let diagnostic = match wrapped {
+            Some(folder) if is_archive => Diagnostic::error(
+                codes::ARCHIVE_WRAPPED_ROOT,
+                format!("{folder}/{MANIFEST}"),
+                format!("plugin.json is inside the top-level folder {folder}, not at the archive root"),
+            )
+            .with_help(format!("repack the archive from inside {folder} so plugin.json is at its root")),
+            _ => Diagnostic::error(codes::MISSING_MANIFEST, MANIFEST.to_owned(), "no plugin.json at the bundle root".to_owned())
+                .with_help("select the directory that holds plugin.json; parents and children are not searched"),
+        };
+        diagnostics.push(diagnostic);
+        return None;
+    };
+    let Ok(source) = std::str::from_utf8(&entry.bytes) else {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::MANIFEST_NOT_UTF8,
+                MANIFEST.to_owned(),
+                "plugin.json is not UTF-8".to_owned(),
+            )
+            .with_help("save plugin.json as UTF-8"),
+        );
+        return None;
+    };
+    let report = c2_manifest::validate_manifest(source, &ManifestOptions::default());
+    diagnostics.extend(
+        report
+            .diagnostics
+            .into_iter()
+            .map(|d| from_document(d, MANIFEST)),
+    );
+    report.manifest
+}
+
+/// Carries a c2-manifest diagnostic over, naming the file it was found in.
+pub(crate) fn from_document(d: c2_manifest::Diagnostic, file: &str) -> Diagnostic {
+    Diagnostic {
+        code: d.code,
+        severity: d.severity,
+        file: Some(file.to_owned()),
+        pointer: Some(d.pointer),
+        line: Some(d.line),
+        column: Some(d.column),
+        message: d.message,
+        help: d.help,
+    }
+}
+
+/// `(owner, path)` of every executable the manifest names that may be a bundle file: a
+/// command containing `/` (normalized), or a bare name (a bundle-root file if one exists).
+fn executable_paths(manifest: &Manifest) -> Vec<(String, String, bool)> {
+    let mut found = Vec::new();
+    let codetwo = &manifest.codetwo;
+    let runtime = codetwo
+        .runtime
+        .as_ref()
+        .map(|r| ("runtime".to_owned(), r.executable()));
+    let servers = codetwo
+        .language_servers
+        .iter()
+        .map(|ls| (format!("language server {}", ls.id), ls.executable()));
+    for (owner, executable) in runtime.into_iter().chain(servers) {
+        let (path, bare) = match executable {
+            ExecutableRef::BareName(name) => (name.to_owned(), true),
+            ExecutableRef::BundleRelative(path) => (normalize_relative(path), false),
+        };
+        found.push((owner, path, bare));
+    }
+    found
+}
+
+/// `./bin//x` is `bin/x`. The manifest validator has already refused absolute and `..` paths.
+pub(crate) fn normalize_relative(path: &str) -> String {
+    path.split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn check_executable(
+    owner: &str,
+    path: &str,
+    bare: bool,
+    files: &BTreeMap<String, FileEntry>,
+    dirs: &BTreeSet<String>,
+    links: &[crate::tree::InsideLink],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if links
+        .iter()
+        .any(|link| link.path == path || path.starts_with(&format!("{}/", link.path)))
+    {
+        // Refused as a symlinked component path already.
+        return;
+    }
+    match files.get(path) {
+        Some(entry) if entry.executable => {}
+        Some(_) => diagnostics.push(
+            Diagnostic::error(
+                codes::COMMAND_NOT_EXECUTABLE,
+                path.to_owned(),
+                format!("the {owner} command {path} is not executable"),
+            )
+            .with_help(format!(
+                "run chmod +x {path}, or name an interpreter as the command and {path} in args"
+            )),
+        ),
+        // A bare name with no bundle-root file is looked up on PATH at spawn.
+        None if bare => {}
+        None if dirs.contains(path) => diagnostics.push(
+            Diagnostic::error(
+                codes::COMMAND_NOT_REGULAR,
+                path.to_owned(),
+                format!("the {owner} command {path} is a directory, not a regular file"),
+            )
+            .with_help("point the command at the executable file"),
+        ),
+        None => diagnostics.push(
+            Diagnostic::error(
+                codes::COMMAND_MISSING,
+                path.to_owned(),
+                format!("the {owner} command {path} is not in the bundle"),
+            )
+            .with_help("add the executable to the bundle or fix the command path"),
+        ),
+    }
+}
+
+/// Inside symlinks are skipped with a warning unless they sit on a component path.
+fn check_links(
+    links: &[crate::tree::InsideLink],
+    manifest: Option<&Manifest>,
+    executables: &[(String, String, bool)],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut exact: Vec<String> = COMPONENT_FILES.iter().map(|s| (*s).to_owned()).collect();
+    exact.extend(executables.iter().map(|(_, path, _)| path.clone()));
+    // Arguments often name the script an interpreter runs (`node dist/plugin.js`).
+    if let Some(manifest) = manifest {
+        let codetwo = &manifest.codetwo;
+        let args = codetwo.runtime.iter().flat_map(|r| r.args.iter()).chain(
+            codetwo
+                .language_servers
+                .iter()
+                .flat_map(|ls| ls.args.iter()),
+        );
+        exact.extend(
+            args.filter(|arg| !arg.starts_with('-'))
+                .map(|arg| normalize_relative(arg))
+                .filter(|arg| !arg.is_empty()),
+        );
+    }
+    for link in links {
+        let under = |component: &str| component.starts_with(&format!("{}/", link.path));
+        let hit = exact
+            .iter()
+            .find(|component| **component == link.path || under(component))
+            .cloned()
+            .or_else(|| {
+                COMPONENT_DIRS
+                    .iter()
+                    .find(|dir| {
+                        **dir == link.path
+                            || under(dir)
+                            || link.path.starts_with(&format!("{dir}/"))
+                    })
+                    .map(|dir| format!("{dir}/"))
+            });
+        let diagnostic = match hit {
+            Some(component) => Diagnostic::error(
+                codes::SYMLINK_COMPONENT_PATH,
+                link.path.clone(),
+                format!(
+                    "symlink {} -> {} is on the component path {component}",
+                    link.path, link.target
+                ),
+            )
+            .with_help("replace the symlink with the real file or directory"),
+            None => Diagnostic::warning(
+                codes::SYMLINK_SKIPPED,
+                link.path.clone(),
+                format!(
+                    "symlink {} -> {} skipped: symlinks are never stored",
+                    link.path, link.target
+                ),
+            ),
+        };
+        diagnostics.push(diagnostic);
+    }
+}

@@ -1,0 +1,96 @@
+//! The typed component inventory: what a bundle contributes and how this host supports it
+//! (plugin-standard §5). Files that are no contribution never appear here.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a bundle contributes, in discovery order (by kind, then path).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Inventory {
+    pub contributions: Vec<Contribution>,
+}
+
+impl Inventory {
+    /// Contributions reported but not supported by this host (hooks, monitors).
+    pub fn unsupported(&self) -> impl Iterator<Item = &Contribution> {
+        self.contributions
+            .iter()
+            .filter(|c| c.status == ContributionStatus::InventoriedUnsupported)
+    }
+
+    /// Contributions of one kind.
+    pub fn of_kind(&self, kind: ContributionKind) -> impl Iterator<Item = &Contribution> {
+        self.contributions.iter().filter(move |c| c.kind == kind)
+    }
+}
+
+/// One contribution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contribution {
+    pub kind: ContributionKind,
+    /// Bundle-local id: a skill's folder, a file stem, a manifest id, a scaffold folder.
+    pub id: String,
+    pub status: ContributionStatus,
+    /// The file or folder it comes from, relative to the bundle root; `None` for manifest
+    /// declarations (they live in plugin.json).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// A display title (a command's title, a UI label, a scaffold's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The kinds of contribution plugin-standard §5 names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContributionKind {
+    Skill,
+    Agent,
+    PromptCommand,
+    McpServer,
+    RuntimeCommand,
+    Connector,
+    Scene,
+    Pipeline,
+    Scaffold,
+    Template,
+    LanguageServer,
+    UiAction,
+    Hooks,
+    Monitors,
+}
+
+impl ContributionKind {
+    /// The §5 status of this kind on this host.
+    pub fn status(self) -> ContributionStatus {
+        match self {
+            Self::Skill
+            | Self::McpServer
+            | Self::Scene
+            | Self::Pipeline
+            | Self::Scaffold
+            | Self::Template
+            | Self::LanguageServer => ContributionStatus::Supported,
+            Self::Agent => ContributionStatus::SupportedWithFallback,
+            Self::PromptCommand => ContributionStatus::SupportedAsContent,
+            Self::RuntimeCommand => ContributionStatus::SupportedStatically,
+            Self::Connector | Self::UiAction => ContributionStatus::HostRendered,
+            Self::Hooks | Self::Monitors => ContributionStatus::InventoriedUnsupported,
+        }
+    }
+}
+
+/// Support levels from the plugin-standard §5 table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContributionStatus {
+    Supported,
+    SupportedWithFallback,
+    SupportedAsContent,
+    SupportedStatically,
+    HostRendered,
+    InventoriedUnsupported,
+}

@@ -1,0 +1,492 @@
+//! The install store: `<dir>/<id>/bundle/` plus `<dir>/<id>/installed.json`.
+//!
+//! Every change builds a complete `<id>` tree in `<dir>/.staging/`, moves any live `<id>` to
+//! `<dir>/.trash/<slot>/<id>`, renames the new tree into place and only then deletes the
+//! trash. Opening the store recovers from a crash between any two steps: staging leftovers are
+//! deleted, and a trashed tree whose live `<id>` is missing is renamed back. So an `<id>` is
+//! always either the complete old tree or the complete new one. Changes are serialized across
+//! processes by an exclusive lock on `<dir>/.lock`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::CollectedBundle;
+use crate::digest::{SourceIdentity, installed_id};
+use crate::error::{Error, Result};
+use crate::inventory::Inventory;
+use crate::limits::Limits;
+use crate::walk::{open_nofollow, read_bounded};
+
+const STAGING: &str = ".staging";
+const TRASH: &str = ".trash";
+const LOCK: &str = ".lock";
+const RECORD: &str = "installed.json";
+const BUNDLE: &str = "bundle";
+/// A trash slot with this suffix holds an uninstalled tree: recovery finishes deleting it.
+const UNINSTALL_SUFFIX: &str = ".uninstall";
+/// installed.json is small (its inventory is bounded by the bundle); refuse anything bigger.
+const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The steps of a store change after which a fault can be injected, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultPoint {
+    /// The new tree is complete and synced in staging; nothing live has changed.
+    AfterStaging,
+    /// The live tree has been moved to the trash; the new one is not in place yet.
+    AfterOldTrashed,
+    /// The new tree is in place and the store directory synced; the trash still exists.
+    AfterNewInPlace,
+    /// Uninstall: the live tree has been moved to the trash, which is not deleted yet.
+    AfterUninstallTrashed,
+}
+
+impl FaultPoint {
+    /// Every fault point, for tests that crash after each step.
+    pub const ALL: [FaultPoint; 4] = [
+        FaultPoint::AfterStaging,
+        FaultPoint::AfterOldTrashed,
+        FaultPoint::AfterNewInPlace,
+        FaultPoint::AfterUninstallTrashed,
+    ];
+}
+
+/// Store behaviour switches.
+#[derive(Debug, Clone, Default)]
+pub struct StoreOptions {
+    /// For crash tests: stop the change at this step with [`Error::InjectedFault`], leaving
+    /// the disk exactly as a crash there would. `None` in production.
+    pub inject_fault: Option<FaultPoint>,
+}
+
+/// What to record about an installation besides the bundle itself.
+#[derive(Debug, Clone)]
+pub struct InstallRequest {
+    pub source: SourceIdentity,
+    /// The exact commit, for git sources.
+    pub commit: Option<String>,
+    pub installed_at: SystemTime,
+}
+
+impl InstallRequest {
+    /// A request stamped with the current time and no commit.
+    pub fn new(source: SourceIdentity) -> Self {
+        Self {
+            source,
+            commit: None,
+            installed_at: SystemTime::now(),
+        }
+    }
+}
+
+/// The contents of `installed.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstalledRecord {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub source: SourceIdentity,
+    /// The content digest ([`crate::content_digest`]) of the stored files.
+    pub digest: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Seconds since the Unix epoch.
+    pub installed_at: u64,
+    pub inventory: Inventory,
+}
+
+/// One `<id>` directory found by [`Store::list`], with its record or why it is unreadable.
+#[derive(Debug)]
+pub struct ListedBundle {
+    pub id: String,
+    pub record: Result<InstalledRecord>,
+}
+
+/// An opened plugins directory.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    options: StoreOptions,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `dir` and recovers from any interrupted change.
+    pub fn open(dir: &Path, options: StoreOptions) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(Error::io("create", dir))?;
+        let store = Self {
+            dir: dir.to_owned(),
+            options,
+        };
+        let _lock = store.lock(FlockArg::LockExclusive)?;
+        store.recover()?;
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where an installed bundle's files live.
+    pub fn bundle_dir(&self, id: &str) -> Result<PathBuf> {
+        check_id(id)?;
+        Ok(self.dir.join(id).join(BUNDLE))
+    }
+
+    /// Stores a valid bundle under the id its name and source give, replacing atomically any
+    /// bundle already installed from that source. Nothing is written for an invalid bundle,
+    /// and nothing from the bundle is run.
+    pub fn install(
+        &self,
+        bundle: &CollectedBundle,
+        request: &InstallRequest,
+    ) -> Result<InstalledRecord> {
+        let errors = bundle.error_count();
+        let manifest = match &bundle.manifest {
+            Some(manifest) if errors == 0 => manifest,
+            _ => {
+                return Err(Error::InvalidBundle {
+                    errors: errors.max(1),
+                });
+            }
+        };
+        let id = installed_id(&manifest.name, &request.source);
+        check_id(&id)?;
+        let record = InstalledRecord {
+            id: id.clone(),
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+            source: request.source.clone(),
+            digest: bundle.digest.clone(),
+            commit: request.commit.clone(),
+            installed_at: request
+                .installed_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs()),
+            inventory: bundle.inventory.clone(),
+        };
+        let _lock = self.lock(FlockArg::LockExclusive)?;
+
+        let staging_root = self.dir.join(STAGING);
+        create_dir_all_synced(&staging_root, &self.dir)?;
+        let staging = staging_root.join(random_name());
+        if let Err(error) = write_tree(&staging, bundle, &record) {
+            // Best effort: the next open would remove it anyway.
+            let _ignored = remove_dir_all(&staging);
+            return Err(error);
+        }
+        sync_dir(&staging_root)?;
+        self.fault(FaultPoint::AfterStaging)?;
+
+        let live = self.dir.join(&id);
+        let trash_slot = if exists(&live)? {
+            let slot = self.trash_slot("")?;
+            rename(&live, &slot.join(&id))?;
+            sync_dir(&slot)?;
+            sync_dir(&self.dir)?;
+            self.fault(FaultPoint::AfterOldTrashed)?;
+            Some(slot)
+        } else {
+            None
+        };
+
+        rename(&staging, &live)?;
+        sync_dir(&self.dir)?;
+        sync_dir(&staging_root)?;
+        self.fault(FaultPoint::AfterNewInPlace)?;
+
+        if let Some(slot) = trash_slot {
+            remove_dir_all(&slot)?;
+        }
+        Ok(record)
+    }
+
+    /// Removes an installed bundle: renamed into the trash (the atomic step), then deleted.
+    pub fn uninstall(&self, id: &str) -> Result<InstalledRecord> {
+        let _lock = self.lock(FlockArg::LockExclusive)?;
+        let record = self.read(id)?;
+        let slot = self.trash_slot(UNINSTALL_SUFFIX)?;
+        rename(&self.dir.join(id), &slot.join(id))?;
+        sync_dir(&slot)?;
+        sync_dir(&self.dir)?;
+        self.fault(FaultPoint::AfterUninstallTrashed)?;
+        remove_dir_all(&slot)?;
+        Ok(record)
+    }
+
+    /// The record of one installed bundle.
+    pub fn get(&self, id: &str) -> Result<InstalledRecord> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        self.read(id)
+    }
+
+    /// [`Store::get`] for a caller that holds the lock already.
+    fn read(&self, id: &str) -> Result<InstalledRecord> {
+        check_id(id)?;
+        let path = self.dir.join(id).join(RECORD);
+        if !exists(&path)? {
+            return Err(Error::NotInstalled { id: id.to_owned() });
+        }
+        read_record(&path)
+    }
+
+    /// Every installed bundle (a directory holding installed.json), sorted by id.
+    pub fn list(&self) -> Result<Vec<ListedBundle>> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        let mut listed = Vec::new();
+        for name in dir_names(&self.dir)? {
+            if name.starts_with('.') {
+                continue;
+            }
+            let record_path = self.dir.join(&name).join(RECORD);
+            if !exists(&record_path)? {
+                continue;
+            }
+            listed.push(ListedBundle {
+                record: read_record(&record_path),
+                id: name,
+            });
+        }
+        Ok(listed)
+    }
+
+    /// Re-collects an installed bundle's files from disk (for scaffolds or a re-check).
+    pub fn collect_installed(&self, id: &str, limits: &Limits) -> Result<CollectedBundle> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        self.read(id)?;
+        crate::bundle::collect_dir(&self.bundle_dir(id)?, limits)
+    }
+
+    /// Finishes or undoes whatever change a crash interrupted. [`Store::open`] calls it.
+    fn recover(&self) -> Result<()> {
+        let staging_root = self.dir.join(STAGING);
+        if exists(&staging_root)? {
+            for name in dir_names(&staging_root)? {
+                remove_dir_all(&staging_root.join(name))?;
+            }
+            sync_dir(&staging_root)?;
+        }
+        let trash_root = self.dir.join(TRASH);
+        if !exists(&trash_root)? {
+            return Ok(());
+        }
+        for slot_name in dir_names(&trash_root)? {
+            let slot = trash_root.join(&slot_name);
+            if !slot_name.ends_with(UNINSTALL_SUFFIX) {
+                for id in dir_names(&slot)? {
+                    let live = self.dir.join(&id);
+                    if !exists(&live)? {
+                        rename(&slot.join(&id), &live)?;
+                        sync_dir(&self.dir)?;
+                    }
+                }
+            }
+            remove_dir_all(&slot)?;
+        }
+        sync_dir(&trash_root)
+    }
+
+    fn trash_slot(&self, suffix: &str) -> Result<PathBuf> {
+        let trash_root = self.dir.join(TRASH);
+        create_dir_all_synced(&trash_root, &self.dir)?;
+        let slot = trash_root.join(format!("{}{suffix}", random_name()));
+        std::fs::create_dir(&slot).map_err(Error::io("create", &slot))?;
+        sync_dir(&trash_root)?;
+        Ok(slot)
+    }
+
+    /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
+    /// a caller holding one must not take another (it would wait on itself).
+    fn lock(&self, kind: FlockArg) -> Result<Flock<File>> {
+        let path = self.dir.join(LOCK);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(Error::io("open", &path))?;
+        Flock::lock(file, kind)
+            .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
+    }
+
+    fn fault(&self, point: FaultPoint) -> Result<()> {
+        if self.options.inject_fault == Some(point) {
+            return Err(Error::InjectedFault(point));
+        }
+        Ok(())
+    }
+}
+
+/// Ids are single path components that cannot name the store's own entries.
+fn check_id(id: &str) -> Result<()> {
+    let bad = id.is_empty()
+        || id.starts_with('.')
+        || id.contains('/')
+        || id.contains('\0')
+        || id.len() > 255;
+    if bad {
+        return Err(Error::InvalidId { id: id.to_owned() });
+    }
+    Ok(())
+}
+
+fn write_tree(staging: &Path, bundle: &CollectedBundle, record: &InstalledRecord) -> Result<()> {
+    let root = staging.join(BUNDLE);
+    std::fs::create_dir(staging).map_err(Error::io("create", staging))?;
+    std::fs::create_dir(&root).map_err(Error::io("create", &root))?;
+    if let Some(bad) = bundle
+        .directories
+        .iter()
+        .find(|dir| !is_plain_relative(dir))
+    {
+        return Err(Error::UnsafePath { path: bad.clone() });
+    }
+    let mut dirs: Vec<&str> = bundle.directories.iter().map(String::as_str).collect();
+    for path in bundle.files.keys() {
+        let mut ancestor = path.as_str();
+        while let Some((parent, _)) = ancestor.rsplit_once('/') {
+            dirs.push(parent);
+            ancestor = parent;
+        }
+    }
+    dirs.sort_unstable();
+    dirs.dedup();
+    // Sorted order creates a parent before its children.
+    for dir in &dirs {
+        let path = root.join(dir);
+        std::fs::create_dir(&path).map_err(Error::io("create", &path))?;
+        set_mode(&path, 0o755)?;
+    }
+    for (rel, entry) in &bundle.files {
+        if !is_plain_relative(rel) {
+            return Err(Error::UnsafePath { path: rel.clone() });
+        }
+        let mode = if entry.executable { 0o755 } else { 0o644 };
+        write_file(&root.join(rel), &entry.bytes, mode)?;
+    }
+    let json = serde_json::to_vec_pretty(record).map_err(|error| Error::CorruptRecord {
+        path: staging.join(RECORD),
+        message: error.to_string(),
+    })?;
+    write_file(&staging.join(RECORD), &json, 0o644)?;
+    // Children before parents, so each directory entry is durable before its parent's.
+    for dir in dirs.iter().rev() {
+        sync_dir(&root.join(dir))?;
+    }
+    sync_dir(&root)?;
+    sync_dir(staging)
+}
+
+/// The collector only produces such paths; a hand-built [`CollectedBundle`] might not.
+fn is_plain_relative(path: &str) -> bool {
+    path.split('/')
+        .all(|part| !part.is_empty() && part != "." && part != ".." && !part.contains('\0'))
+}
+
+pub(crate) fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(Error::io("create", path))?;
+    file.write_all(bytes).map_err(Error::io("write", path))?;
+    // The umask may have cleared bits the bundle asked for.
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(Error::io("chmod", path))?;
+    file.sync_all().map_err(Error::io("sync", path))
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(Error::io("chmod", path))
+}
+
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|dir| dir.sync_all())
+        .map_err(Error::io("sync", path))
+}
+
+fn create_dir_all_synced(path: &Path, parent: &Path) -> Result<()> {
+    if !exists(path)? {
+        std::fs::create_dir_all(path).map_err(Error::io("create", path))?;
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(Error::io("rename", from))
+}
+
+fn remove_dir_all(path: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io("remove", path)(error))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether an entry exists at `path` itself (a symlink counts, and is not followed).
+pub(crate) fn exists(path: &Path) -> Result<bool> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns symlink inspection"
+    )]
+    let meta = std::fs::symlink_metadata(path);
+    match meta {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(Error::io("inspect", path)(error)),
+    }
+}
+
+fn dir_names(dir: &Path) -> Result<Vec<String>> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns walking the store it writes"
+    )]
+    let entries = std::fs::read_dir(dir).map_err(Error::io("read", dir))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(Error::io("read", dir))?;
+        // The store only ever creates UTF-8 names; anything else is not ours to touch.
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn read_record(path: &Path) -> Result<InstalledRecord> {
+    let file = open_nofollow(path).map_err(Error::io("open", path))?;
+    let bytes = read_bounded(file, MAX_RECORD_BYTES).map_err(Error::io("read", path))?;
+    serde_json::from_slice(&bytes).map_err(|error| Error::CorruptRecord {
+        path: path.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+/// A name no other change is using: process id, time and a counter, hashed.
+fn random_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&std::process::id().to_le_bytes());
+    hasher.update(&nanos.to_le_bytes());
+    hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    hasher.finalize().to_hex()[..16].to_owned()
+}

@@ -1,0 +1,361 @@
+//! Collection from a directory. Symlinks are inspected with `lstat`/`readlink` only and never
+//! opened; files are opened with `O_NOFOLLOW | O_NONBLOCK`, re-checked on the open handle and
+//! read through `take(budget + 1)`, so a file swapped for a link or a FIFO, or one that grows
+//! during the copy, cannot get past the limits.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path};
+
+use nix::fcntl::OFlag;
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::tree::{InsideLink, Stop, Tree};
+
+/// Directory names never collected, at any depth: build output and VCS state, not bundle content.
+pub const SKIPPED_DIRECTORIES: [&str; 4] = [".git", "node_modules", "target", ".venv"];
+
+/// Symlink hops followed (lexically) before a chain counts as a loop; the Linux `MAXSYMLINKS`.
+const MAX_LINK_HOPS: usize = 40;
+
+pub(crate) fn walk_dir(root: &Path, limits: Limits) -> Result<Tree> {
+    let meta = std::fs::metadata(root).map_err(Error::io("read", root))?;
+    if !meta.is_dir() {
+        return Err(Error::NotADirectory {
+            path: root.to_owned(),
+        });
+    }
+    let mut tree = Tree::new(limits);
+    tree.stopped = walk(root, "", &mut tree).is_err();
+    Ok(tree)
+}
+
+fn walk(root: &Path, rel_dir: &str, tree: &mut Tree) -> Result<(), Stop> {
+    let dir = root.join(rel_dir);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns walking bundle trees"
+    )]
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(error) => {
+            tree.refuse(read_failed(rel_dir, &error));
+            return Ok(());
+        }
+    };
+    // Never hold more names than the entry budget allows, however large the directory.
+    let budget = tree
+        .limits
+        .max_entries
+        .saturating_sub(tree.entries)
+        .saturating_add(1);
+    let mut entries: Vec<_> = entries
+        .filter_map(|entry| entry.ok())
+        .take(budget)
+        .collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let lossy = join(rel_dir, &name.to_string_lossy());
+        tree.count_entry(&lossy)?;
+        let Some(name) = name.to_str() else {
+            tree.refuse(
+                Diagnostic::error(
+                    codes::NON_UTF8_NAME,
+                    lossy.clone(),
+                    format!("{lossy} has a name that is not UTF-8"),
+                )
+                .with_help("rename the entry with a UTF-8 name"),
+            );
+            continue;
+        };
+        let rel = join(rel_dir, name);
+        tree.check_path(&rel)?;
+        if SKIPPED_DIRECTORIES.contains(&name) {
+            tree.refuse(Diagnostic::warning(
+                codes::SKIPPED_DIRECTORY,
+                rel.clone(),
+                format!("{rel} skipped: {name} is never part of a bundle"),
+            ));
+            continue;
+        }
+        // DirEntry::file_type does not follow symlinks.
+        let file_type = match entry.file_type() {
+            Ok(file_type) => file_type,
+            Err(error) => {
+                tree.refuse(read_failed(&rel, &error));
+                continue;
+            }
+        };
+        if file_type.is_symlink() {
+            classify_link(root, &rel, tree);
+        } else if file_type.is_dir() {
+            tree.dirs.insert(rel.clone());
+            walk(root, &rel, tree)?;
+        } else if file_type.is_file() {
+            read_file(&root.join(&rel), rel, tree)?;
+        } else {
+            tree.refuse(special_file(&rel));
+        }
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path, rel: String, tree: &mut Tree) -> Result<(), Stop> {
+    let file = match open_nofollow(path) {
+        Ok(file) => file,
+        Err(error) => {
+            tree.refuse(read_failed(&rel, &error));
+            return Ok(());
+        }
+    };
+    let meta = match file.metadata() {
+        Ok(meta) => meta,
+        Err(error) => {
+            tree.refuse(read_failed(&rel, &error));
+            return Ok(());
+        }
+    };
+    if !meta.is_file() {
+        tree.refuse(special_file(&rel));
+        return Ok(());
+    }
+    let executable = meta.permissions().mode() & 0o111 != 0;
+    match read_bounded(file, tree.read_budget()) {
+        Ok(bytes) => tree.add_file(rel, bytes, executable),
+        Err(error) => {
+            tree.refuse(read_failed(&rel, &error));
+            Ok(())
+        }
+    }
+}
+
+/// Reads at most `budget + 1` bytes: one byte past the budget proves the limit was exceeded.
+pub(crate) fn read_bounded(reader: impl Read, budget: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(budget.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Resolves the link lexically inside the root, reading further links with `readlink` only,
+/// so an absolute, escaping or looping chain is refused without ever being opened.
+fn classify_link(root: &Path, rel: &str, tree: &mut Tree) {
+    let path = root.join(rel);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns symlink inspection"
+    )]
+    let target = match std::fs::read_link(&path) {
+        Ok(target) => target,
+        Err(error) => {
+            tree.refuse(read_failed(rel, &error));
+            return;
+        }
+    };
+    let shown = target.to_string_lossy().into_owned();
+    let refusal = match resolve(root, rel, &target) {
+        Resolution::Inside => {
+            tree.links.push(InsideLink {
+                path: rel.to_owned(),
+                target: shown,
+            });
+            return;
+        }
+        Resolution::Absolute => (codes::SYMLINK_ABSOLUTE, "is absolute"),
+        Resolution::Escapes => (codes::SYMLINK_ESCAPES, "resolves outside the bundle"),
+        Resolution::Loop => (codes::SYMLINK_LOOP, "loops"),
+    };
+    tree.refuse(
+        Diagnostic::error(
+            refusal.0,
+            rel.to_owned(),
+            format!("symlink {rel} -> {shown} {}", refusal.1),
+        )
+        .with_help("replace the symlink with the file it points to, or remove it"),
+    );
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Resolution {
+    Inside,
+    Absolute,
+    Escapes,
+    Loop,
+}
+
+fn resolve(root: &Path, rel: &str, target: &Path) -> Resolution {
+    let mut current: Vec<String> = rel.split('/').map(str::to_owned).collect();
+    current.pop();
+    let mut pending: Vec<String> = Vec::new();
+    if push_components(target, &mut pending).is_err() {
+        return Resolution::Absolute;
+    }
+    // `pending` is consumed from the back.
+    pending.reverse();
+    let mut hops = 0;
+    let mut on_disk = true;
+    while let Some(component) = pending.pop() {
+        match component.as_str() {
+            "." => {}
+            ".." => {
+                if current.pop().is_none() {
+                    return Resolution::Escapes;
+                }
+            }
+            name => {
+                current.push(name.to_owned());
+                if !on_disk {
+                    continue;
+                }
+                let here = root.join(current.join("/"));
+                #[expect(
+                    clippy::disallowed_methods,
+                    reason = "the collector owns symlink inspection"
+                )]
+                let meta = std::fs::symlink_metadata(&here);
+                match meta {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        hops += 1;
+                        if hops > MAX_LINK_HOPS {
+                            return Resolution::Loop;
+                        }
+                        #[expect(
+                            clippy::disallowed_methods,
+                            reason = "the collector owns symlink inspection"
+                        )]
+                        let Ok(next) = std::fs::read_link(&here) else {
+                            on_disk = false;
+                            continue;
+                        };
+                        current.pop();
+                        let mut more = Vec::new();
+                        if push_components(&next, &mut more).is_err() {
+                            return Resolution::Escapes;
+                        }
+                        pending.extend(more.into_iter().rev());
+                    }
+                    Ok(_) => {}
+                    // A dangling remainder is judged lexically.
+                    Err(_) => on_disk = false,
+                }
+            }
+        }
+    }
+    Resolution::Inside
+}
+
+/// Splits a relative link target; an absolute one (or a prefix) is an error.
+fn push_components(target: &Path, out: &mut Vec<String>) -> Result<(), ()> {
+    for component in target.components() {
+        match component {
+            Component::Normal(name) => out.push(name.to_string_lossy().into_owned()),
+            Component::CurDir => out.push(".".to_owned()),
+            Component::ParentDir => out.push("..".to_owned()),
+            Component::RootDir | Component::Prefix(_) => return Err(()),
+        }
+    }
+    Ok(())
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+fn special_file(rel: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::SPECIAL_FILE,
+        rel.to_owned(),
+        format!("{rel} is a FIFO, socket or device, which a bundle may not contain"),
+    )
+    .with_help("remove it from the bundle")
+}
+
+fn read_failed(rel: &str, error: &std::io::Error) -> Diagnostic {
+    let shown = if rel.is_empty() { "." } else { rel };
+    Diagnostic::error(
+        codes::READ_FAILED,
+        shown.to_owned(),
+        format!("cannot read {shown}: {error}"),
+    )
+    .with_help("check the file's permissions")
+}
+
+/// Opens a path for reading without following a final symlink.
+pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The listing said "regular file", but by the time it is opened the path is a FIFO:
+    /// the open must not block and the handle's own type must refuse it.
+    #[test]
+    fn a_fifo_swapped_in_after_listing_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("swapped");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let mut tree = Tree::new(Limits::default());
+        read_file(&path, "swapped".to_owned(), &mut tree).unwrap();
+        assert_eq!(tree.diagnostics.len(), 1);
+        assert_eq!(tree.diagnostics[0].code, codes::SPECIAL_FILE);
+        assert!(tree.files.is_empty());
+    }
+
+    /// The listing said "regular file", but by the time it is opened the path is a symlink:
+    /// `O_NOFOLLOW` makes the open fail instead of reading the link's target.
+    #[test]
+    fn a_symlink_swapped_in_after_listing_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret"), "outside").unwrap();
+        let path = dir.path().join("swapped");
+        std::os::unix::fs::symlink(dir.path().join("secret"), &path).unwrap();
+        let mut tree = Tree::new(Limits::default());
+        read_file(&path, "swapped".to_owned(), &mut tree).unwrap();
+        assert_eq!(tree.diagnostics.len(), 1);
+        assert_eq!(tree.diagnostics[0].code, codes::READ_FAILED);
+        assert!(tree.files.is_empty());
+    }
+
+    #[test]
+    fn link_resolution_is_lexical_and_stays_inside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        assert_eq!(
+            resolve(root, "a/b/l", Path::new("../../x")),
+            Resolution::Inside
+        );
+        assert_eq!(
+            resolve(root, "a/b/l", Path::new("../../../x")),
+            Resolution::Escapes
+        );
+        assert_eq!(
+            resolve(root, "l", Path::new("./a/../..")),
+            Resolution::Escapes
+        );
+        assert_eq!(resolve(root, "l", Path::new("/a")), Resolution::Absolute);
+        std::os::unix::fs::symlink("l", root.join("l")).unwrap();
+        assert_eq!(resolve(root, "l", Path::new("l")), Resolution::Loop);
+    }
+
+    #[test]
+    fn a_read_stops_one_byte_past_the_budget() {
+        let bytes = read_bounded(&[1u8; 100][..], 10).unwrap();
+        assert_eq!(bytes.len(), 11);
+        assert_eq!(read_bounded(&[1u8; 10][..], 10).unwrap().len(), 10);
+    }
+}

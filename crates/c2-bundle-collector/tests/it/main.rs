@@ -1,0 +1,10 @@
+//! Adversarial bundles built at test time in temporary directories.
+
+mod archive;
+mod collect;
+mod components;
+mod marketplace;
+mod scaffold;
+mod store;
+mod support;
+mod symlinks;
