@@ -1,0 +1,496 @@
+//! A child in its own process group, and the rules that keep signalling it safe.
+//!
+//! # Why signalling the group is safe, and when it stops being safe
+//!
+//! The child is spawned as the leader of a new process group, so the group id is the child's pid.
+//! A pid cannot be handed to a new process while the old one still exists, and an unreaped
+//! zombie still exists. So as long as the leader has not been reaped, no other process can own
+//! that pid, no process can create a group with that id (a new group always takes its creator's
+//! pid), and `killpg(pid)` reaches exactly the leader and whatever stayed in its group. Once the
+//! leader is reaped the pid (and, when the group is empty, the group id) may be reused by an
+//! unrelated process, so nothing here signals after reaping. One thread per child is the only
+//! reaper; every signal and the reap itself happen under the same lock, checking a `reaped` flag.
+//!
+//! The reaper thread waits with `WNOWAIT`, which observes the exit without reaping. When the
+//! leader is found dead (on its own or after SIGTERM), the group is swept with SIGKILL while the
+//! zombie still pins the id, and only then reaped: the group never outlives its leader. A member
+//! that called `setsid` has left the group and is out of reach; it still holds the child's stdin,
+//! which the host closes on stop, so a well-behaved process (one that exits on stdin EOF) goes.
+
+use std::os::unix::process::ExitStatusExt;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+use tokio::io::AsyncWrite;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::{OnceCell, watch};
+
+use crate::error::Error;
+use crate::resolve::locate_program;
+use crate::spec::{ProcessSpec, SupervisorOptions};
+use crate::stderr::{StderrTail, drain};
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// It was killed by this signal number.
+    Signal(i32),
+    /// Something else in this process reaped it first (for example SIGCHLD set to ignore), so
+    /// the status is lost.
+    Unknown,
+}
+
+impl Exit {
+    /// Whether it exited with code 0.
+    pub fn success(self) -> bool {
+        self == Self::Code(0)
+    }
+
+    fn from_status(status: std::process::ExitStatus) -> Self {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Self::Code(code),
+            (None, Some(signal)) => Self::Signal(signal),
+            (None, None) => Self::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Code(code) => write!(f, "exited with code {code}"),
+            Self::Signal(number) => match Signal::try_from(*number) {
+                Ok(signal) => write!(f, "killed by signal {number} ({})", signal.as_str()),
+                Err(_) => write!(f, "killed by signal {number}"),
+            },
+            Self::Unknown => f.write_str("exit status unavailable (reaped elsewhere)"),
+        }
+    }
+}
+
+/// What [`Process::stop`] observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitReport {
+    /// How the direct child ended.
+    pub exit: Exit,
+    /// The child had already exited before `stop` began.
+    pub already_exited: bool,
+    /// The child outlived the grace period after SIGTERM and was killed with SIGKILL.
+    pub forced: bool,
+}
+
+enum Leader {
+    Running(Child),
+    Reaped,
+}
+
+/// State shared by the owner's handle, the reaper thread and the stdin writer.
+struct Shared {
+    pid: Pid,
+    label: String,
+    leader: Mutex<Leader>,
+    exit: watch::Sender<Option<Exit>>,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+}
+
+impl Shared {
+    /// Sends `signal` to the whole group unless the leader is reaped; true when it was delivered.
+    fn signal_group(&self, signal: Signal) -> bool {
+        let leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        match *leader {
+            Leader::Running(_) => killpg(self.pid, signal, &self.label),
+            Leader::Reaped => false,
+        }
+    }
+
+    /// Called once the leader is known dead: sweep the group, then reap. True once reaped.
+    fn sweep_and_reap(&self) -> bool {
+        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let Leader::Running(child) = &mut *leader else {
+            return true;
+        };
+        killpg(self.pid, Signal::SIGKILL, &self.label);
+        let exit = match child.try_wait() {
+            Ok(Some(status)) => Exit::from_status(status),
+            Ok(None) => return false,
+            Err(_) => Exit::Unknown,
+        };
+        *leader = Leader::Reaped;
+        drop(leader);
+        self.exit.send_replace(Some(exit));
+        true
+    }
+
+    /// The status is gone (reaped by someone else); stop signalling for good.
+    fn lost(&self) {
+        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(*leader, Leader::Running(_)) {
+            *leader = Leader::Reaped;
+            drop(leader);
+            self.exit.send_replace(Some(Exit::Unknown));
+        }
+    }
+
+    fn close_stdin(&self) {
+        drop(
+            self.stdin
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
+}
+
+/// The only signalling call of the crate; ESRCH (the group is already empty) is not an error.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the supervisor owns signalling; callers guarantee the group id is pinned by an unreaped leader"
+)]
+fn killpg(pgid: Pid, signal: Signal, label: &str) -> bool {
+    match nix::sys::signal::killpg(pgid, signal) {
+        Ok(()) => true,
+        Err(Errno::ESRCH) => false,
+        Err(error) => {
+            tracing::warn!(owner = %label, pgid = pgid.as_raw(), %error, "cannot send {signal} to the process group");
+            false
+        }
+    }
+}
+
+/// The reaper thread: blocks until the leader is dead without reaping it, then sweeps and reaps.
+fn watch_exit(shared: &Shared) {
+    loop {
+        match waitid(
+            Id::Pid(shared.pid),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT,
+        ) {
+            Ok(_) => {
+                if shared.sweep_and_reap() {
+                    return;
+                }
+                // The kernel reported an exit that `try_wait` does not see yet; do not spin.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(Errno::EINTR) => {}
+            Err(error) => {
+                tracing::warn!(owner = %shared.label, %error, "lost track of the child; its exit status is unknown");
+                shared.lost();
+                return;
+            }
+        }
+    }
+}
+
+/// A freshly spawned supervised child and the two pipes its owner speaks over.
+#[derive(Debug)]
+pub struct Spawned {
+    /// The handle that stops the child; dropping it kills the group.
+    pub process: Process,
+    /// The child's stdin; [`Process::stop`] closes it even while this is held.
+    pub stdin: ProcessStdin,
+    /// The child's stdout.
+    pub stdout: ChildStdout,
+}
+
+/// A supervised long-lived child: its own process group, stderr drained into `tracing`.
+///
+/// Dropping it without [`stop`](Self::stop) SIGKILLs the group at once (no runtime needed); the
+/// reaper thread then reaps the child.
+pub struct Process {
+    shared: Arc<Shared>,
+    exit: watch::Receiver<Option<Exit>>,
+    tail: Arc<StderrTail>,
+    grace: Duration,
+    report: OnceCell<ExitReport>,
+}
+
+impl std::fmt::Debug for Process {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Process")
+            .field("pid", &self.pid())
+            .field("label", &self.shared.label)
+            .field("exit", &self.try_exit())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts `spec` as a supervised child. Must be called within a Tokio runtime.
+pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned, Error> {
+    let mut child = start(spec, std::process::Stdio::piped())?;
+    let pipes = (child.stdout.take(), child.stderr.take());
+    let tail = Arc::new(StderrTail::new(options.stderr_tail_lines));
+    let process = Process::watch(spec, child, Arc::clone(&tail), options.stop_grace)?;
+    // From here on, an early return drops `process`, which kills the group.
+    let (Some(stdout), Some(stderr)) = pipes else {
+        return Err(no_pipes(spec));
+    };
+    tokio::spawn(drain(
+        stderr,
+        spec.label.clone(),
+        options.stderr_line_max,
+        tail,
+    ));
+    let stdin = ProcessStdin {
+        slot: Arc::clone(&process.shared.stdin),
+    };
+    Ok(Spawned {
+        process,
+        stdin,
+        stdout,
+    })
+}
+
+/// Spawns the child; `stdin` is piped for long-lived children and null for one-shot commands.
+pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Child, Error> {
+    let program = spec.program_name();
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(Error::NoRuntime { program });
+    }
+    if !spec.cwd.is_dir() {
+        return Err(Error::Cwd {
+            program,
+            cwd: spec.cwd.clone(),
+        });
+    }
+    let search_path = spec.search_path();
+    let Some(resolved) = locate_program(&spec.program, &spec.cwd, search_path.as_deref()) else {
+        let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no such program");
+        return Err(Error::Spawn {
+            program,
+            resolved: None,
+            source,
+        });
+    };
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "c2-supervisor is the one crate that spawns processes, and this is where it does"
+    )]
+    let mut command = tokio::process::Command::new(&resolved);
+    command
+        .arg0(&spec.program)
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        .current_dir(&spec.cwd)
+        // A new group whose id is the child's pid; std's safe way (no pre_exec, fast spawn path).
+        .process_group(0)
+        .stdin(stdin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    match command.spawn() {
+        Ok(child) => Ok(child),
+        Err(source) => Err(Error::Spawn {
+            program,
+            resolved: Some(resolved),
+            source,
+        }),
+    }
+}
+
+/// std creates every pipe it is asked for; this only guards the `Option`s it hands them out in.
+fn no_pipes(spec: &ProcessSpec) -> Error {
+    Error::Spawn {
+        program: spec.program_name(),
+        resolved: None,
+        source: std::io::Error::other("the standard pipes were not created"),
+    }
+}
+
+fn pid_of(pid: u32) -> Pid {
+    Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX))
+}
+
+impl Process {
+    /// Wraps a spawned child and starts its reaper thread.
+    pub(crate) fn watch(
+        spec: &ProcessSpec,
+        mut child: Child,
+        tail: Arc<StderrTail>,
+        grace: Duration,
+    ) -> Result<Self, Error> {
+        let stdin = child.stdin.take();
+        let Some(raw) = child.id() else {
+            // Only a child that was already waited on has no id, and nobody has waited on it yet.
+            return Err(no_pipes(spec));
+        };
+        let (sender, exit) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            pid: pid_of(raw),
+            label: spec.label.clone(),
+            leader: Mutex::new(Leader::Running(child)),
+            exit: sender,
+            stdin: Arc::new(Mutex::new(stdin)),
+        });
+        let watched = Arc::clone(&shared);
+        let started = std::thread::Builder::new()
+            .name(format!("c2-reaper-{raw}"))
+            .stack_size(64 * 1024)
+            .spawn(move || watch_exit(&watched));
+        if let Err(source) = started {
+            shared.signal_group(Signal::SIGKILL);
+            if let Leader::Running(child) =
+                &mut *shared.leader.lock().unwrap_or_else(PoisonError::into_inner)
+            {
+                // Killed just above; tokio's orphan queue reaps it if this does not.
+                let _ = child.start_kill();
+            }
+            return Err(Error::Watch {
+                program: spec.program_name(),
+                pid: raw,
+                source,
+            });
+        }
+        Ok(Self {
+            shared,
+            exit,
+            tail,
+            grace,
+            report: OnceCell::new(),
+        })
+    }
+
+    /// The direct child's pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        u32::try_from(self.shared.pid.as_raw()).unwrap_or_default()
+    }
+
+    /// The owner's label given in the spec.
+    pub fn label(&self) -> &str {
+        &self.shared.label
+    }
+
+    /// How the child ended, if it has (reaped, group swept); never blocks.
+    pub fn try_exit(&self) -> Option<Exit> {
+        *self.exit.borrow()
+    }
+
+    /// Waits until the child has ended on its own or through [`stop`](Self::stop).
+    pub async fn exited(&self) -> Exit {
+        let mut exit = self.exit.clone();
+        match exit.wait_for(Option::is_some).await {
+            Ok(exit) => (*exit).unwrap_or(Exit::Unknown),
+            // The sender lives in `shared`, which this handle holds, so it cannot be gone.
+            Err(_) => Exit::Unknown,
+        }
+    }
+
+    /// A channel that turns `Some` when the child has ended, for `select!` loops.
+    pub fn exit_watch(&self) -> watch::Receiver<Option<Exit>> {
+        self.exit.clone()
+    }
+
+    /// The last stderr lines, oldest first, for error messages.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.tail.snapshot()
+    }
+
+    /// Closes the child's stdin (a well-behaved plugin exits on it); writes then fail.
+    pub fn close_stdin(&self) {
+        self.shared.close_stdin();
+    }
+
+    /// Stops the child: closes stdin, SIGTERMs the group, waits up to the grace period for the
+    /// child to exit, SIGKILLs the group if it has not, and returns once the direct child is
+    /// reaped. Whatever else was in the group has been sent SIGKILL by then (the kernel finishes a
+    /// SIGKILLed process asynchronously, within moments). Idempotent: every caller, concurrent
+    /// or later, gets the same report. Cancelling the future is safe: a later call resumes.
+    pub async fn stop(&self) -> ExitReport {
+        self.report
+            .get_or_init(|| async {
+                let already_exited = self.try_exit().is_some();
+                self.close_stdin();
+                self.shared.signal_group(Signal::SIGTERM);
+                let mut exit = self.exit.clone();
+                let forced =
+                    match tokio::time::timeout(self.grace, exit.wait_for(Option::is_some)).await {
+                        Ok(_) => false,
+                        Err(_) => self.shared.signal_group(Signal::SIGKILL),
+                    };
+                ExitReport {
+                    exit: self.exited().await,
+                    already_exited,
+                    forced,
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// SIGKILLs the group at once and waits for the reap.
+    pub(crate) async fn kill(&self) -> Exit {
+        self.close_stdin();
+        self.shared.signal_group(Signal::SIGKILL);
+        self.exited().await
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.shared.close_stdin();
+        self.shared.signal_group(Signal::SIGKILL);
+    }
+}
+
+/// The child's stdin, shared with its [`Process`] so that stopping closes it; dropping it closes
+/// the pipe too.
+#[derive(Debug)]
+pub struct ProcessStdin {
+    slot: Arc<Mutex<Option<ChildStdin>>>,
+}
+
+impl Drop for ProcessStdin {
+    fn drop(&mut self) {
+        drop(
+            self.slot
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
+}
+
+impl ProcessStdin {
+    fn poll_with<T>(
+        &self,
+        op: impl FnOnce(Pin<&mut ChildStdin>) -> Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_mut() {
+            Some(stdin) => op(Pin::new(stdin)),
+            None => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the child's stdin is closed because it is being stopped",
+            ))),
+        }
+    }
+}
+
+impl AsyncWrite for ProcessStdin {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.poll_with(|stdin| stdin.poll_write(cx, buf))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.poll_with(|stdin| stdin.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_mut() {
+            Some(stdin) => Pin::new(stdin).poll_shutdown(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::error::{CommandProblem, Error};
+use crate::process::Exit;
+use crate::resolve_command;
+use crate::stderr::LineSplitter;
+
+fn write_file(path: &Path, mode: u32) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, b"#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn problem(result: Result<std::path::PathBuf, Error>) -> CommandProblem {
+    match result {
+        Err(Error::Command { problem, .. }) => problem,
+        other => panic!("expected a command problem, got {other:?}"),
+    }
+}
+
+fn lines(max: usize, chunks: &[&[u8]]) -> Vec<String> {
+    let mut splitter = LineSplitter::new(max);
+    let mut out = Vec::new();
+    for chunk in chunks {
+        splitter.push(chunk, &mut |line| out.push(line));
+    }
+    splitter.finish(&mut |line| out.push(line));
+    out
+}
+
+#[test]
+fn a_bare_name_prefers_the_executable_in_the_bundle_root() {
+    let bundle = tempfile::tempdir().unwrap();
+    let path_dir = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("tool"), 0o755);
+    write_file(&path_dir.path().join("tool"), 0o755);
+    let resolved =
+        resolve_command(bundle.path(), "tool", Some(path_dir.path().as_os_str())).unwrap();
+    assert_eq!(resolved, bundle.path().join("tool"));
+}
+
+#[test]
+fn a_bare_name_falls_back_to_the_first_executable_on_path() {
+    let bundle = tempfile::tempdir().unwrap();
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("tool"), 0o644);
+    write_file(&first.path().join("tool"), 0o644);
+    write_file(&second.path().join("tool"), 0o755);
+    let path = std::env::join_paths([first.path(), second.path()]).unwrap();
+    let resolved = resolve_command(bundle.path(), "tool", Some(&path)).unwrap();
+    assert_eq!(resolved, second.path().join("tool"));
+}
+
+#[test]
+fn a_bare_name_found_nowhere_says_where_it_looked() {
+    let bundle = tempfile::tempdir().unwrap();
+    let error =
+        resolve_command(bundle.path(), "no-such-tool", Some("/nonexistent".as_ref())).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "runtime command `no-such-tool` is neither an executable in the bundle root nor on PATH; ship it in the bundle or install it"
+    );
+}
+
+#[test]
+fn relative_path_entries_are_never_searched() {
+    let bundle = tempfile::tempdir().unwrap();
+    assert_eq!(
+        problem(resolve_command(
+            bundle.path(),
+            "sh",
+            Some("bin:.:".as_ref())
+        )),
+        CommandProblem::NotFound
+    );
+}
+
+#[test]
+fn a_path_with_a_slash_resolves_inside_the_bundle() {
+    let bundle = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("bin/run"), 0o755);
+    let resolved = resolve_command(bundle.path(), "./bin/run", None).unwrap();
+    assert_eq!(resolved, bundle.path().join("bin/run"));
+}
+
+#[test]
+fn an_absolute_command_is_refused() {
+    let bundle = tempfile::tempdir().unwrap();
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "/bin/sh", None)),
+        CommandProblem::Absolute
+    );
+}
+
+#[test]
+fn a_parent_segment_is_refused_even_when_it_stays_inside() {
+    let bundle = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("bin/run"), 0o755);
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/../bin/run", None)),
+        CommandProblem::ParentSegment
+    );
+}
+
+#[test]
+fn a_missing_component_is_named() {
+    let bundle = tempfile::tempdir().unwrap();
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/run", None)),
+        CommandProblem::Missing("bin".to_owned())
+    );
+}
+
+#[test]
+fn a_symlinked_directory_on_the_way_is_refused() {
+    let bundle = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("real/run"), 0o755);
+    std::os::unix::fs::symlink(bundle.path().join("real"), bundle.path().join("bin")).unwrap();
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/run", None)),
+        CommandProblem::Symlink("bin".to_owned())
+    );
+}
+
+#[test]
+fn a_symlinked_final_file_is_refused() {
+    let bundle = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("bin/real"), 0o755);
+    std::os::unix::fs::symlink("real", bundle.path().join("bin/run")).unwrap();
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/run", None)),
+        CommandProblem::Symlink("bin/run".to_owned())
+    );
+}
+
+#[test]
+fn a_symlink_in_the_bundle_root_is_not_the_bundles_program() {
+    let bundle = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    write_file(&elsewhere.path().join("tool"), 0o755);
+    std::os::unix::fs::symlink(elsewhere.path().join("tool"), bundle.path().join("tool")).unwrap();
+    assert_eq!(
+        problem(resolve_command(
+            bundle.path(),
+            "tool",
+            Some("/nonexistent".as_ref())
+        )),
+        CommandProblem::NotFound
+    );
+}
+
+#[test]
+fn a_file_without_execute_bit_is_refused() {
+    let bundle = tempfile::tempdir().unwrap();
+    write_file(&bundle.path().join("bin/run"), 0o644);
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/run", None)),
+        CommandProblem::NotExecutable
+    );
+}
+
+#[test]
+fn a_directory_is_not_a_program() {
+    let bundle = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bundle.path().join("bin/run")).unwrap();
+    assert_eq!(
+        problem(resolve_command(bundle.path(), "bin/run", None)),
+        CommandProblem::NotAFile
+    );
+}
+
+#[test]
+fn an_empty_command_is_refused() {
+    assert_eq!(
+        problem(resolve_command(Path::new("/"), "", None)),
+        CommandProblem::Empty
+    );
+}
+
+#[test]
+fn lines_are_split_across_chunks_and_carriage_returns_dropped() {
+    assert_eq!(
+        lines(64, &[b"one\r\ntw", b"o\nthree"]),
+        ["one", "two", "three"]
+    );
+}
+
+#[test]
+fn a_long_line_is_cut_with_a_marker_and_the_next_line_is_intact() {
+    let long = vec![b'a'; 10];
+    let out = lines(4, &[&long, b"bc\nok\n"]);
+    assert_eq!(
+        out,
+        ["aaaa [… 8 more bytes cut: line longer than 4 bytes]", "ok"]
+    );
+}
+
+#[test]
+fn invalid_utf8_is_shown_lossily() {
+    assert_eq!(lines(64, &[b"bad \xff byte\n"]), ["bad \u{fffd} byte"]);
+}
+
+#[test]
+fn exits_read_as_sentences() {
+    assert_eq!(Exit::Code(3).to_string(), "exited with code 3");
+    assert_eq!(Exit::Signal(9).to_string(), "killed by signal 9 (SIGKILL)");
+    assert!(Exit::Code(0).success());
+    assert!(!Exit::Signal(15).success());
+}

@@ -1,0 +1,9 @@
+//! Real processes, Linux. Every spawning test holds `support::shared()`; the one test that counts
+//! this process's file descriptors and children holds `support::exclusive()`, so nothing else
+//! runs beside it.
+
+mod escape;
+mod lifecycle;
+mod one_shot;
+mod stress;
+mod support;

@@ -1,0 +1,60 @@
+use std::collections::HashSet;
+
+use c2_supervisor::SupervisorOptions;
+use tokio::task::JoinSet;
+
+use crate::support::{self, eventually, fd_count, our_children, sh};
+
+async fn cycle(batch: usize) -> Vec<i32> {
+    let mut tasks = JoinSet::new();
+    for _ in 0..batch {
+        tasks.spawn(async {
+            let spawned = c2_supervisor::spawn(&sh("true"), &SupervisorOptions::default()).unwrap();
+            let pid = support::pid(&spawned.process);
+            spawned.process.stop().await;
+            pid
+        });
+    }
+    tasks.join_all().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_spawn_stop_cycles_leave_no_zombie_descendant_or_descriptor() {
+    let _guard = support::exclusive().await;
+    // Warm up once: the runtime creates some descriptors lazily on first use.
+    cycle(4).await;
+    assert!(eventually(|| our_children().is_empty()).await);
+    let before = fd_count();
+
+    let mut pids = HashSet::new();
+    for _ in 0..10 {
+        pids.extend(cycle(50).await);
+    }
+
+    assert_eq!(pids.len(), 500);
+    assert_eq!(
+        our_children(),
+        Vec::new(),
+        "no zombie and no direct child is left"
+    );
+    let survivors = || -> Vec<i32> {
+        support::all_pids()
+            .into_iter()
+            .filter(|&pid| {
+                support::stat(pid).is_some_and(|s| pids.contains(&s.pgrp) && support::is_alive(&s))
+            })
+            .collect()
+    };
+    assert!(
+        eventually(|| survivors().is_empty()).await,
+        "survivors: {:?}",
+        survivors()
+    );
+    // stderr drain tasks close their pipe when they see EOF, which may be a moment after stop.
+    assert!(
+        eventually(|| fd_count() <= before).await,
+        "descriptors leaked: {} before, {} after",
+        before,
+        fd_count()
+    );
+}
