@@ -1,0 +1,266 @@
+//! `validate <PATH>...`: bundle directories and archives through the bounded collector (the
+//! whole bundle, not only plugin.json), and `marketplace.json` catalogs through their
+//! cross-check. Every path is reported; the exit code is the worst outcome.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use c2_bundle_collector::{CollectedBundle, Limits, MarketplaceCheck};
+use serde_json::{Value, json};
+
+use crate::CmdResult;
+use crate::commands::store_failure;
+use crate::output::{Failure, Out};
+use crate::report::{self, Paint};
+
+/// The file name that selects the catalog check instead of bundle collection.
+const MARKETPLACE_FILE: &str = "marketplace.json";
+
+pub(crate) fn run(out: &mut Out, paths: &[PathBuf]) -> CmdResult {
+    let limits = Limits::default();
+    let checked: Vec<(&Path, Checked)> = paths
+        .iter()
+        .map(|path| (path.as_path(), check(path, &limits)))
+        .collect();
+
+    let unreadable = checked
+        .iter()
+        .any(|(_, c)| matches!(c, Checked::Unreadable(_)));
+    let invalid = checked.iter().any(|(_, c)| !c.is_valid());
+    if out.json() {
+        let results: Vec<Value> = checked.iter().map(|(p, c)| c.to_json(p)).collect();
+        out.print_json(&json!({ "results": results }));
+    } else {
+        let paint = Paint { color: out.color };
+        let mut text = String::new();
+        for (path, checked) in &checked {
+            if let Checked::Unreadable(failure) = checked {
+                out.fail(failure);
+                continue;
+            }
+            text.push_str(&checked.to_human(path, paint));
+            text.push('\n');
+        }
+        text.push_str(&summary(&checked, paint));
+        out.print(&text);
+    }
+    Ok(if unreadable {
+        ExitCode::from(2)
+    } else if invalid {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What one path turned out to be.
+enum Checked {
+    Bundle(Box<CollectedBundle>),
+    /// The catalog check and the catalog's text (for showing the offending lines).
+    Marketplace(MarketplaceCheck, Option<String>),
+    Unreadable(Failure),
+}
+
+fn check(path: &Path, limits: &Limits) -> Checked {
+    let is_marketplace = path
+        .file_name()
+        .is_some_and(|name| name == MARKETPLACE_FILE);
+    if is_marketplace {
+        match c2_bundle_collector::check_marketplace(path, limits) {
+            Ok(check) => {
+                let text = read_text(path, limits.max_file_bytes);
+                Checked::Marketplace(check, text)
+            }
+            Err(error) => Checked::Unreadable(store_failure(error)),
+        }
+    } else {
+        match c2_bundle_collector::collect(path, limits) {
+            Ok(bundle) => Checked::Bundle(Box::new(bundle)),
+            Err(error) => Checked::Unreadable(store_failure(error)),
+        }
+    }
+}
+
+/// The catalog text, read again (bounded) only to show source lines; the check itself
+/// already read and validated it.
+fn read_text(path: &Path, max_bytes: u64) -> Option<String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+impl Checked {
+    fn is_valid(&self) -> bool {
+        match self {
+            Checked::Bundle(bundle) => bundle.is_valid(),
+            Checked::Marketplace(check, _) => check.is_valid(),
+            Checked::Unreadable(_) => false,
+        }
+    }
+
+    fn diagnostics(&self) -> &[c2_bundle_collector::Diagnostic] {
+        match self {
+            Checked::Bundle(bundle) => &bundle.diagnostics,
+            Checked::Marketplace(check, _) => &check.diagnostics,
+            Checked::Unreadable(_) => &[],
+        }
+    }
+
+    fn to_human(&self, path: &Path, paint: Paint) -> String {
+        let verdict = if self.is_valid() {
+            paint.verdict("valid", true)
+        } else {
+            paint.verdict("invalid", false)
+        };
+        let diagnostics = self.diagnostics();
+        let (label, body) = match self {
+            Checked::Bundle(bundle) => {
+                let label = match (bundle.name(), bundle.version()) {
+                    (Some(name), Some(version)) => format!("{name} {version}, "),
+                    _ => String::new(),
+                };
+                let rendered = report::render_diagnostics(
+                    diagnostics,
+                    |file| {
+                        bundle
+                            .files
+                            .get(file)
+                            .map(|entry| String::from_utf8_lossy(&entry.bytes))
+                    },
+                    paint,
+                );
+                (
+                    label,
+                    join_blocks(&rendered, &report::render_inventory(&bundle.inventory)),
+                )
+            }
+            Checked::Marketplace(check, text) => {
+                let label = match check.marketplace.as_ref().and_then(|m| m.name.as_deref()) {
+                    Some(name) => format!("catalog {name}, "),
+                    None => "catalog, ".to_owned(),
+                };
+                let rendered = report::render_diagnostics(
+                    diagnostics,
+                    |_| text.as_deref().map(Cow::Borrowed),
+                    paint,
+                );
+                (label, join_blocks(&rendered, &render_entries(check)))
+            }
+            Checked::Unreadable(failure) => (String::new(), failure.message.clone()),
+        };
+        let header = format!(
+            "{}: {label}{verdict} ({})",
+            path.display(),
+            report::counts(diagnostics)
+        );
+        join_blocks(&header, &body)
+    }
+
+    fn to_json(&self, path: &Path) -> Value {
+        let path = path.display().to_string();
+        let diagnostics = report::diagnostics_json(self.diagnostics());
+        match self {
+            Checked::Bundle(bundle) => json!({
+                "path": path,
+                "valid": bundle.is_valid(),
+                "name": bundle.name(),
+                "version": bundle.version(),
+                "digest": bundle.digest,
+                "diagnostics": diagnostics,
+                "contributions": report::contributions_json(&bundle.inventory),
+            }),
+            Checked::Marketplace(check, _) => json!({
+                "path": path,
+                "valid": check.is_valid(),
+                "name": check.marketplace.as_ref().and_then(|m| m.name.clone()),
+                "version": null,
+                "diagnostics": diagnostics,
+                "contributions": {},
+                "entries": check.entries.iter().map(|entry| json!({
+                    "name": entry.name,
+                    "version": entry.version,
+                    "path": entry.path.display().to_string(),
+                    "valid": entry.bundle.as_ref().is_some_and(CollectedBundle::is_valid),
+                })).collect::<Vec<_>>(),
+            }),
+            Checked::Unreadable(failure) => json!({
+                "path": path,
+                "valid": false,
+                "name": null,
+                "version": null,
+                "diagnostics": [],
+                "contributions": {},
+                "error": { "kind": failure.kind, "message": failure.message },
+            }),
+        }
+    }
+}
+
+/// The catalog's local entries and what was found at each.
+fn render_entries(check: &MarketplaceCheck) -> String {
+    if check.entries.is_empty() {
+        return "local entries: none\n".to_owned();
+    }
+    let rows: Vec<[String; 4]> = check
+        .entries
+        .iter()
+        .map(|entry| {
+            let state = match &entry.bundle {
+                None => "unreadable",
+                Some(bundle) if bundle.is_valid() => "valid",
+                Some(_) => "invalid",
+            };
+            [
+                entry.name.clone(),
+                entry.version.clone(),
+                entry.path.display().to_string(),
+                state.to_owned(),
+            ]
+        })
+        .collect();
+    format!(
+        "local entries ({}):\n{}",
+        check.entries.len(),
+        report::table(&rows, "  ")
+    )
+}
+
+/// `first`, a blank line, then `second`, each ending in one newline; empty blocks vanish.
+fn join_blocks(first: &str, second: &str) -> String {
+    let blocks: Vec<&str> = [first, second]
+        .into_iter()
+        .map(str::trim_end)
+        .filter(|b| !b.is_empty())
+        .collect();
+    let mut text = blocks.join("\n\n");
+    text.push('\n');
+    text
+}
+
+fn summary(checked: &[(&Path, Checked)], paint: Paint) -> String {
+    let valid = checked.iter().filter(|(_, c)| c.is_valid()).count();
+    let unreadable = checked
+        .iter()
+        .filter(|(_, c)| matches!(c, Checked::Unreadable(_)))
+        .count();
+    let invalid = checked.len() - valid - unreadable;
+    let all: Vec<_> = checked
+        .iter()
+        .flat_map(|(_, c)| c.diagnostics().iter().cloned())
+        .collect();
+    let mut line = format!(
+        "{}: {valid} valid, {invalid} invalid",
+        report::plural(checked.len(), "path checked", "paths checked"),
+    );
+    if unreadable > 0 {
+        line.push_str(&format!(", {unreadable} unreadable"));
+    }
+    line.push_str(&format!(" ({})", report::counts(&all)));
+    paint.verdict(&line, valid == checked.len())
+}

@@ -1,0 +1,100 @@
+//! Runs the real `c2-plugins` binary in temporary directories: HOME, the plugin store and the
+//! working directory are all private to each test, so nothing outside them is touched.
+
+mod cli;
+mod store;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// What one invocation produced.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// stdout as the one JSON document `--format json` promises.
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self:#?}"))
+    }
+}
+
+/// A private HOME, a plugin store path (not created) and a working directory.
+pub(crate) struct Sandbox {
+    _root: tempfile::TempDir,
+    pub(crate) home: PathBuf,
+    pub(crate) plugins: PathBuf,
+    pub(crate) work: PathBuf,
+}
+
+impl Sandbox {
+    pub(crate) fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let work = root.path().join("work");
+        std::fs::create_dir(&home).unwrap();
+        std::fs::create_dir(&work).unwrap();
+        Self {
+            plugins: root.path().join("plugins"),
+            home,
+            work,
+            _root: root,
+        }
+    }
+
+    /// Runs `c2-plugins ARGS` in `work` with `C2_PLUGINS_DIR` pointing at `plugins`.
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "these tests exercise the built binary as a user would run it"
+        )]
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"));
+        let output = command
+            .args(args)
+            .current_dir(&self.work)
+            .env("HOME", &self.home)
+            .env("C2_PLUGINS_DIR", &self.plugins)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
+    /// Writes `text` at `rel` under `work`, creating parent directories.
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.work.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Copies packs/hello-runtime to `rel` under `work`.
+    pub(crate) fn copy_hello_runtime(&self, rel: &str) -> PathBuf {
+        for file in HELLO_RUNTIME_FILES {
+            let text = std::fs::read_to_string(pack("hello-runtime").join(file)).unwrap();
+            self.write(&format!("{rel}/{file}"), &text);
+        }
+        self.work.join(rel)
+    }
+}
+
+/// Every file of packs/hello-runtime (it is flat).
+pub(crate) const HELLO_RUNTIME_FILES: [&str; 3] = ["plugin.json", "plugin.js", "README.md"];
+
+/// A bundle under the repository's packs/.
+pub(crate) fn pack(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../packs")
+        .join(name)
+}

@@ -1,0 +1,164 @@
+use crate::{Sandbox, pack};
+
+#[test]
+fn install_list_and_uninstall_round_trip_in_the_plugin_store() {
+    let sandbox = Sandbox::new();
+    let source = pack("hello-runtime");
+    let install = sandbox.run(&["install", source.to_str().unwrap()]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    assert!(id.starts_with("hello-runtime-"), "{install:#?}");
+    assert!(
+        install.stderr.contains(&format!(
+            "it will not run until you trust it: c2-plugins trust {id}"
+        )),
+        "{install:#?}"
+    );
+    assert!(sandbox.plugins.join(&id).join("installed.json").is_file());
+
+    let list = sandbox.run(&["list"]);
+    assert_eq!(list.code, 0, "{list:#?}");
+    assert!(list.stdout.contains(&id), "{list:#?}");
+    assert!(
+        list.stdout.contains("1 runtime-command, 1 ui-action"),
+        "{list:#?}"
+    );
+    let listed = sandbox.run(&["list", "--format", "json"]).json();
+    assert_eq!(listed["ok"], true);
+    assert_eq!(listed["result"][0]["id"], id.as_str());
+    assert_eq!(listed["result"][0]["version"], "1.0.0");
+    assert_eq!(
+        listed["result"][0]["contributions"]["runtime-command"][0]["id"],
+        "hello.status"
+    );
+
+    let uninstall = sandbox.run(&["uninstall", &id, "--format", "json"]);
+    assert_eq!(uninstall.code, 0, "{uninstall:#?}");
+    assert_eq!(uninstall.json()["result"]["id"], id.as_str());
+    assert!(!sandbox.plugins.join(&id).exists());
+    let listed = sandbox.run(&["list", "--format", "json"]).json();
+    assert_eq!(listed["result"], serde_json::json!([]));
+
+    let again = sandbox.run(&["uninstall", &id, "--format", "json"]);
+    assert_eq!(again.code, 1, "{again:#?}");
+    assert_eq!(again.json()["error"]["kind"], "not_installed");
+}
+
+#[test]
+fn plugins_dir_option_wins_over_the_environment() {
+    let sandbox = Sandbox::new();
+    let explicit = sandbox.work.join("elsewhere");
+    let source = pack("hello-python");
+    let run = sandbox.run(&[
+        "install",
+        source.to_str().unwrap(),
+        "--plugins-dir",
+        explicit.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(explicit.join(run.stdout.trim()).is_dir());
+    assert!(!sandbox.plugins.exists());
+}
+
+#[test]
+fn listing_a_store_that_does_not_exist_lists_nothing_and_creates_nothing() {
+    let sandbox = Sandbox::new();
+    let run = sandbox.run(&["list"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("no bundles installed"), "{run:#?}");
+    assert!(!sandbox.plugins.exists());
+}
+
+#[test]
+fn an_invalid_bundle_is_refused_with_its_diagnostics_and_nothing_is_stored() {
+    let sandbox = Sandbox::new();
+    let bundle = sandbox.copy_hello_runtime("linked");
+    std::os::unix::fs::symlink("../../outside/secret", bundle.join("escape")).unwrap();
+
+    let human = sandbox.run(&["install", "linked"]);
+    assert_eq!(human.code, 1, "{human:#?}");
+    assert!(
+        human.stderr.contains("error[symlink-escapes]"),
+        "{human:#?}"
+    );
+    assert!(human.stderr.contains("nothing was installed"), "{human:#?}");
+
+    let json = sandbox.run(&["install", "linked", "--format", "json"]);
+    assert_eq!(json.code, 1, "{json:#?}");
+    let error = &json.json()["error"];
+    assert_eq!(error["kind"], "invalid_bundle");
+    assert_eq!(error["diagnostics"][0]["code"], "symlink-escapes");
+    assert!(!sandbox.plugins.exists());
+}
+
+#[test]
+fn remote_sources_and_policy_flags_are_refused_until_the_host_supports_them() {
+    let sandbox = Sandbox::new();
+    let remote = sandbox.run(&[
+        "install",
+        "git+https://example.invalid/repo.git#main:hello",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        remote.json()["error"]["kind"],
+        "unsupported_source",
+        "{remote:#?}"
+    );
+    let source = pack("hello-runtime");
+    for flag in ["--trust", "--enable"] {
+        let run = sandbox.run(&[
+            "install",
+            source.to_str().unwrap(),
+            flag,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 2, "{run:#?}");
+        assert_eq!(run.json()["error"]["kind"], "unsupported");
+    }
+    assert!(!sandbox.plugins.exists());
+}
+
+/// Installs a bundle with `scaffolds/web/{index.html,src/app.js}` and returns its id.
+fn install_scaffold_bundle(sandbox: &Sandbox) -> String {
+    sandbox.write(
+        "scaff/plugin.json",
+        r#"{"name": "scaff", "version": "0.1.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+    );
+    sandbox.write("scaff/scaffolds/web/index.html", "<p>hi</p>\n");
+    sandbox.write("scaff/scaffolds/web/src/app.js", "run();\n");
+    let run = sandbox.run(&["install", "scaff"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    run.stdout.trim().to_owned()
+}
+
+#[test]
+fn a_scaffold_is_written_into_an_empty_target() {
+    let sandbox = Sandbox::new();
+    let id = install_scaffold_bundle(&sandbox);
+    std::fs::create_dir(sandbox.work.join("site")).unwrap();
+    let run = sandbox.run(&["scaffold", &id, "web", "site", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.json()["result"]["written"],
+        serde_json::json!(["index.html", "src/app.js"])
+    );
+    let app = std::fs::read_to_string(sandbox.work.join("site/src/app.js")).unwrap();
+    assert_eq!(app, "run();\n");
+}
+
+#[test]
+fn a_scaffold_conflict_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let id = install_scaffold_bundle(&sandbox);
+    sandbox.write("site/index.html", "mine\n");
+    let run = sandbox.run(&["scaffold", &id, "web", "site", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let error = &run.json()["error"];
+    assert_eq!(error["kind"], "scaffold_conflict");
+    assert!(error["message"].as_str().unwrap().contains("index.html"));
+    assert!(!sandbox.work.join("site/src").exists());
+    let kept = std::fs::read_to_string(sandbox.work.join("site/index.html")).unwrap();
+    assert_eq!(kept, "mine\n");
+}
