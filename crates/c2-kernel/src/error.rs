@@ -38,6 +38,18 @@ pub enum Error {
         name: String,
         /// What the handler said.
         message: String,
+        /// The machine-readable kind, when the handler reported an [`Error::Failure`].
+        kind: Option<String>,
+    },
+    /// A handler failure with a machine-readable kind (e.g. `handshake_timeout`) that callers
+    /// such as a command line map to their own error kinds. Dispatch keeps the kind in
+    /// [`Error::CommandFailed`].
+    #[error("{message}")]
+    Failure {
+        /// A stable snake_case kind.
+        kind: String,
+        /// What happened, for a person.
+        message: String,
     },
     /// A module, handler or cleanup reported a failure in its own words.
     #[error("{0}")]
@@ -105,6 +117,23 @@ impl Error {
     /// A module or handler failure with a free-form message.
     pub fn module(message: impl Into<String>) -> Self {
         Error::Module(message.into())
+    }
+
+    /// A handler failure with a stable snake_case kind.
+    pub fn failure(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Failure {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The machine-readable kind of a handler failure, if it reported one.
+    pub fn kind(&self) -> Option<&str> {
+        match self {
+            Error::Failure { kind, .. } => Some(kind),
+            Error::CommandFailed { kind, .. } => kind.as_deref(),
+            _ => None,
+        }
     }
 
     /// The JSON-RPC error code decisions.md assigns to this error.

@@ -927,9 +927,11 @@ impl Kernel {
             Ok(Err(error)) => Err(Error::CommandFailed {
                 name: name.to_owned(),
                 message: error.to_string(),
+                kind: error.kind().map(str::to_owned),
             }),
             Err(message) => Err(Error::CommandFailed {
                 name: name.to_owned(),
+                kind: None,
                 message: Error::Panicked {
                     what: "handler".to_owned(),
                     message,

@@ -1,0 +1,186 @@
+//! Installed bundles as kernel factories named `bundle:<installed-id>`.
+//!
+//! A bundle's module registers the manifest's commands as dormant stubs (with the manifest's
+//! titles, descriptions and schemas) in the realm it is applied to; the first call to a stub
+//! activates the process through that realm's [`RuntimeInstance`]. Everything belongs to the
+//! module's scope: disposing it removes the stubs at once and stops the process.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use c2_bundle_collector::InstalledRecord;
+use c2_kernel::{
+    BoxFuture, CommandSpec, DefaultState, Error as KernelError, Module, ModuleMeta, Realm, Role,
+    ScopeContext, ScopeKind, command_handler,
+};
+use c2_manifest::{Manifest, ScopeKind as ManifestScope};
+
+use crate::host::Shared;
+use crate::runtime::RuntimeInstance;
+
+/// The prefix of every bundle module name.
+pub const BUNDLE_PREFIX: &str = "bundle:";
+
+/// The kernel module name of an installed bundle.
+pub fn module_name(installed_id: &str) -> String {
+    format!("{BUNDLE_PREFIX}{installed_id}")
+}
+
+/// An installed bundle as the host holds it: its record, validated manifest and files.
+#[derive(Debug)]
+pub(crate) struct InstalledBundle {
+    pub(crate) record: InstalledRecord,
+    pub(crate) manifest: Manifest,
+    pub(crate) dir: PathBuf,
+}
+
+impl InstalledBundle {
+    pub(crate) fn module_name(&self) -> String {
+        module_name(&self.record.id)
+    }
+
+    pub(crate) fn has_runtime(&self) -> bool {
+        self.manifest.codetwo.runtime.is_some()
+    }
+
+    pub(crate) fn project_capable(&self) -> bool {
+        self.manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .is_some_and(|r| r.scope_support.contains(&ManifestScope::Project))
+    }
+
+    /// The factory revision: the content digest, so replacing the content rebuilds the runtime.
+    pub(crate) fn revision(&self) -> u64 {
+        let digest = &self.record.digest;
+        u64::from_str_radix(digest.get(..16).unwrap_or("0"), 16).unwrap_or(0)
+    }
+}
+
+/// The kernel module of one installed bundle.
+pub(crate) struct BundleModule {
+    name: String,
+    bundle: Arc<InstalledBundle>,
+    host: Weak<Shared>,
+    /// The runtime instances of the live scopes, by realm, for listings.
+    instances: Mutex<Vec<(Realm, Weak<RuntimeInstance>)>>,
+}
+
+impl std::fmt::Debug for BundleModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BundleModule")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BundleModule {
+    pub(crate) fn new(bundle: Arc<InstalledBundle>, host: Weak<Shared>) -> Self {
+        Self {
+            name: bundle.module_name(),
+            bundle,
+            host,
+            instances: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn bundle(&self) -> &Arc<InstalledBundle> {
+        &self.bundle
+    }
+
+    /// The live runtime instance of `realm`, if its scope is applied.
+    pub(crate) fn instance(&self, realm: &Realm) -> Option<Arc<RuntimeInstance>> {
+        let mut instances = self.instances.lock().unwrap_or_else(PoisonError::into_inner);
+        instances.retain(|(_, weak)| weak.strong_count() > 0);
+        instances
+            .iter()
+            .find(|(r, _)| r == realm)
+            .and_then(|(_, weak)| weak.upgrade())
+    }
+
+    /// Every live runtime instance.
+    pub(crate) fn instances(&self) -> Vec<(Realm, Arc<RuntimeInstance>)> {
+        let mut instances = self.instances.lock().unwrap_or_else(PoisonError::into_inner);
+        instances.retain(|(_, weak)| weak.strong_count() > 0);
+        instances
+            .iter()
+            .filter_map(|(realm, weak)| Some((realm.clone(), weak.upgrade()?)))
+            .collect()
+    }
+}
+
+impl Module for BundleModule {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn meta(&self) -> ModuleMeta {
+        let mut meta = ModuleMeta::new(Role::Extension, self.name.clone(), "bundle");
+        if self.bundle.project_capable() {
+            meta.scopes = vec![ScopeKind::User, ScopeKind::Project];
+        }
+        meta.default_state = DefaultState::Disabled;
+        meta
+    }
+
+    fn inject(&self) -> Vec<String> {
+        self.bundle
+            .manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .map(|r| r.inject.clone())
+            .unwrap_or_default()
+    }
+
+    fn optional_inject(&self) -> Vec<String> {
+        self.bundle
+            .manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .map(|r| r.optional_inject.clone())
+            .unwrap_or_default()
+    }
+
+    fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
+        Box::pin(async move {
+            if !self.bundle.has_runtime() {
+                return Ok(());
+            }
+            let instance = Arc::new(RuntimeInstance::new(
+                self.host.clone(),
+                self.bundle.clone(),
+                ctx.scope().clone(),
+                ctx.config().clone(),
+            ));
+            for command in &self.bundle.manifest.codetwo.commands {
+                let spec = CommandSpec {
+                    title: command.title.clone(),
+                    description: command.description.clone(),
+                    args_schema: command.args_schema.clone(),
+                    ..CommandSpec::default()
+                };
+                let stub = instance.clone();
+                let name = command.id.clone();
+                ctx.register_command(
+                    command.id.clone(),
+                    spec,
+                    command_handler(move |_call, args| {
+                        let stub = stub.clone();
+                        let name = name.clone();
+                        async move { stub.invoke(&name, args).await }
+                    }),
+                )?;
+            }
+            let owned = instance.clone();
+            ctx.on_cleanup(move || async move { owned.shutdown().await })?;
+            self.instances
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((ctx.realm().clone(), Arc::downgrade(&instance)));
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,156 @@
+//! `connector/event`: provider notifications from a connector runtime.
+//!
+//! They never enter the public JSON bus. The host checks the envelope, attributes the event to
+//! the authenticated installed bundle (a `plugin_id` the process supplies is ignored and
+//! removed), drops duplicate `eventId`s per connector (the last 1,024), and publishes a typed
+//! [`ConnectorEvent`] on the kernel's internal bus for host adapters.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use c2_manifest::Manifest;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The reserved event name.
+pub const CONNECTOR_EVENT: &str = "connector/event";
+
+/// How many recent event ids are remembered per connector for deduplication.
+pub const CONNECTOR_DEDUP_WINDOW: usize = 1024;
+
+/// A connector notification as host adapters receive it on the typed internal bus.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorEvent {
+    /// The authenticated installed-bundle id: set by the host, never by the process.
+    pub bundle_id: String,
+    /// The bundle-local connector id; adapters match it against the active connector.
+    pub connector_id: String,
+    /// The provider's event or message id (deduplicated).
+    pub event_id: String,
+    /// e.g. `message.created`.
+    pub kind: String,
+    /// As the provider stated it.
+    pub created_at: String,
+    /// The whole payload, without any process-supplied plugin id.
+    pub payload: Value,
+}
+
+/// Per-runtime envelope checking and deduplication.
+#[derive(Debug)]
+pub(crate) struct ConnectorEvents {
+    seen: BTreeMap<String, (VecDeque<String>, HashSet<String>)>,
+}
+
+impl ConnectorEvents {
+    pub(crate) fn new(manifest: &Manifest) -> Self {
+        let seen = manifest
+            .codetwo
+            .connectors
+            .iter()
+            .map(|c| (c.id.clone(), (VecDeque::new(), HashSet::new())))
+            .collect();
+        Self { seen }
+    }
+
+    /// Checks one payload; `Ok(None)` for a duplicate.
+    pub(crate) fn accept(
+        &mut self,
+        bundle_id: &str,
+        mut payload: Value,
+    ) -> Result<Option<ConnectorEvent>, String> {
+        let Some(object) = payload.as_object_mut() else {
+            return Err("the payload must be an object".to_owned());
+        };
+        object.remove("plugin_id");
+        object.remove("pluginId");
+        let field = |name: &str| -> Result<String, String> {
+            match object.get(name) {
+                Some(Value::String(text)) if !text.is_empty() => Ok(text.clone()),
+                Some(_) => Err(format!("`{name}` must be a non-empty string")),
+                None => Err(format!("the envelope needs `{name}`")),
+            }
+        };
+        let connector_id = field("connectorId")?;
+        let event_id = field("eventId")?;
+        let kind = field("kind")?;
+        let created_at = field("createdAt")?;
+        let Some((order, ids)) = self.seen.get_mut(&connector_id) else {
+            return Err(format!(
+                "connector `{connector_id}` is not declared by this bundle"
+            ));
+        };
+        if !ids.insert(event_id.clone()) {
+            return Ok(None);
+        }
+        order.push_back(event_id.clone());
+        if order.len() > CONNECTOR_DEDUP_WINDOW
+            && let Some(oldest) = order.pop_front()
+        {
+            ids.remove(&oldest);
+        }
+        Ok(Some(ConnectorEvent {
+            bundle_id: bundle_id.to_owned(),
+            connector_id,
+            event_id,
+            kind,
+            created_at,
+            payload,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn events() -> ConnectorEvents {
+        let text = r#"{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"chat","version":"1.0.0",
+          "extensions":{"dev.codetwo":{"standardVersion":"1.2.0",
+            "commands":[{"id":"chat.connector","title":"Chat"}],
+            "runtime":{"command":"node","args":["x.js"]},
+            "connectors":[{"id":"workspace","provider":"example-chat","command":"chat.connector","capabilities":["messaging"]}]}}}"#;
+        let report = c2_manifest::validate_manifest(text, &c2_manifest::ManifestOptions::default());
+        ConnectorEvents::new(report.manifest.as_ref().expect("valid test manifest"))
+    }
+
+    fn envelope(id: &str) -> Value {
+        json!({"connectorId": "workspace", "eventId": id, "kind": "message.created",
+               "createdAt": "1724900000000", "plugin_id": "forged", "text": "hi"})
+    }
+
+    #[test]
+    fn the_host_attributes_the_event_and_drops_a_forged_plugin_id() {
+        let event = events().accept("chat-1234", envelope("e1")).unwrap().unwrap();
+        assert_eq!(event.bundle_id, "chat-1234");
+        assert_eq!(event.connector_id, "workspace");
+        assert!(event.payload.get("plugin_id").is_none());
+        assert_eq!(event.payload["text"], "hi");
+    }
+
+    #[test]
+    fn duplicates_are_dropped_within_the_window_only() {
+        let mut events = events();
+        assert!(events.accept("b", envelope("e1")).unwrap().is_some());
+        assert!(events.accept("b", envelope("e1")).unwrap().is_none());
+        for i in 0..CONNECTOR_DEDUP_WINDOW {
+            events.accept("b", envelope(&format!("n{i}"))).unwrap();
+        }
+        assert!(events.accept("b", envelope("e1")).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_bad_envelope_or_an_undeclared_connector_is_refused() {
+        let mut events = events();
+        let mut missing = envelope("e1");
+        missing.as_object_mut().unwrap().remove("kind");
+        assert!(events.accept("b", missing).unwrap_err().contains("`kind`"));
+        let mut number = envelope("e1");
+        number["createdAt"] = json!(1);
+        assert!(events.accept("b", number).unwrap_err().contains("createdAt"));
+        let mut other = envelope("e1");
+        other["connectorId"] = json!("elsewhere");
+        assert!(events.accept("b", other).unwrap_err().contains("not declared"));
+        assert!(events.accept("b", json!([1])).is_err());
+    }
+}

@@ -1,0 +1,972 @@
+//! `PluginHost`: the kernel, the policy store, the bundle store and the supervisor wired into
+//! one lifecycle. Every change (install, uninstall, trust, enable, disable, configure, reset) is
+//! one transaction: the policy is planned and applied, the live graph is reconciled in every
+//! realm, and the policy becomes last-known-good only once the runtime reached the requested
+//! state; otherwise both are rolled back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use c2_bundle_collector::{
+    CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions,
+};
+use c2_kernel::{
+    CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, KernelOptions,
+    Module, ModuleIntent, ModuleState, ProjectKey, Realm,
+};
+use c2_policy::{
+    Catalog, CatalogModule, Change, ChangeKind, PolicyOptions, PolicyStore, Revisions, Scope,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::bundle::{BundleModule, InstalledBundle, module_name};
+use crate::error::HostError;
+use crate::git::GitModule;
+use crate::management::ManagementModule;
+use crate::options::HostOptions;
+use crate::paths::Project;
+use crate::source;
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Counters a host exposes for tests, benchmarks and diagnostics.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) spawns: AtomicU64,
+    pub(crate) dropped_events: AtomicU64,
+}
+
+/// A snapshot of [`PluginHost::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStats {
+    /// Plugin processes spawned since the host opened.
+    pub spawns: u64,
+    /// Events not delivered to a plugin because its outbound queue was full.
+    pub dropped_events: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) options: HostOptions,
+    pub(crate) kernel: Kernel,
+    pub(crate) store: Store,
+    pub(crate) policy: Mutex<PolicyStore>,
+    pub(crate) bundles: Mutex<BTreeMap<String, Arc<BundleModule>>>,
+    /// Project realms the host has desired state for, with their revision.
+    pub(crate) projects: Mutex<BTreeMap<String, u64>>,
+    pub(crate) stats: Arc<Counters>,
+    /// Serializes changes to policy, the store and the graph.
+    pub(crate) changes: tokio::sync::Mutex<()>,
+    /// Problems found while loading the store, kept for listings.
+    pub(crate) load_problems: Mutex<Vec<String>>,
+    /// The last validated `host.actions` render per (bundle, descriptor, realm).
+    pub(crate) host_actions: Mutex<BTreeMap<String, Vec<crate::ui::HostAction>>>,
+}
+
+impl Shared {
+    /// Whether the user trusted exactly the installed content of `bundle`.
+    pub(crate) fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
+        let policy = lock(&self.policy);
+        policy
+            .document()
+            .and_then(|document| document.entry(&bundle.module_name(), &Scope::User))
+            .is_some_and(|entry| entry.is_trusted(&bundle.record.digest))
+    }
+}
+
+/// The plugin host a desktop, TUI or server embeds, and that the `c2-plugins` CLI runs.
+#[derive(Clone)]
+pub struct PluginHost {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PluginHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginHost")
+            .field("plugins_dir", &self.shared.options.plugins_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What to do with a freshly installed bundle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions {
+    /// Trust the installed content right away.
+    pub trust: bool,
+    /// Enable it for the user right away.
+    pub enable: bool,
+}
+
+/// The result of an install.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallOutcome {
+    /// The stored record (id, digest, source, inventory).
+    pub record: InstalledRecord,
+    /// Whether a bundle from the same source was replaced.
+    pub replaced: bool,
+    /// Things the user should know: an untrusted runtime, trust lost to changed content,
+    /// validation warnings.
+    pub notes: Vec<String>,
+}
+
+/// The plugin-level switch of a policy change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateChange {
+    /// Enable in the scope.
+    Enable,
+    /// Disable in the scope.
+    Disable,
+    /// Project only: follow the user's choice again.
+    Inherit,
+}
+
+/// A committed policy change and what it did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    /// The policy revision now in force (and last-known-good).
+    pub revision: u64,
+    /// What started, stopped and reloaded.
+    pub impact: ImpactView,
+}
+
+/// The impact of a change, for people and tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImpactView {
+    /// Modules that become eligible.
+    pub starts: Vec<String>,
+    /// Modules that stop.
+    pub stops: Vec<String>,
+    /// Modules that reload.
+    pub reloads: Vec<String>,
+    /// Modules that go down with them.
+    pub dependents: Vec<String>,
+    /// Live resources affected.
+    pub resources: Vec<String>,
+}
+
+impl From<c2_policy::Impact> for ImpactView {
+    fn from(impact: c2_policy::Impact) -> Self {
+        Self {
+            starts: impact.starts,
+            stops: impact.stops,
+            reloads: impact.reloads,
+            dependents: impact.dependents,
+            resources: impact.resources,
+        }
+    }
+}
+
+/// One installed bundle as `list` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleStatus {
+    /// The installed id.
+    pub id: String,
+    /// The kernel module name, `bundle:<id>`.
+    pub module: String,
+    /// Manifest name.
+    pub name: String,
+    /// Manifest version.
+    pub version: String,
+    /// Whether the user trusted this exact content.
+    pub trusted: bool,
+    /// Whether the user enabled it (user scope).
+    pub enabled: bool,
+    /// `untrusted`, `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
+    pub state: String,
+    /// Why it is failed or pending.
+    pub reason: Option<String>,
+    /// Whether it ships a process runtime.
+    pub runtime: bool,
+    /// The stored record: source, digest, inventory.
+    pub record: InstalledRecord,
+}
+
+/// One catalog row.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogRow {
+    /// The kernel entry: name, metadata, revision, state.
+    #[serde(flatten)]
+    pub entry: CatalogEntry,
+    /// For bundles: whether the installed content is trusted.
+    pub trusted: Option<bool>,
+    /// Enabled by policy in this realm (before the trust gate).
+    pub enabled: bool,
+}
+
+/// A command as `commands` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandRow {
+    /// The command name.
+    pub name: String,
+    /// The owning module.
+    pub owner: String,
+    /// `global` or the project path it is registered for.
+    pub realm: String,
+    /// `internal` or `extension-public`.
+    pub visibility: String,
+    /// `dormant` or `active` for bundle commands, `built-in` otherwise.
+    pub state: String,
+    /// Title from the manifest or the module.
+    pub title: String,
+    /// Description, when there is one.
+    pub description: Option<String>,
+}
+
+/// `extensions.list`: installed bundles grouped the way the protocol's Trust section names them.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsList {
+    /// Installed bundles whose content is not trusted.
+    pub untrusted: Vec<String>,
+    /// Trusted bundles that are disabled.
+    pub disabled: Vec<String>,
+    /// Eligible, process dormant (or no process).
+    pub ready: Vec<String>,
+    /// A process is running in at least one realm.
+    pub active: Vec<String>,
+    /// Enabled and trusted but failed or pending, with the reason.
+    pub failed: Vec<FailedExtension>,
+}
+
+/// A failed extension and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedExtension {
+    /// The installed id.
+    pub id: String,
+    /// Why, in the failing code's words.
+    pub reason: String,
+}
+
+/// Where a change applies: the user, or one project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The user scope (global realm).
+    User,
+    /// A project, by directory (normalized by the host).
+    Project(PathBuf),
+}
+
+impl PluginHost {
+    /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
+    /// registers the built-in modules and every installed bundle, and reconciles. No plugin
+    /// process starts: runtimes stay dormant until their first command.
+    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
+        let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
+        let kernel = Kernel::new(KernelOptions::default());
+        let shared = Arc::new(Shared {
+            kernel,
+            store,
+            policy: Mutex::new(policy),
+            bundles: Mutex::new(BTreeMap::new()),
+            projects: Mutex::new(BTreeMap::new()),
+            stats: Arc::new(Counters::default()),
+            changes: tokio::sync::Mutex::new(()),
+            load_problems: Mutex::new(Vec::new()),
+            host_actions: Mutex::new(BTreeMap::new()),
+            options,
+        });
+        let host = Self { shared };
+        let git = GitModule::new(
+            host.shared.options.git_program.clone(),
+            host.shared.options.working_dir.clone(),
+            host.shared.options.run.clone(),
+        );
+        host.shared.kernel.register_factory(Arc::new(git), 1);
+        host.shared.kernel.register_factory(
+            Arc::new(ManagementModule::new(Arc::downgrade(&host.shared))),
+            1,
+        );
+        for listed in host.shared.store.list()? {
+            let loaded = listed
+                .record
+                .map_err(HostError::from)
+                .and_then(|record| host.load_bundle(record));
+            if let Err(error) = loaded {
+                lock(&host.shared.load_problems)
+                    .push(format!("installed bundle {} cannot be loaded: {error}", listed.id));
+            }
+        }
+        {
+            let _changes = host.shared.changes.lock().await;
+            host.reconcile_locked().await;
+        }
+        Ok(host)
+    }
+
+    /// The options the host runs with.
+    pub fn options(&self) -> &HostOptions {
+        &self.shared.options
+    }
+
+    /// The kernel: for embedders that register built-in modules, publish host events
+    /// (`skills/changed`, `engine/event`, ...) or subscribe to typed internal events.
+    pub fn kernel(&self) -> &Kernel {
+        &self.shared.kernel
+    }
+
+    /// Registers an embedder's module and reconciles.
+    pub async fn register_module(&self, module: Arc<dyn Module>, revision: u64) {
+        let _changes = self.shared.changes.lock().await;
+        self.shared.kernel.register_factory(module, revision);
+        self.reconcile_locked().await;
+    }
+
+    /// Whether policy is unusable and only essential modules run.
+    pub fn is_safe_mode(&self) -> bool {
+        lock(&self.shared.policy).is_safe_mode()
+    }
+
+    /// Problems met while opening: unusable policy files, unloadable installed bundles.
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut problems = lock(&self.shared.load_problems).clone();
+        problems.extend(
+            lock(&self.shared.policy)
+                .diagnostics()
+                .iter()
+                .map(|d| format!("policy: {d:?}")),
+        );
+        problems
+    }
+
+    /// Counters since the host opened.
+    pub fn stats(&self) -> HostStats {
+        HostStats {
+            spawns: self.shared.stats.spawns.load(Ordering::Relaxed),
+            dropped_events: self.shared.stats.dropped_events.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Reads an installed bundle's manifest and registers its factory (replacing an older one).
+    fn load_bundle(&self, record: InstalledRecord) -> Result<Arc<BundleModule>, HostError> {
+        let dir = self.shared.store.bundle_dir(&record.id)?;
+        let path = dir.join("plugin.json");
+        let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
+        let report = c2_manifest::validate_manifest(&text, &self.shared.options.manifest);
+        let Some(manifest) = report.manifest.filter(|_| report.diagnostics.iter().all(|d| d.severity != c2_manifest::Severity::Error)) else {
+            return Err(HostError::InvalidBundle {
+                errors: report.diagnostics.len(),
+                diagnostics: Vec::new(),
+            });
+        };
+        let bundle = Arc::new(InstalledBundle {
+            record,
+            manifest,
+            dir,
+        });
+        let module = Arc::new(BundleModule::new(bundle.clone(), Arc::downgrade(&self.shared)));
+        self.shared
+            .kernel
+            .register_factory(module.clone(), bundle.revision());
+        lock(&self.shared.bundles).insert(bundle.record.id.clone(), module.clone());
+        Ok(module)
+    }
+
+    pub(crate) fn bundle(&self, id: &str) -> Result<Arc<BundleModule>, HostError> {
+        lock(&self.shared.bundles)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| HostError::NotInstalled { id: id.to_owned() })
+    }
+
+    /// The policy catalog: every factory with its metadata and, for bundles, the digest.
+    pub(crate) fn policy_catalog(&self) -> Catalog {
+        let bundles = lock(&self.shared.bundles).clone();
+        Catalog::new(
+            self.shared
+                .kernel
+                .catalog(&Realm::Global)
+                .into_iter()
+                .map(|entry| {
+                    let bundle = entry
+                        .name
+                        .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                        .and_then(|id| bundles.get(id));
+                    let active_resources = bundle
+                        .map(|module| {
+                            module
+                                .instances()
+                                .into_iter()
+                                .filter_map(|(realm, instance)| {
+                                    instance.pid().map(|pid| format!("process {pid} in {}", realm_text(&realm)))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    CatalogModule {
+                        project_capable: entry.meta.supports(c2_kernel::ScopeKind::Project),
+                        essential: entry.meta.essential,
+                        default_enabled: entry.meta.default_state
+                            == c2_kernel::DefaultState::Enabled,
+                        config_schema: entry.config_schema.clone(),
+                        dependents: Vec::new(),
+                        active_resources,
+                        digest: bundle.map(|m| m.bundle().record.digest.clone()),
+                        name: entry.name,
+                    }
+                }),
+        )
+    }
+
+    /// A fingerprint of the factory set: it changes exactly when a bundle is installed,
+    /// replaced or removed, in this process or another one.
+    fn graph_revision(&self) -> u64 {
+        let mut hasher = blake3::Hasher::new();
+        for entry in self.shared.kernel.catalog(&Realm::Global) {
+            hasher.update(entry.name.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(&entry.revision.to_le_bytes());
+        }
+        let hash = hasher.finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&hash.as_bytes()[..8]);
+        u64::from_le_bytes(first)
+    }
+
+    pub(crate) fn revisions(&self) -> Revisions {
+        Revisions {
+            graph: self.graph_revision(),
+            projects: lock(&self.shared.projects).clone(),
+        }
+    }
+
+    /// Pushes policy's desired state into the kernel, for the user realm and every known
+    /// project realm. The trust gate is applied here: an untrusted bundle is never desired.
+    fn sync_desired(&self) {
+        let catalog = self.policy_catalog();
+        let policy = lock(&self.shared.policy);
+        let desired = |scope: &Scope| {
+            let mut state = KernelDesired::default();
+            for module in catalog.modules() {
+                if let Ok(d) = policy.desired(&catalog, &module.name, scope) {
+                    state.modules.insert(
+                        module.name.clone(),
+                        ModuleIntent {
+                            enabled: Some(d.is_runnable()),
+                            config: d.config,
+                        },
+                    );
+                }
+            }
+            state
+        };
+        let user = desired(&Scope::User);
+        if let Err(error) = self.shared.kernel.set_desired(user) {
+            tracing::warn!("cannot set the user realm's desired state: {error}");
+        }
+        let projects: Vec<String> = lock(&self.shared.projects).keys().cloned().collect();
+        for key in projects {
+            let state = desired(&Scope::Project(key.clone()));
+            if let Err(error) = self
+                .shared
+                .kernel
+                .set_project_desired(ProjectKey::new(key), state)
+            {
+                tracing::warn!("cannot set a project realm's desired state: {error}");
+            }
+        }
+    }
+
+    /// Makes the live graph equal to policy in every realm. Call with `changes` held.
+    async fn reconcile_locked(&self) {
+        self.sync_desired();
+        self.shared.kernel.reconcile().await;
+    }
+
+    /// Reconciles now (after an embedder changed services, for example).
+    pub async fn reconcile(&self) {
+        let _changes = self.shared.changes.lock().await;
+        self.reconcile_locked().await;
+    }
+
+    /// The realm of `target`, registering the project's desired state on first use.
+    pub(crate) fn realm(&self, target: &Target) -> Result<Realm, HostError> {
+        match target {
+            Target::User => Ok(Realm::Global),
+            Target::Project(path) => Ok(Realm::project(self.register_project(path)?)),
+        }
+    }
+
+    /// Normalizes a project and registers its desired state on first use; returns its key.
+    pub(crate) fn register_project(&self, path: &Path) -> Result<String, HostError> {
+        let project = Project::normalize(path)?;
+        let key = project.key().to_owned();
+        let known = {
+            let mut projects = lock(&self.shared.projects);
+            let known = projects.contains_key(&key);
+            if !known {
+                projects.insert(key.clone(), 1);
+            }
+            known
+        };
+        if !known {
+            self.sync_desired();
+        }
+        Ok(key)
+    }
+
+    fn scope_of(&self, target: &Target) -> Result<Scope, HostError> {
+        match self.realm(target)? {
+            Realm::Global => Ok(Scope::User),
+            Realm::Project(key) => Ok(Scope::Project(key.as_str().to_owned())),
+        }
+    }
+
+    /// Plans, applies, reconciles, and confirms or rolls back one policy change.
+    async fn change(&self, module: String, scope: Scope, kind: ChangeKind) -> Result<Applied, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        let catalog = self.policy_catalog();
+        let revisions = self.revisions();
+        let plan = lock(&self.shared.policy).plan_change(
+            Change {
+                module,
+                scope,
+                kind,
+            },
+            &catalog,
+            &revisions,
+            Instant::now(),
+        )?;
+        self.apply_locked(plan.id, plan.change, &revisions).await
+    }
+
+    pub(crate) async fn apply_locked(
+        &self,
+        id: c2_policy::PlanId,
+        change: Change,
+        revisions: &Revisions,
+    ) -> Result<Applied, HostError> {
+        let commit = lock(&self.shared.policy).apply_change(id, revisions, Instant::now())?;
+        self.reconcile_locked().await;
+        match self.verify(&change) {
+            Ok(()) => {
+                lock(&self.shared.policy).confirm(commit.revision)?;
+                Ok(Applied {
+                    revision: commit.revision,
+                    impact: commit.impact.into(),
+                })
+            }
+            Err(reason) => {
+                let rolled = lock(&self.shared.policy).rollback(commit.revision);
+                self.reconcile_locked().await;
+                if let Ok(revision) = rolled {
+                    lock(&self.shared.policy).confirm(revision).ok();
+                }
+                Err(HostError::command(
+                    "apply_failed",
+                    format!("the runtime did not reach the requested state ({reason}); policy and runtime were rolled back"),
+                ))
+            }
+        }
+    }
+
+    /// Whether the runtime reached what policy now asks for `change.module`.
+    fn verify(&self, change: &Change) -> Result<(), String> {
+        let realm = match &change.scope {
+            Scope::User => Realm::Global,
+            Scope::Project(key) => Realm::project(key.clone()),
+        };
+        let catalog = self.policy_catalog();
+        let runnable = lock(&self.shared.policy)
+            .desired(&catalog, &change.module, &change.scope)
+            .map(|d| d.is_runnable())
+            .map_err(|e| e.to_string())?;
+        let entry = self
+            .shared
+            .kernel
+            .catalog(&realm)
+            .into_iter()
+            .find(|e| e.name == change.module);
+        match (runnable, entry.map(|e| e.state)) {
+            (true, Some(ModuleState::Failed { reason })) => Err(reason),
+            (false, Some(ModuleState::Active { .. })) => {
+                Err(format!("{} is still active", change.module))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Installs a bundle from a directory, an archive or a git source; runs nothing from it.
+    pub async fn install(
+        &self,
+        source_text: &str,
+        options: InstallOptions,
+    ) -> Result<InstallOutcome, HostError> {
+        let fetched = source::fetch(source_text, &self.shared.options).await?;
+        self.install_collected(&fetched.bundle, fetched.request, options)
+            .await
+    }
+
+    /// Installs an already collected bundle (see [`c2_bundle_collector::collect`]).
+    pub async fn install_collected(
+        &self,
+        bundle: &CollectedBundle,
+        request: InstallRequest,
+        options: InstallOptions,
+    ) -> Result<InstallOutcome, HostError> {
+        if !bundle.is_valid() {
+            return Err(HostError::InvalidBundle {
+                errors: bundle.error_count(),
+                diagnostics: bundle.diagnostics.clone(),
+            });
+        }
+        let mut notes: Vec<String> = bundle
+            .diagnostics
+            .iter()
+            .map(|d| format!("warning[{}] {}: {}", d.code, d.file.as_deref().unwrap_or("bundle"), d.message))
+            .collect();
+        let (record, replaced) = {
+            let _changes = self.shared.changes.lock().await;
+            let previous = bundle
+                .manifest
+                .as_ref()
+                .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
+                .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
+            let record = self.shared.store.install(bundle, &request)?;
+            let module = self.load_bundle(record.clone())?;
+            if let Some(previous) = &previous {
+                let name = previous.bundle().module_name();
+                let was_trusted = lock(&self.shared.policy)
+                    .document()
+                    .and_then(|d| d.entry(&name, &Scope::User))
+                    .and_then(|e| e.trusted_digest.clone());
+                if was_trusted.is_some_and(|digest| digest != record.digest) {
+                    notes.push(format!(
+                        "{} changed content, so it is no longer trusted: review it and run `c2-plugins trust {}`",
+                        record.id, record.id
+                    ));
+                }
+            }
+            if module.bundle().has_runtime() && !options.trust && !self.shared.is_trusted(module.bundle()) {
+                notes.push(format!(
+                    "{} ships a process runtime; it will not run until you trust it: `c2-plugins trust {}`",
+                    record.id, record.id
+                ));
+            }
+            self.reconcile_locked().await;
+            (record, previous.is_some())
+        };
+        let module = module_name(&record.id);
+        if options.trust {
+            self.change(module.clone(), Scope::User, ChangeKind::Trust(record.digest.clone()))
+                .await?;
+        }
+        if options.enable {
+            self.change(module, Scope::User, ChangeKind::Enable).await?;
+        }
+        Ok(InstallOutcome {
+            record,
+            replaced,
+            notes,
+        })
+    }
+
+    /// Stops every realm's runtime, removes the bundle from the store and forgets its policy.
+    pub async fn uninstall(&self, id: &str) -> Result<InstalledRecord, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        let module = self.bundle(id)?;
+        let name = module.bundle().module_name();
+        // Unload first: commands disappear and processes stop before the files go.
+        self.shared.kernel.remove_factory(&name)?;
+        lock(&self.shared.bundles).remove(id);
+        self.reconcile_locked().await;
+        let record = self.shared.store.uninstall(id)?;
+        let mut policy = lock(&self.shared.policy);
+        if !policy.is_safe_mode()
+            && let Ok(revision) = policy.reset(Some(&name))
+        {
+            policy.confirm(revision).ok();
+        }
+        Ok(record)
+    }
+
+    /// Trusts the installed content of `id` (trust is bound to the content digest).
+    pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
+        let module = self.bundle(id)?;
+        let digest = module.bundle().record.digest.clone();
+        self.change(module.bundle().module_name(), Scope::User, ChangeKind::Trust(digest))
+            .await
+    }
+
+    /// Withdraws trust: every realm's process stops and the stubs disappear.
+    pub async fn untrust(&self, id: &str) -> Result<Applied, HostError> {
+        let module = self.bundle(id)?;
+        self.change(module.bundle().module_name(), Scope::User, ChangeKind::Untrust)
+            .await
+    }
+
+    /// Enables, disables or (projects only) inherits a bundle.
+    pub async fn set_state(
+        &self,
+        id: &str,
+        target: &Target,
+        state: StateChange,
+    ) -> Result<Applied, HostError> {
+        let module = self.bundle(id)?;
+        let scope = self.scope_of(target)?;
+        let kind = match state {
+            StateChange::Enable => ChangeKind::Enable,
+            StateChange::Disable => ChangeKind::Disable,
+            StateChange::Inherit => ChangeKind::Inherit,
+        };
+        self.change(module.bundle().module_name(), scope, kind).await
+    }
+
+    /// Replaces a module's configuration (validated against its schema).
+    pub async fn configure(
+        &self,
+        module: &str,
+        target: &Target,
+        config: Value,
+    ) -> Result<Applied, HostError> {
+        let scope = self.scope_of(target)?;
+        self.change(module.to_owned(), scope, ChangeKind::Configure(config))
+            .await
+    }
+
+    /// Recovery: clears one plugin's policy, or all policy (leaving safe mode).
+    pub async fn reset(&self, id: Option<&str>) -> Result<u64, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        let module = id.map(module_name);
+        let revision = lock(&self.shared.policy).reset(module.as_deref())?;
+        self.reconcile_locked().await;
+        lock(&self.shared.policy).confirm(revision)?;
+        Ok(revision)
+    }
+
+    /// Invokes a command in the user realm or a project realm, as a frontend would.
+    pub async fn invoke(&self, target: &Target, name: &str, args: Value) -> Result<Value, HostError> {
+        let realm = self.realm(target)?;
+        if matches!(realm, Realm::Project(_)) {
+            // A project realm's first use builds it; its desired state must be current.
+            let _changes = self.shared.changes.lock().await;
+            self.reconcile_locked().await;
+        }
+        match self.shared.kernel.call(&realm, name, args).await {
+            Ok(value) => Ok(value),
+            Err(KernelError::UnknownCommand { .. }) => Err(self.explain_unknown(name, &realm)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Why a command is not there: a declared but untrusted, disabled, pending or failed bundle
+    /// says so instead of "unknown command".
+    fn explain_unknown(&self, name: &str, realm: &Realm) -> HostError {
+        let bundles = lock(&self.shared.bundles).clone();
+        let declaring = bundles.values().find(|m| {
+            m.bundle()
+                .manifest
+                .codetwo
+                .commands
+                .iter()
+                .any(|c| c.id == name)
+        });
+        let Some(module) = declaring else {
+            return HostError::command(
+                "unknown_command",
+                format!("unknown command `{name}`: `c2-plugins commands` lists what this realm has"),
+            );
+        };
+        let id = &module.bundle().record.id;
+        if !self.shared.is_trusted(module.bundle()) {
+            return HostError::command(
+                "not_trusted",
+                format!("`{name}` is declared by {id}, which is not trusted, so its process never starts: run `c2-plugins trust {id}`"),
+            );
+        }
+        let state = self
+            .shared
+            .kernel
+            .catalog(realm)
+            .into_iter()
+            .find(|e| e.name == module.bundle().module_name())
+            .map(|e| e.state);
+        match state {
+            Some(ModuleState::Pending { missing }) => HostError::command(
+                "pending",
+                format!("`{name}` is declared by {id}, which waits for the services it injects: {}", missing.join(", ")),
+            ),
+            Some(ModuleState::Failed { reason }) => HostError::command(
+                "activation_failed",
+                format!("`{name}` is declared by {id}, which failed: {reason}"),
+            ),
+            _ => HostError::command(
+                "disabled",
+                format!("`{name}` is declared by {id}, which is disabled here: run `c2-plugins enable {id}`"),
+            ),
+        }
+    }
+
+    /// Installed bundles with trust, enablement and runtime state.
+    pub fn list(&self) -> Vec<BundleStatus> {
+        let bundles = lock(&self.shared.bundles).clone();
+        let catalog = self.shared.kernel.catalog(&Realm::Global);
+        let policy_catalog = self.policy_catalog();
+        bundles
+            .values()
+            .map(|module| {
+                let bundle = module.bundle();
+                let name = bundle.module_name();
+                let trusted = self.shared.is_trusted(bundle);
+                let enabled = lock(&self.shared.policy)
+                    .desired(&policy_catalog, &name, &Scope::User)
+                    .is_ok_and(|d| d.enabled);
+                let state = catalog.iter().find(|e| e.name == name).map(|e| e.state.clone());
+                let instances = module.instances();
+                let failure = instances.iter().find_map(|(_, i)| i.failure());
+                let active = instances.iter().any(|(_, i)| i.pid().is_some());
+                let (state, reason) = match (trusted, enabled, state) {
+                    (false, _, _) => ("untrusted", None),
+                    (true, false, _) => ("disabled", None),
+                    (true, true, Some(ModuleState::Failed { reason })) => ("failed", Some(reason)),
+                    (true, true, Some(ModuleState::Pending { missing })) => {
+                        ("pending", Some(format!("waiting for services: {}", missing.join(", "))))
+                    }
+                    _ if failure.is_some() => ("failed", failure),
+                    _ if active => ("active", None),
+                    _ => ("ready", None),
+                };
+                BundleStatus {
+                    id: bundle.record.id.clone(),
+                    module: name,
+                    name: bundle.record.name.clone(),
+                    version: bundle.record.version.clone(),
+                    trusted,
+                    enabled,
+                    state: state.to_owned(),
+                    reason,
+                    runtime: bundle.has_runtime(),
+                    record: bundle.record.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// `extensions.list`.
+    pub fn extensions(&self) -> ExtensionsList {
+        let mut list = ExtensionsList::default();
+        for status in self.list() {
+            match status.state.as_str() {
+                "untrusted" => list.untrusted.push(status.id),
+                "disabled" => list.disabled.push(status.id),
+                "active" => list.active.push(status.id),
+                "failed" | "pending" => list.failed.push(FailedExtension {
+                    id: status.id,
+                    reason: status.reason.unwrap_or_default(),
+                }),
+                _ => list.ready.push(status.id),
+            }
+        }
+        list
+    }
+
+    /// The catalog of a realm: built-in modules and bundles, with metadata and effective state.
+    pub fn catalog(&self, target: &Target) -> Result<Vec<CatalogRow>, HostError> {
+        let realm = self.realm(target)?;
+        let scope = match &realm {
+            Realm::Global => Scope::User,
+            Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
+        };
+        let policy_catalog = self.policy_catalog();
+        let bundles = lock(&self.shared.bundles).clone();
+        let policy = lock(&self.shared.policy);
+        Ok(self
+            .shared
+            .kernel
+            .catalog(&realm)
+            .into_iter()
+            .map(|entry| {
+                let trusted = entry
+                    .name
+                    .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                    .and_then(|id| bundles.get(id))
+                    .map(|module| {
+                        policy
+                            .document()
+                            .and_then(|d| d.entry(&entry.name, &Scope::User))
+                            .is_some_and(|e| e.is_trusted(&module.bundle().record.digest))
+                    });
+                let enabled = policy
+                    .desired(&policy_catalog, &entry.name, &scope)
+                    .is_ok_and(|d| d.enabled);
+                CatalogRow {
+                    entry,
+                    trusted,
+                    enabled,
+                }
+            })
+            .collect())
+    }
+
+    /// The commands visible in a realm.
+    pub fn commands(&self, target: &Target) -> Result<Vec<CommandRow>, HostError> {
+        let realm = self.realm(target)?;
+        let bundles = lock(&self.shared.bundles).clone();
+        Ok(self
+            .shared
+            .kernel
+            .commands(&realm)
+            .into_iter()
+            .map(|info| {
+                let state = match info
+                    .owner
+                    .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                    .and_then(|id| bundles.get(id))
+                {
+                    Some(module) => match module.instance(&info.realm) {
+                        Some(instance) if instance.pid().is_some() => "active",
+                        Some(instance) if instance.failure().is_some() => "failed",
+                        _ => "dormant",
+                    },
+                    None => "built-in",
+                };
+                CommandRow {
+                    name: info.name,
+                    owner: info.owner,
+                    realm: realm_text(&info.realm),
+                    visibility: match info.spec.visibility {
+                        c2_kernel::Visibility::Internal => "internal",
+                        c2_kernel::Visibility::ExtensionPublic => "extension-public",
+                    }
+                    .to_owned(),
+                    state: state.to_owned(),
+                    title: info.spec.title,
+                    description: info.spec.description,
+                }
+            })
+            .collect())
+    }
+
+    /// The pid of a bundle's live process in a realm (for tests and diagnostics).
+    pub fn runtime_pid(&self, id: &str, target: &Target) -> Result<Option<u32>, HostError> {
+        let realm = self.realm(target)?;
+        Ok(self.bundle(id)?.instance(&realm).and_then(|i| i.pid()))
+    }
+
+    /// Unloads everything: every command disappears and every plugin process group is stopped,
+    /// awaited. The host is unusable afterwards.
+    pub async fn shutdown(&self) {
+        let _changes = self.shared.changes.lock().await;
+        self.shared.kernel.shutdown().await;
+    }
+}
+
+pub(crate) fn realm_text(realm: &Realm) -> String {
+    match realm {
+        Realm::Global => "global".to_owned(),
+        Realm::Project(key) => key.as_str().to_owned(),
+    }
+}

@@ -1,0 +1,43 @@
+//! The C2 plugin host: installed bundles become dormant, trust-gated, isolated runtimes.
+//!
+//! `PluginHost` wires the crates below it into one lifecycle. Each installed bundle is a kernel
+//! factory `bundle:<installed-id>`; when policy has it enabled and its exact content trusted, its
+//! manifest commands register as dormant stubs in the user realm and, for project-capable
+//! runtimes, in each project realm. The first call to a stub creates the data directory, spawns
+//! the runtime through c2-supervisor, speaks `initialize` through c2-protocol's `Peer`, checks the
+//! version and the exact command/schema confirmation, subscribes the events it named, then
+//! forwards the call. Unloading a scope (disable, untrust, uninstall, replace, shutdown) removes
+//! the commands at once and stops the process group, awaited. The host also carries the
+//! built-in `git.status` (the one extension-public command), the essential `plugins.*`
+//! management commands, UI descriptors and `host.actions`, connector events, git sources and
+//! cross-process plan files.
+//!
+//! It deliberately owns no mechanism of its own: validation is c2-manifest's and
+//! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries
+//! and realms are c2-kernel's, durable intent is c2-policy's. The CLI and embedders (desktop,
+//! TUI, server) depend on it; no library crate does.
+
+mod bundle;
+mod connector;
+mod error;
+mod git;
+mod host;
+mod management;
+mod options;
+mod paths;
+mod plan;
+mod runtime;
+mod source;
+mod ui;
+
+pub use bundle::{BUNDLE_PREFIX, module_name};
+pub use connector::{CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent};
+pub use error::HostError;
+pub use host::{
+    Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
+    ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target,
+};
+pub use options::HostOptions;
+pub use paths::Project;
+pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
+pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};

@@ -1,0 +1,278 @@
+//! The Core management module: `plugins.*` and `extensions.list` as ordinary registered
+//! commands, so a frontend reaches the plugin manager through the same registry as everything
+//! else. It is essential (never disabled, kept in safe mode) and internal: no command here is
+//! extension-public, so a plugin cannot manage plugins.
+
+use std::path::PathBuf;
+use std::sync::Weak;
+
+use c2_kernel::{
+    BoxFuture, CommandSpec, DefaultState, Error as KernelError, Module, ModuleMeta, Role,
+    ScopeContext, command_handler,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::HostError;
+use crate::host::{InstallOptions, PluginHost, Shared, StateChange, Target, lock};
+
+/// The essential module that carries the management plane.
+pub(crate) struct ManagementModule {
+    host: Weak<Shared>,
+}
+
+impl std::fmt::Debug for ManagementModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagementModule").finish_non_exhaustive()
+    }
+}
+
+impl ManagementModule {
+    pub(crate) const NAME: &'static str = "plugins";
+
+    pub(crate) fn new(host: Weak<Shared>) -> Self {
+        Self { host }
+    }
+}
+
+fn failure(error: HostError) -> KernelError {
+    KernelError::failure(error.kind(), error.to_string())
+}
+
+fn args<T: for<'de> Deserialize<'de>>(value: Value, command: &str) -> Result<T, KernelError> {
+    let value = if value.is_null() { json!({}) } else { value };
+    serde_json::from_value(value)
+        .map_err(|error| KernelError::failure("invalid_args", format!("{command}: {error}")))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, KernelError> {
+    serde_json::to_value(value).map_err(|error| KernelError::failure("command_failed", error.to_string()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectArgs {
+    project: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdArgs {
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResetArgs {
+    id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstallArgs {
+    source: String,
+    #[serde(default)]
+    trust: bool,
+    #[serde(default)]
+    enable: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+enum Action {
+    Enable,
+    Disable,
+    Inherit,
+    Configure,
+    Trust,
+    Untrust,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanArgs {
+    id: String,
+    action: Action,
+    project: Option<PathBuf>,
+    config: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ApplyArgs {
+    plan_id: u64,
+}
+
+fn target(project: Option<PathBuf>) -> Target {
+    project.map_or(Target::User, Target::Project)
+}
+
+impl Module for ManagementModule {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn meta(&self) -> ModuleMeta {
+        let mut meta = ModuleMeta::new(Role::Core, "c2", "management");
+        meta.essential = true;
+        meta.default_state = DefaultState::Enabled;
+        meta
+    }
+
+    fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
+        Box::pin(async move {
+            type Op = fn(PluginHost, Value) -> BoxFuture<'static, Result<Value, KernelError>>;
+            let commands: [(&str, &str, Op); 11] = [
+                ("plugins.catalog", "Catalog of modules and bundles with their state", |host, value| Box::pin(async move {
+                    let a: ProjectArgs = args(value, "plugins.catalog")?;
+                    to_json(&host.catalog(&target(a.project)).map_err(failure)?)
+                })),
+                ("plugins.list", "Installed bundles", |host, value| Box::pin(async move {
+                    let _: ProjectArgs = args(value, "plugins.list")?;
+                    to_json(&host.list())
+                })),
+                ("extensions.list", "Installed bundles by trust and runtime state", |host, value| Box::pin(async move {
+                    let _: ProjectArgs = args(value, "extensions.list")?;
+                    to_json(&host.extensions())
+                })),
+                ("plugins.plan_change", "Plan a policy change and show its impact", |host, value| Box::pin(async move {
+                    let a: PlanArgs = args(value, "plugins.plan_change")?;
+                    host.plan_in_process(a.id, a.action.into_kind(a.config)?, target(a.project)).await.map_err(failure)
+                })),
+                ("plugins.apply_change", "Apply a planned change while its revisions are current", |host, value| Box::pin(async move {
+                    let a: ApplyArgs = args(value, "plugins.apply_change")?;
+                    to_json(&host.apply_in_process(a.plan_id).await.map_err(failure)?)
+                })),
+                ("plugins.reset", "Clear one plugin's policy, or all policy (leaves safe mode)", |host, value| Box::pin(async move {
+                    let a: ResetArgs = args(value, "plugins.reset")?;
+                    Ok(json!({ "revision": host.reset(a.id.as_deref()).await.map_err(failure)? }))
+                })),
+                ("plugins.install", "Install a bundle (runs nothing from it)", |host, value| Box::pin(async move {
+                    let a: InstallArgs = args(value, "plugins.install")?;
+                    let options = InstallOptions { trust: a.trust, enable: a.enable };
+                    to_json(&host.install(&a.source, options).await.map_err(failure)?)
+                })),
+                ("plugins.uninstall", "Stop and remove a bundle", |host, value| Box::pin(async move {
+                    let a: IdArgs = args(value, "plugins.uninstall")?;
+                    to_json(&host.uninstall(&a.id).await.map_err(failure)?)
+                })),
+                ("plugins.trust", "Trust a bundle's installed content", |host, value| Box::pin(async move {
+                    let a: IdArgs = args(value, "plugins.trust")?;
+                    to_json(&host.trust(&a.id).await.map_err(failure)?)
+                })),
+                ("plugins.untrust", "Withdraw trust; its processes stop", |host, value| Box::pin(async move {
+                    let a: IdArgs = args(value, "plugins.untrust")?;
+                    to_json(&host.untrust(&a.id).await.map_err(failure)?)
+                })),
+                ("plugins.invoke_ui", "Activate a bundle's UI descriptor", |host, value| Box::pin(async move {
+                    host.invoke_ui_json(value).await
+                })),
+            ];
+            for (name, title, op) in commands {
+                let weak = self.host.clone();
+                ctx.register_command(
+                    name,
+                    CommandSpec::new(title),
+                    command_handler(move |_call, value| {
+                        let host = weak.upgrade().map(|shared| PluginHost { shared });
+                        async move {
+                            match host {
+                                Some(host) => op(host, value).await,
+                                None => Err(KernelError::failure("shut_down", "the host is shutting down")),
+                            }
+                        }
+                    }),
+                )?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Action {
+    fn into_kind(self, config: Option<Value>) -> Result<PlannedKind, KernelError> {
+        Ok(match (self, config) {
+            (Action::Configure, Some(config)) => PlannedKind::Configure(config),
+            (Action::Configure, None) => {
+                return Err(KernelError::failure("invalid_args", "configure needs `config`"));
+            }
+            (_, Some(_)) => {
+                return Err(KernelError::failure("invalid_args", "only configure takes `config`"));
+            }
+            (Action::Enable, None) => PlannedKind::State(StateChange::Enable),
+            (Action::Disable, None) => PlannedKind::State(StateChange::Disable),
+            (Action::Inherit, None) => PlannedKind::State(StateChange::Inherit),
+            (Action::Trust, None) => PlannedKind::Trust,
+            (Action::Untrust, None) => PlannedKind::Untrust,
+        })
+    }
+}
+
+/// A change planned through `plugins.plan_change`.
+pub(crate) enum PlannedKind {
+    State(StateChange),
+    Configure(Value),
+    Trust,
+    Untrust,
+}
+
+impl PluginHost {
+    /// `plugins.plan_change`: records a single-use plan in this host and returns its id and impact.
+    pub(crate) async fn plan_in_process(
+        &self,
+        id: String,
+        kind: PlannedKind,
+        target: Target,
+    ) -> Result<Value, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        let module = self.bundle(&id)?;
+        let scope = match &target {
+            Target::User => c2_policy::Scope::User,
+            Target::Project(path) => c2_policy::Scope::Project(self.register_project(path)?),
+        };
+        let kind = match kind {
+            PlannedKind::State(StateChange::Enable) => c2_policy::ChangeKind::Enable,
+            PlannedKind::State(StateChange::Disable) => c2_policy::ChangeKind::Disable,
+            PlannedKind::State(StateChange::Inherit) => c2_policy::ChangeKind::Inherit,
+            PlannedKind::Configure(config) => c2_policy::ChangeKind::Configure(config),
+            PlannedKind::Trust => c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone()),
+            PlannedKind::Untrust => c2_policy::ChangeKind::Untrust,
+        };
+        let catalog = self.policy_catalog();
+        let revisions = self.revisions();
+        let plan = lock(&self.shared.policy).plan_change(
+            c2_policy::Change {
+                module: module.bundle().module_name(),
+                scope,
+                kind,
+            },
+            &catalog,
+            &revisions,
+            std::time::Instant::now(),
+        )?;
+        Ok(json!({
+            "planId": plan.id.0,
+            "impact": crate::host::ImpactView::from(plan.impact),
+            "revisions": {
+                "graph": plan.revisions.graph,
+                "config": plan.revisions.config,
+                "project": plan.revisions.project,
+            },
+        }))
+    }
+
+    /// `plugins.apply_change`: applies a plan recorded by `plugins.plan_change`, once.
+    pub(crate) async fn apply_in_process(
+        &self,
+        plan_id: u64,
+    ) -> Result<crate::host::Applied, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        let id = c2_policy::PlanId(plan_id);
+        let change = lock(&self.shared.policy)
+            .plan(id)
+            .map(|plan| plan.change.clone())
+            .ok_or(HostError::Policy(c2_policy::Error::UnknownPlan(id)))?;
+        let revisions = self.revisions();
+        self.apply_locked(id, change, &revisions).await
+    }
+}

@@ -1,0 +1,71 @@
+//! Every knob of the host, with the defaults of decisions.md. An embedder changes them here;
+//! there are no hidden constants.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use c2_bundle_collector::Limits;
+use c2_manifest::ManifestOptions;
+use c2_protocol::PeerOptions;
+use c2_supervisor::{RunOptions, SupervisorOptions};
+
+use crate::ui::HostActionsLimits;
+
+/// How a [`crate::PluginHost`] is built.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// The plugin store: bundles, policy and plugin data directories.
+    pub plugins_dir: PathBuf,
+    /// Sent to plugins as `initialize.host.name`.
+    pub host_name: String,
+    /// Sent to plugins as `initialize.host.version`.
+    pub host_version: String,
+    /// The directory a user-realm `git.status` resolves a relative `cwd` against.
+    pub working_dir: PathBuf,
+    /// How long a spawned runtime may take to answer `initialize` (the protocol's 10 s).
+    pub handshake_timeout: Duration,
+    /// Crashes after activation tolerated within [`HostOptions::crash_window`] before the
+    /// runtime stays failed until it is reloaded (3 in 60 s).
+    pub crash_limit: usize,
+    /// See [`HostOptions::crash_limit`].
+    pub crash_window: Duration,
+    /// An optional deadline for `command/invoke` (the protocol sets none).
+    pub invoke_deadline: Option<Duration>,
+    /// Bounds of every plugin connection.
+    pub peer: PeerOptions,
+    /// Stop grace and stderr handling of plugin processes.
+    pub supervisor: SupervisorOptions,
+    /// Caps and deadline of one-shot host commands such as `git`.
+    pub run: RunOptions,
+    /// Bundle collection limits.
+    pub limits: Limits,
+    /// Manifest validation options (reserved namespaces).
+    pub manifest: ManifestOptions,
+    /// The `git` program used for `git.status` and git sources.
+    pub git_program: PathBuf,
+    /// Bounds of `host.actions` documents.
+    pub host_actions: HostActionsLimits,
+}
+
+impl HostOptions {
+    /// Defaults for a store at `plugins_dir`, with the current directory as working directory.
+    pub fn new(plugins_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            plugins_dir: plugins_dir.into(),
+            host_name: "c2-plugins".to_owned(),
+            host_version: env!("CARGO_PKG_VERSION").to_owned(),
+            working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            handshake_timeout: Duration::from_secs(10),
+            crash_limit: 3,
+            crash_window: Duration::from_secs(60),
+            invoke_deadline: None,
+            peer: PeerOptions::default(),
+            supervisor: SupervisorOptions::default(),
+            run: RunOptions::default(),
+            limits: Limits::default(),
+            manifest: ManifestOptions::default(),
+            git_program: PathBuf::from("git"),
+            host_actions: HostActionsLimits::default(),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Plan files: a planned policy change written to disk by one process and applied by another
+//! (`c2-plugins plan` then `c2-plugins apply`), accepted only while every revision it recorded
+//! is still current.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use c2_policy::{Change, ChangeKind, RevisionKind, Scope};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::bundle::module_name;
+use crate::error::HostError;
+use crate::host::{Applied, ImpactView, PluginHost, lock};
+
+/// The plan file format version.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// What a plan changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "action")]
+pub enum PlanAction {
+    /// Enable the bundle in the scope.
+    Enable,
+    /// Disable the bundle in the scope.
+    Disable,
+    /// Project only: follow the user's choice.
+    Inherit,
+    /// Replace the configuration.
+    Configure {
+        /// The new configuration value.
+        config: Value,
+    },
+}
+
+/// The revisions a plan depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanRevisions {
+    /// The factory set fingerprint.
+    pub graph: u64,
+    /// The policy document revision.
+    pub config: u64,
+    /// The project realm revision, for project changes.
+    pub project: Option<u64>,
+}
+
+/// A plan as written to a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlanFile {
+    /// [`PLAN_FORMAT`].
+    pub format: u32,
+    /// The installed bundle id.
+    pub id: String,
+    /// The normalized project, for a project change.
+    pub project: Option<PathBuf>,
+    /// The change.
+    #[serde(flatten)]
+    pub action: PlanAction,
+    /// The revisions it was planned against.
+    pub revisions: PlanRevisions,
+    /// What applying it does, as planned.
+    pub impact: ImpactView,
+}
+
+impl PluginHost {
+    fn plan_change(&self, id: &str, scope: Scope, action: &PlanAction) -> Change {
+        let kind = match action {
+            PlanAction::Enable => ChangeKind::Enable,
+            PlanAction::Disable => ChangeKind::Disable,
+            PlanAction::Inherit => ChangeKind::Inherit,
+            PlanAction::Configure { config } => ChangeKind::Configure(config.clone()),
+        };
+        Change {
+            module: module_name(id),
+            scope,
+            kind,
+        }
+    }
+
+    fn scope_for(&self, project: Option<&PathBuf>) -> Result<(Scope, Option<PathBuf>), HostError> {
+        match project {
+            None => Ok((Scope::User, None)),
+            Some(path) => {
+                let key = self.register_project(path)?;
+                Ok((Scope::Project(key.clone()), Some(PathBuf::from(key))))
+            }
+        }
+    }
+
+    fn plan_now(&self, change: Change) -> Result<c2_policy::Plan, HostError> {
+        let catalog = self.policy_catalog();
+        let revisions = self.revisions();
+        Ok(lock(&self.shared.policy).plan_change(change, &catalog, &revisions, Instant::now())?)
+    }
+
+    /// Plans a change and returns it as a file's content; nothing changes until it is applied.
+    pub async fn plan(
+        &self,
+        id: &str,
+        project: Option<&PathBuf>,
+        action: PlanAction,
+    ) -> Result<PlanFile, HostError> {
+        let _changes = self.shared.changes.lock().await;
+        self.bundle(id)?;
+        let (scope, project) = self.scope_for(project)?;
+        let change = self.plan_change(id, scope, &action);
+        let plan = self.plan_now(change)?;
+        Ok(PlanFile {
+            format: PLAN_FORMAT,
+            id: id.to_owned(),
+            project,
+            action,
+            revisions: PlanRevisions {
+                graph: plan.revisions.graph,
+                config: plan.revisions.config,
+                project: plan.revisions.project,
+            },
+            impact: plan.impact.into(),
+        })
+    }
+
+    /// Applies a plan file while every revision it recorded is current; otherwise `stale plan`.
+    pub async fn apply_plan(&self, file: &PlanFile) -> Result<Applied, HostError> {
+        if file.format != PLAN_FORMAT {
+            return Err(HostError::PlanFile(format!(
+                "plan format {} is not supported (this host writes {PLAN_FORMAT}): plan again",
+                file.format
+            )));
+        }
+        let _changes = self.shared.changes.lock().await;
+        self.bundle(&file.id)?;
+        let (scope, _) = self.scope_for(file.project.as_ref())?;
+        let change = self.plan_change(&file.id, scope, &file.action);
+        let plan = self.plan_now(change)?;
+        let now = &plan.revisions;
+        let planned = &file.revisions;
+        let stale = [
+            (RevisionKind::Graph, planned.graph, now.graph),
+            (RevisionKind::Config, planned.config, now.config),
+            (
+                RevisionKind::Project,
+                planned.project.unwrap_or(0),
+                now.project.unwrap_or(0),
+            ),
+        ]
+        .into_iter()
+        .find(|(_, planned, current)| planned != current);
+        if let Some((kind, planned, current)) = stale {
+            // The fresh plan is simply left to expire.
+            return Err(HostError::Policy(c2_policy::Error::StalePlan {
+                kind,
+                planned,
+                current,
+            }));
+        }
+        let revisions = self.revisions();
+        self.apply_locked(plan.id, plan.change, &revisions).await
+    }
+}

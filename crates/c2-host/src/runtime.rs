@@ -1,0 +1,631 @@
+//! One realm's instance of a bundle's process runtime: dormant until the first call, then
+//! spawned, handshaken and confirmed, then serving `command/invoke` until its scope is disposed.
+//!
+//! The instance belongs to exactly one kernel scope generation. Its stubs call
+//! [`RuntimeInstance::invoke`]; its scope's cleanup calls [`RuntimeInstance::shutdown`], which
+//! stops the process group and is awaited. Activation failures that the protocol calls terminal
+//! (handshake timeout, version or command-set mismatch, a process that cannot start) leave the
+//! instance failed for the rest of its generation: its stubs fail closed until the bundle is
+//! reloaded or disabled and re-enabled.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
+use c2_protocol::{
+    CallError, CloseReason, CommandCallParams, DeclaredCommand, ErrorObject, EventEmitParams,
+    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification, PROTOCOL_VERSION,
+    Peer, Request, check_protocol_version, codes, confirm_commands, method,
+};
+use c2_supervisor::{Process, ProcessSpec};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use crate::bundle::InstalledBundle;
+use crate::connector::ConnectorEvents;
+use crate::host::Shared;
+use crate::paths;
+
+/// The protocol version this host speaks.
+fn host_protocol() -> semver::Version {
+    semver::Version::parse(PROTOCOL_VERSION).unwrap_or(semver::Version::new(1, 0, 0))
+}
+
+pub(crate) struct RuntimeInstance {
+    host: Weak<Shared>,
+    bundle: Arc<InstalledBundle>,
+    scope: ScopeHandle,
+    realm: Realm,
+    config: Value,
+    slot: tokio::sync::Mutex<Slot>,
+    stopping: watch::Sender<bool>,
+    crashes: Mutex<VecDeque<Instant>>,
+}
+
+enum Slot {
+    Dormant,
+    Live(Arc<Live>),
+    Failed { kind: String, message: String },
+    Stopped,
+}
+
+/// A running, confirmed process and the connection to it.
+struct Live {
+    peer: Peer,
+    process: Process,
+    /// Set when a caller's cancellation stopped it, so it does not count as a crash.
+    cancelled: AtomicBool,
+}
+
+impl Live {
+    fn healthy(&self) -> bool {
+        self.peer.close_reason().is_none() && self.process.try_exit().is_none()
+    }
+
+    async fn stop(&self) {
+        self.peer.close();
+        self.process.stop().await;
+    }
+
+    /// The last stderr lines, for error messages.
+    fn stderr_tail(&self) -> String {
+        let tail = self.process.stderr_tail();
+        if tail.is_empty() {
+            "it wrote nothing to stderr".to_owned()
+        } else {
+            format!("last stderr lines:\n  {}", tail.join("\n  "))
+        }
+    }
+}
+
+/// Why an activation did not produce a live process.
+struct ActivationFailure {
+    kind: &'static str,
+    message: String,
+}
+
+fn failure(kind: &'static str, message: impl Into<String>) -> ActivationFailure {
+    ActivationFailure {
+        kind,
+        message: message.into(),
+    }
+}
+
+impl std::fmt::Debug for RuntimeInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeInstance")
+            .field("bundle", &self.bundle.record.id)
+            .field("realm", &self.realm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeInstance {
+    pub(crate) fn new(
+        host: Weak<Shared>,
+        bundle: Arc<InstalledBundle>,
+        scope: ScopeHandle,
+        config: Value,
+    ) -> Self {
+        let realm = scope.realm().clone();
+        Self {
+            host,
+            bundle,
+            scope,
+            realm,
+            config,
+            slot: tokio::sync::Mutex::new(Slot::Dormant),
+            stopping: watch::channel(false).0,
+            crashes: Mutex::new(VecDeque::new()),
+        }
+    }
+
+
+    /// Why this instance fails closed, if it does.
+    pub(crate) fn failure(&self) -> Option<String> {
+        match self.slot.try_lock() {
+            Ok(slot) => match &*slot {
+                Slot::Failed { message, .. } => Some(message.clone()),
+                _ => None,
+            },
+            Err(_) => None,
+        }
+    }
+
+    /// The pid of the live process, if any.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match self.slot.try_lock() {
+            Ok(slot) => match &*slot {
+                Slot::Live(live) if live.healthy() => Some(live.process.pid()),
+                _ => None,
+            },
+            Err(_) => None,
+        }
+    }
+
+    /// Invokes a declared command, activating the process on first use.
+    pub(crate) async fn invoke(&self, name: &str, args: Value) -> Result<Value, KernelError> {
+        let live = self.live().await?;
+        let mut guard = CancelGuard {
+            live: Some(live.clone()),
+        };
+        let request = live.peer.request(
+            method::COMMAND_INVOKE,
+            Some(json!({ "name": name, "args": args })),
+        );
+        let deadline = self.host.upgrade().and_then(|h| h.options.invoke_deadline);
+        let result = match deadline {
+            Some(limit) => match tokio::time::timeout(limit, request).await {
+                Ok(result) => result,
+                Err(_) => {
+                    guard.live = None;
+                    live.cancelled.store(true, Ordering::Relaxed);
+                    live.stop().await;
+                    return Err(KernelError::failure(
+                        "deadline_exceeded",
+                        format!(
+                            "no answer within the host's {limit:?} deadline; the process was stopped and the next call starts it again"
+                        ),
+                    ));
+                }
+            },
+            None => request.await,
+        };
+        guard.live = None;
+        match result {
+            Ok(value) => Ok(value),
+            Err(CallError::Remote(error)) => {
+                Err(KernelError::failure("command_failed", error.message))
+            }
+            Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
+            Err(error @ CallError::Busy { .. }) => {
+                Err(KernelError::failure("host_busy", error.to_string()))
+            }
+            Err(error) => Err(KernelError::failure("command_failed", error.to_string())),
+        }
+    }
+
+    /// The error for a call whose connection closed under it.
+    async fn closed(&self, live: &Live, reason: CloseReason) -> KernelError {
+        match reason {
+            CloseReason::Cancelled => KernelError::failure(
+                "cancelled",
+                "the call was cancelled because the process was stopped (unloaded, or another caller cancelled); the next call starts it again",
+            ),
+            CloseReason::FrameTooLarge { .. } => {
+                live.stop().await;
+                KernelError::failure(
+                    "frame_too_large",
+                    format!("{reason}; the process was stopped. {}", live.stderr_tail()),
+                )
+            }
+            _ => {
+                // Give the reaper a moment to report how the process ended.
+                let exit =
+                    tokio::time::timeout(Duration::from_secs(2), live.process.exited()).await;
+                let how = match exit {
+                    Ok(exit) => exit.to_string(),
+                    Err(_) => format!("{reason}, still running"),
+                };
+                if exit.is_err() {
+                    live.stop().await;
+                }
+                KernelError::failure(
+                    "process_exited",
+                    format!(
+                        "the plugin process ended before answering ({how}); {}",
+                        live.stderr_tail()
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The live process, activating it if dormant. Concurrent first callers queue on the slot
+    /// and share the one activation.
+    async fn live(&self) -> Result<Arc<Live>, KernelError> {
+        let mut slot = self.slot.lock().await;
+        loop {
+            match &*slot {
+                Slot::Live(live) if live.healthy() => return Ok(live.clone()),
+                Slot::Live(live) => {
+                    let live = live.clone();
+                    let cancelled = live.cancelled.load(Ordering::Relaxed);
+                    live.stop().await;
+                    *slot = if cancelled || self.note_crash() {
+                        Slot::Dormant
+                    } else {
+                        let (limit, window) = self.crash_bounds();
+                        Slot::Failed {
+                            kind: "crash_loop".to_owned(),
+                            message: format!(
+                                "{} crashed {limit} times within {window:?}; it stays failed until the plugin is reloaded or disabled and re-enabled",
+                                self.bundle.record.id
+                            ),
+                        }
+                    };
+                }
+                Slot::Failed { kind, message } => {
+                    return Err(KernelError::failure(kind.clone(), message.clone()));
+                }
+                Slot::Stopped => {
+                    return Err(KernelError::failure(
+                        "unloaded",
+                        format!("{} was unloaded from this realm", self.bundle.record.id),
+                    ));
+                }
+                Slot::Dormant => match self.activate().await {
+                    Ok(live) => {
+                        *slot = Slot::Live(live.clone());
+                        return Ok(live);
+                    }
+                    Err(error) => {
+                        let message = format!(
+                            "{}; the runtime fails closed until the plugin is reloaded, or disabled and re-enabled",
+                            error.message
+                        );
+                        *slot = Slot::Failed {
+                            kind: error.kind.to_owned(),
+                            message: message.clone(),
+                        };
+                        return Err(KernelError::failure(error.kind, message));
+                    }
+                },
+            }
+        }
+    }
+
+    fn crash_bounds(&self) -> (usize, Duration) {
+        self.host.upgrade().map_or((3, Duration::from_secs(60)), |h| {
+            (h.options.crash_limit, h.options.crash_window)
+        })
+    }
+
+    /// Records a crash; false when the crash loop bound is reached.
+    fn note_crash(&self) -> bool {
+        let (limit, window) = self.crash_bounds();
+        let now = Instant::now();
+        let mut crashes = self.crashes.lock().unwrap_or_else(PoisonError::into_inner);
+        crashes.push_back(now);
+        while crashes
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > window)
+        {
+            crashes.pop_front();
+        }
+        crashes.len() < limit
+    }
+
+    /// Spawn, initialize, check the version and the exact command set, subscribe to events.
+    async fn activate(&self) -> Result<Arc<Live>, ActivationFailure> {
+        let host = self
+            .host
+            .upgrade()
+            .ok_or_else(|| failure("shut_down", "the host is shutting down"))?;
+        let bundle = &self.bundle;
+        let id = &bundle.record.id;
+        // Trust is checked again right before any spawn, in every realm.
+        if !host.is_trusted(bundle) {
+            return Err(failure(
+                "not_trusted",
+                format!("{id} is not trusted, so its process never starts: run `c2-plugins trust {id}`"),
+            ));
+        }
+        if !self.scope.is_current() || *self.stopping.borrow() {
+            return Err(failure("unloaded", format!("{id} was unloaded from this realm")));
+        }
+        let Some(runtime) = bundle.manifest.codetwo.runtime.as_ref() else {
+            return Err(failure("activation_failed", format!("{id} declares no runtime")));
+        };
+        let (project_path, project_hash) = match &self.realm {
+            Realm::Global => (None, None),
+            Realm::Project(key) => (
+                Some(key.as_str().to_owned()),
+                Some(blake3::hash(key.as_str().as_bytes()).to_hex().to_string()),
+            ),
+        };
+        let data_dir = paths::data_dir(&host.options.plugins_dir, id, project_hash.as_deref());
+        std::fs::create_dir_all(&data_dir).map_err(|error| {
+            failure(
+                "activation_failed",
+                format!("cannot create the data directory {}: {error}", data_dir.display()),
+            )
+        })?;
+        let program = c2_supervisor::resolve_command(
+            &bundle.dir,
+            &runtime.command,
+            std::env::var_os("PATH").as_deref(),
+        )
+        .map_err(|error| failure("activation_failed", error.to_string()))?;
+        let label = match &project_hash {
+            None => id.clone(),
+            Some(hash) => format!("{id}@{}", &hash[..12]),
+        };
+        let mut spec = ProcessSpec::new(program, &bundle.dir)
+            .args(&runtime.args)
+            .label(label);
+        for (name, value) in &runtime.env {
+            spec = spec.env(name, value);
+        }
+        let deadline = tokio::time::Instant::now() + host.options.handshake_timeout;
+        let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
+            .map_err(|error| failure("activation_failed", error.to_string()))?;
+        host.stats.spawns.fetch_add(1, Ordering::Relaxed);
+        let (peer, notifications) = Peer::new(
+            spawned.stdout,
+            spawned.stdin,
+            extension_handler(self.scope.clone()),
+            host.options.peer,
+        );
+        let live = Arc::new(Live {
+            peer,
+            process: spawned.process,
+            cancelled: AtomicBool::new(false),
+        });
+        // From here on, returning early without `live` in the slot must stop it; dropping the
+        // last handle would also kill the group, but stopping reaps it before we answer.
+        let params = InitializeParams {
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+            host: HostInfo {
+                name: host.options.host_name.clone(),
+                version: host.options.host_version.clone(),
+                commands: host
+                    .kernel
+                    .extension_commands(&self.realm)
+                    .into_iter()
+                    .map(|c| c.name)
+                    .collect(),
+            },
+            config: self.config.clone(),
+            data_dir: data_dir.to_string_lossy().into_owned(),
+            project_path,
+        };
+        let params = serde_json::to_value(params)
+            .map_err(|error| failure("activation_failed", error.to_string()))?;
+        let mut stopping = self.stopping.subscribe();
+        let answer = tokio::select! {
+            answer = tokio::time::timeout_at(deadline, live.peer.request(method::INITIALIZE, Some(params))) => Some(answer),
+            _ = stopping.wait_for(|stop| *stop) => None,
+        };
+        let Some(answer) = answer else {
+            live.stop().await;
+            return Err(failure("unloaded", format!("{id} was unloaded during its handshake")));
+        };
+        let answer = match answer {
+            Err(_) => {
+                live.stop().await;
+                return Err(failure(
+                    "handshake_timeout",
+                    format!(
+                        "{id} did not answer initialize within {:?}; the process was stopped. {}",
+                        host.options.handshake_timeout,
+                        live.stderr_tail()
+                    ),
+                ));
+            }
+            Ok(Err(error)) => {
+                live.stop().await;
+                let kind = match &error {
+                    CallError::Closed(CloseReason::FrameTooLarge { .. }) => "frame_too_large",
+                    CallError::Closed(_) => "process_exited",
+                    _ => "activation_failed",
+                };
+                let exit = live
+                    .process
+                    .try_exit()
+                    .map_or_else(String::new, |exit| format!(" (it {exit})"));
+                return Err(failure(
+                    kind,
+                    format!(
+                        "{id} failed its handshake: {error}{exit}. {}",
+                        live.stderr_tail()
+                    ),
+                ));
+            }
+            Ok(Ok(answer)) => answer,
+        };
+        match self.confirm(answer) {
+            Ok(events) => {
+                if !self.scope.is_current() || *self.stopping.borrow() {
+                    live.stop().await;
+                    return Err(failure(
+                        "unloaded",
+                        format!("{id} was reloaded or unloaded during its handshake"),
+                    ));
+                }
+                self.attach(&live, events, notifications)
+                    .map_err(|error| failure("unloaded", error.to_string()))?;
+                Ok(live)
+            }
+            Err(error) => {
+                live.stop().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Checks the `initialize` answer; returns the events the plugin subscribes to.
+    fn confirm(&self, answer: Value) -> Result<BTreeSet<String>, ActivationFailure> {
+        let id = &self.bundle.record.id;
+        let result: InitializeResult = serde_json::from_value(answer).map_err(|error| {
+            failure(
+                "protocol_mismatch",
+                format!("{id} answered initialize with a malformed result: {error}"),
+            )
+        })?;
+        check_protocol_version(&host_protocol(), result.protocol_version.as_deref())
+            .map_err(|error| failure("protocol_mismatch", format!("{id}: {error}")))?;
+        let declared: Vec<DeclaredCommand> = self
+            .bundle
+            .manifest
+            .codetwo
+            .commands
+            .iter()
+            .map(|c| DeclaredCommand {
+                id: c.id.clone(),
+                args_schema: c.args_schema.clone(),
+            })
+            .collect();
+        confirm_commands(&declared, &result)
+            .map_err(|error| failure("command_set_mismatch", format!("{id}: {error}")))?;
+        Ok(result.events.into_iter().collect())
+    }
+
+    /// Subscribes the confirmed process to its events and starts the notification pump; every
+    /// task belongs to the scope and ends with it.
+    fn attach(
+        &self,
+        live: &Arc<Live>,
+        events: BTreeSet<String>,
+        notifications: mpsc::Receiver<Notification>,
+    ) -> Result<(), KernelError> {
+        let counters = self.host.upgrade().map(|h| h.stats.clone());
+        for name in events {
+            let mut stream = self.scope.subscribe(name.clone())?;
+            let peer = live.peer.clone();
+            let counters = counters.clone();
+            self.scope.spawn(async move {
+                while let Some(event) = stream.recv().await {
+                    let params = json!({ "name": event.name, "payload": event.payload });
+                    if peer.notify(method::EVENT_EMIT, Some(params)).await.is_err() {
+                        if let Some(counters) = &counters {
+                            counters.dropped_events.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if peer.close_reason().is_some() {
+                            break;
+                        }
+                    }
+                }
+            })?;
+        }
+        let pump = NotificationPump {
+            scope: self.scope.clone(),
+            bundle_id: self.bundle.record.id.clone(),
+            connectors: ConnectorEvents::new(&self.bundle.manifest),
+        };
+        self.scope.spawn(pump.run(notifications))?;
+        Ok(())
+    }
+
+    /// Stops the process, if any, and leaves the instance unusable. Awaited and idempotent.
+    pub(crate) async fn shutdown(&self) {
+        self.stopping.send_replace(true);
+        let previous = {
+            let mut slot = self.slot.lock().await;
+            std::mem::replace(&mut *slot, Slot::Stopped)
+        };
+        if let Slot::Live(live) = previous {
+            live.stop().await;
+        }
+    }
+}
+
+/// Stops the process when a caller abandons its call: the protocol's "caller cancellation:
+/// process killed; the next invocation may retry". Calls in flight on it fail with `cancelled`.
+struct CancelGuard {
+    live: Option<Arc<Live>>,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        let Some(live) = self.live.take() else { return };
+        live.cancelled.store(true, Ordering::Relaxed);
+        live.peer.close();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { live.stop().await });
+        }
+        // Without a runtime, dropping the last handle kills the group synchronously.
+    }
+}
+
+/// Serves `command/call` from a plugin through the kernel's extension seam, in the plugin's
+/// own realm: only extension-public commands are reachable, with the realm's fallback rules.
+fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
+    move |request: Request, _peer: Peer| {
+        let scope = scope.clone();
+        async move {
+            if request.method != method::COMMAND_CALL {
+                return Err(ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {}; a plugin may call only command/call",
+                        request.method
+                    ),
+                ));
+            }
+            let params: CommandCallParams =
+                serde_json::from_value(request.params.unwrap_or(Value::Null)).map_err(|error| {
+                    ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        format!("command/call needs {{name, args}}: {error}"),
+                    )
+                })?;
+            let kernel: Kernel = scope.kernel().ok_or_else(|| {
+                ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
+            })?;
+            kernel
+                .call_as(&scope, &params.name, params.args)
+                .await
+                .map_err(|error| ErrorObject::new(error.code(), error.to_string()))
+        }
+    }
+}
+
+/// Turns a plugin's notifications into bus events and log lines.
+struct NotificationPump {
+    scope: ScopeHandle,
+    bundle_id: String,
+    connectors: ConnectorEvents,
+}
+
+impl NotificationPump {
+    async fn run(mut self, mut notifications: mpsc::Receiver<Notification>) {
+        while let Some(notification) = notifications.recv().await {
+            let params = notification.params.unwrap_or(Value::Null);
+            match notification.method.as_str() {
+                method::EVENT_EMIT => match serde_json::from_value::<EventEmitParams>(params) {
+                    Ok(event) => self.event(event),
+                    Err(error) => tracing::warn!(owner = %self.bundle_id, "ignoring a malformed event/emit: {error}"),
+                },
+                method::LOG => match serde_json::from_value::<LogParams>(params) {
+                    Ok(log) => self.log(&log),
+                    Err(error) => tracing::warn!(owner = %self.bundle_id, "ignoring a malformed log: {error}"),
+                },
+                other => {
+                    tracing::debug!(owner = %self.bundle_id, "ignoring notification {other}");
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, event: EventEmitParams) {
+        let Some(kernel) = self.scope.kernel() else { return };
+        if event.name == crate::connector::CONNECTOR_EVENT {
+            match self.connectors.accept(&self.bundle_id, event.payload) {
+                Ok(Some(typed)) => {
+                    kernel.emit_typed(typed);
+                }
+                Ok(None) => {}
+                Err(reason) => {
+                    tracing::warn!(owner = %self.bundle_id, "dropping connector/event: {reason}");
+                }
+            }
+            return;
+        }
+        kernel.emit(&event.name, event.payload);
+    }
+
+    fn log(&self, log: &LogParams) {
+        let owner = &self.bundle_id;
+        let message = &log.message;
+        match log.level {
+            LogLevel::Error => tracing::error!(target: "c2_host::plugin", %owner, "{message}"),
+            LogLevel::Warn => tracing::warn!(target: "c2_host::plugin", %owner, "{message}"),
+            LogLevel::Info => tracing::info!(target: "c2_host::plugin", %owner, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "c2_host::plugin", %owner, "{message}"),
+            LogLevel::Trace => tracing::trace!(target: "c2_host::plugin", %owner, "{message}"),
+        }
+    }
+}

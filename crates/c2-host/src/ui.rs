@@ -1,0 +1,420 @@
+//! UI descriptors and the dynamic `host.actions` slot.
+//!
+//! Activation verifies, in order: the bundle is installed, trusted and enabled in the selected
+//! realm; the descriptor belongs to it; its command is declared by the same bundle and is
+//! registered in that realm by this same runtime. Only then is the command invoked with
+//! `{context, input}`, where `context` is built by the host: a caller cannot forge it.
+//! `host.actions` documents returned by `render` are checked against the standard's bounds
+//! before a frontend sees them, and `invoke` replays the cached item input.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use c2_kernel::Realm;
+use c2_manifest::UiSlot;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::error::HostError;
+use crate::host::{PluginHost, Target, lock, realm_text};
+
+/// Bounds of a `host.actions` document (plugin-standard.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostActionsLimits {
+    /// Actions per render.
+    pub max_actions: usize,
+    /// Serialized bytes of one action's `input`.
+    pub max_input_bytes: usize,
+    /// Characters of a label or accessibility label.
+    pub max_label_chars: usize,
+    /// Characters of a detail line.
+    pub max_detail_chars: usize,
+}
+
+impl Default for HostActionsLimits {
+    fn default() -> Self {
+        Self {
+            max_actions: 8,
+            max_input_bytes: 4 * 1024,
+            max_label_chars: 80,
+            max_detail_chars: 300,
+        }
+    }
+}
+
+/// One validated `host.actions` item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostAction {
+    /// Unique, safe id within the document.
+    pub id: String,
+    /// Non-empty label.
+    pub label: String,
+    /// Optional detail line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// `default`, `running`, `attention` or `failure`.
+    #[serde(default = "default_state")]
+    pub state: String,
+    /// Whether the action can be activated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Object replayed on `invoke`.
+    #[serde(default = "empty_object")]
+    pub input: Value,
+    /// Optional accessibility label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accessibility_label: Option<String>,
+}
+
+fn default_state() -> String {
+    "default".to_owned()
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+const STATES: [&str; 4] = ["default", "running", "attention", "failure"];
+
+fn safe_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn plain_text(field: &str, text: &str, max: usize, required: bool) -> Result<(), String> {
+    if required && text.trim().is_empty() {
+        return Err(format!("`{field}` must not be empty"));
+    }
+    if text.chars().count() > max {
+        return Err(format!("`{field}` is longer than {max} characters"));
+    }
+    if text.contains(['<', '>']) || text.chars().any(|c| c.is_control()) {
+        return Err(format!(
+            "`{field}` contains markup or control characters; the host renders plain text only"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a `render` result: an array of actions, or `{"actions": [...]}`.
+pub fn validate_host_actions(
+    document: &Value,
+    limits: &HostActionsLimits,
+) -> Result<Vec<HostAction>, String> {
+    let items = match document {
+        Value::Array(items) => items,
+        Value::Object(object) => match (object.get("actions"), object.len()) {
+            (Some(Value::Array(items)), 1) => items,
+            _ => return Err("the document must be an array of actions or exactly {\"actions\": [...]}".to_owned()),
+        },
+        _ => return Err("the document must be an array of actions or {\"actions\": [...]}".to_owned()),
+    };
+    if items.len() > limits.max_actions {
+        return Err(format!(
+            "{} actions rendered; at most {} are allowed",
+            items.len(),
+            limits.max_actions
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut actions = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let action: HostAction = serde_json::from_value(item.clone())
+            .map_err(|error| format!("action {index}: {error}"))?;
+        let at = |problem: String| format!("action {index} (`{}`): {problem}", action.id);
+        if !safe_id(&action.id) {
+            return Err(at("the id must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit".to_owned()));
+        }
+        if !seen.insert(action.id.clone()) {
+            return Err(at("the id is used twice".to_owned()));
+        }
+        plain_text("label", &action.label, limits.max_label_chars, true).map_err(at)?;
+        if let Some(detail) = &action.detail {
+            plain_text("detail", detail, limits.max_detail_chars, false).map_err(at)?;
+        }
+        if let Some(label) = &action.accessibility_label {
+            plain_text("accessibilityLabel", label, limits.max_label_chars, true).map_err(at)?;
+        }
+        if !STATES.contains(&action.state.as_str()) {
+            return Err(at(format!(
+                "state `{}` is not one of default, running, attention, failure",
+                action.state
+            )));
+        }
+        if !action.input.is_object() {
+            return Err(at("`input` must be an object".to_owned()));
+        }
+        let size = serde_json::to_vec(&action.input).map_or(usize::MAX, |v| v.len());
+        if size > limits.max_input_bytes {
+            return Err(at(format!(
+                "`input` is {size} bytes serialized; at most {} are allowed",
+                limits.max_input_bytes
+            )));
+        }
+        actions.push(action);
+    }
+    Ok(actions)
+}
+
+/// A UI activation request from a frontend.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiRequest {
+    /// The installed bundle id.
+    pub id: String,
+    /// The descriptor's bundle-local id.
+    pub ui: String,
+    /// The project realm; the user realm when absent.
+    #[serde(default)]
+    pub project: Option<PathBuf>,
+    /// The frontend's session, passed through in `context.sessionId`.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// `host.actions` only: `render` (default) or `invoke`.
+    #[serde(default)]
+    pub operation: Option<String>,
+    /// `host.actions` invoke: the rendered action to activate.
+    #[serde(default)]
+    pub action_id: Option<String>,
+    /// Accepted and ignored: the host builds the context itself.
+    #[serde(default)]
+    pub context: Option<Value>,
+}
+
+/// One descriptor in the catalog view, for a frontend to render.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UiEntry {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The descriptor's bundle-local id.
+    pub id: String,
+    /// The slot.
+    pub slot: String,
+    /// The label.
+    pub label: String,
+    /// The description.
+    pub description: Option<String>,
+    /// The command it invokes.
+    pub command: String,
+    /// Sort key within the slot (0 when absent).
+    pub order: i32,
+}
+
+impl PluginHost {
+    /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
+    /// by `order` (then bundle and id).
+    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<String, Vec<UiEntry>>, HostError> {
+        let realm = self.realm(target)?;
+        let active: HashSet<String> = self
+            .shared
+            .kernel
+            .commands(&realm)
+            .into_iter()
+            .map(|c| format!("{}\u{0}{}", c.owner, c.name))
+            .collect();
+        let mut slots: BTreeMap<String, Vec<UiEntry>> = BTreeMap::new();
+        for module in lock(&self.shared.bundles).values() {
+            let bundle = module.bundle();
+            for ui in &bundle.manifest.codetwo.ui {
+                if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command)) {
+                    continue;
+                }
+                slots.entry(ui.slot.as_str().to_owned()).or_default().push(UiEntry {
+                    bundle: bundle.record.id.clone(),
+                    id: ui.id.clone(),
+                    slot: ui.slot.as_str().to_owned(),
+                    label: ui.label.clone(),
+                    description: ui.description.clone(),
+                    command: ui.command.clone(),
+                    order: ui.order.unwrap_or(0),
+                });
+            }
+        }
+        for entries in slots.values_mut() {
+            entries.sort_by(|a, b| (a.order, &a.bundle, &a.id).cmp(&(b.order, &b.bundle, &b.id)));
+        }
+        Ok(slots)
+    }
+
+    /// `plugins.invoke_ui` with JSON arguments.
+    pub(crate) async fn invoke_ui_json(&self, args: Value) -> Result<Value, c2_kernel::Error> {
+        let request: UiRequest = serde_json::from_value(args).map_err(|error| {
+            c2_kernel::Error::failure("invalid_args", format!("plugins.invoke_ui: {error}"))
+        })?;
+        self.invoke_ui(&request)
+            .await
+            .map_err(|error| c2_kernel::Error::failure(error.kind(), error.to_string()))
+    }
+
+    /// Activates a UI descriptor after every ownership check; see the module docs.
+    pub async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
+        if request.context.is_some() {
+            tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
+        }
+        let module = self.bundle(&request.id)?;
+        let bundle = module.bundle().clone();
+        let target = request
+            .project
+            .clone()
+            .map_or(Target::User, Target::Project);
+        let realm = self.realm(&target)?;
+        if !self.shared.is_trusted(&bundle) {
+            return Err(HostError::command(
+                "not_trusted",
+                format!("{} is not trusted: run `c2-plugins trust {}`", bundle.record.id, bundle.record.id),
+            ));
+        }
+        let Some(ui) = bundle.manifest.codetwo.ui.iter().find(|u| u.id == request.ui) else {
+            return Err(HostError::command(
+                "unknown_ui",
+                format!("{} declares no UI descriptor `{}`", bundle.record.id, request.ui),
+            ));
+        };
+        if !bundle.manifest.codetwo.commands.iter().any(|c| c.id == ui.command) {
+            return Err(HostError::command(
+                "not_owned",
+                format!("descriptor `{}` names `{}`, which {} does not declare", ui.id, ui.command, bundle.record.id),
+            ));
+        }
+        let owner = bundle.module_name();
+        let registered = self
+            .shared
+            .kernel
+            .commands(&realm)
+            .into_iter()
+            .any(|c| c.name == ui.command && c.owner == owner);
+        if !registered {
+            return Err(HostError::command(
+                "disabled",
+                format!(
+                    "`{}` of {} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
+                    ui.command,
+                    bundle.record.id,
+                    realm_text(&realm)
+                ),
+            ));
+        }
+        let project_path = match &realm {
+            Realm::Global => Value::Null,
+            Realm::Project(key) => Value::String(key.as_str().to_owned()),
+        };
+        let cwd = match &realm {
+            Realm::Global => self.shared.options.working_dir.to_string_lossy().into_owned(),
+            Realm::Project(key) => key.as_str().to_owned(),
+        };
+        let mut context = Map::new();
+        context.insert("cwd".to_owned(), Value::String(cwd));
+        context.insert("projectPath".to_owned(), project_path);
+        context.insert(
+            "sessionId".to_owned(),
+            request.session_id.clone().map_or(Value::Null, Value::String),
+        );
+        let mut input = ui.input.clone().unwrap_or_else(|| json!({}));
+        let host_actions = ui.slot == UiSlot::HostActions;
+        let cache_key = format!("{}\u{0}{}\u{0}{}", bundle.record.id, ui.id, realm_text(&realm));
+        if host_actions {
+            let operation = request.operation.as_deref().unwrap_or("render");
+            match operation {
+                "render" => {}
+                "invoke" => {
+                    let Some(action_id) = &request.action_id else {
+                        return Err(HostError::command("invalid_args", "invoke needs `actionId`"));
+                    };
+                    let cached = lock(&self.shared.host_actions)
+                        .get(&cache_key)
+                        .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
+                    let Some(action) = cached else {
+                        return Err(HostError::command(
+                            "unknown_action",
+                            format!("no rendered action `{action_id}`: render the slot again"),
+                        ));
+                    };
+                    context.insert("actionId".to_owned(), Value::String(action.id));
+                    input = action.input;
+                }
+                other => {
+                    return Err(HostError::command(
+                        "invalid_args",
+                        format!("operation `{other}` is not render or invoke"),
+                    ));
+                }
+            }
+            context.insert("operation".to_owned(), Value::String(operation.to_owned()));
+        } else if request.operation.is_some() || request.action_id.is_some() {
+            return Err(HostError::command(
+                "invalid_args",
+                "`operation` and `actionId` apply only to host.actions descriptors",
+            ));
+        }
+        let args = json!({ "context": Value::Object(context), "input": input });
+        let result = self.invoke(&target, &ui.command, args).await?;
+        if host_actions && request.operation.as_deref().unwrap_or("render") == "render" {
+            let actions = validate_host_actions(&result, &self.shared.options.host_actions)
+                .map_err(|problem| {
+                    HostError::command(
+                        "invalid_host_actions",
+                        format!("{} rendered an invalid host.actions document: {problem}", bundle.record.id),
+                    )
+                })?;
+            lock(&self.shared.host_actions).insert(cache_key, actions.clone());
+            return serde_json::to_value(json!({ "actions": actions }))
+                .map_err(|error| HostError::command("command_failed", error.to_string()));
+        }
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(document: Value) -> Result<Vec<HostAction>, String> {
+        validate_host_actions(&document, &HostActionsLimits::default())
+    }
+
+    fn action(id: &str) -> Value {
+        json!({"id": id, "label": "Run", "state": "running", "input": {"n": 1}})
+    }
+
+    #[test]
+    fn a_valid_document_is_accepted_in_both_shapes() {
+        assert_eq!(check(json!([action("a"), action("b")])).unwrap().len(), 2);
+        assert_eq!(check(json!({"actions": [action("a")]})).unwrap()[0].state, "running");
+        let defaults = check(json!([{"id": "a", "label": "x"}])).unwrap();
+        assert_eq!((defaults[0].state.as_str(), &defaults[0].input), ("default", &json!({})));
+    }
+
+    #[test]
+    fn every_kind_of_violation_is_rejected_with_a_reason() {
+        let nine: Vec<Value> = (0..9).map(|i| action(&format!("a{i}"))).collect();
+        assert!(check(json!(nine)).unwrap_err().contains("at most 8"));
+        assert!(check(json!([action("a"), action("a")])).unwrap_err().contains("twice"));
+        assert!(check(json!([action("bad id")])).unwrap_err().contains("id must be"));
+        let mut unknown = action("a");
+        unknown["onClick"] = json!("alert(1)");
+        assert!(check(json!([unknown])).unwrap_err().contains("unknown field"));
+        let mut markup = action("a");
+        markup["label"] = json!("<b>Run</b>");
+        assert!(check(json!([markup])).unwrap_err().contains("markup"));
+        let mut empty = action("a");
+        empty["label"] = json!("  ");
+        assert!(check(json!([empty])).unwrap_err().contains("empty"));
+        let mut state = action("a");
+        state["state"] = json!("blinking");
+        assert!(check(json!([state])).unwrap_err().contains("state"));
+        let mut big = action("a");
+        big["input"] = json!({"blob": "x".repeat(5000)});
+        assert!(check(json!([big])).unwrap_err().contains("bytes"));
+        let mut not_object = action("a");
+        not_object["input"] = json!([1]);
+        assert!(check(json!([not_object])).unwrap_err().contains("object"));
+        assert!(check(json!("nope")).is_err());
+        assert!(check(json!({"actions": [], "extra": 1})).is_err());
+    }
+}

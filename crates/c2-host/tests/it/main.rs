@@ -1,0 +1,6 @@
+//! End-to-end tests of the host with real plugin processes: the c2-testkit fixture, the Node
+//! `hello-runtime` pack and the Python `hello-python` pack.
+
+mod support;
+
+mod lifecycle;
