@@ -241,7 +241,9 @@ impl Store {
         let _lock = self.lock(FlockArg::LockShared)?;
         let mut listed = Vec::new();
         for name in dir_names(&self.dir)? {
-            if name.starts_with('.') {
+            // The plugins directory also holds the host's own files (policy, locks, data):
+            // only real directories can be installed bundles.
+            if name.starts_with('.') || !is_real_dir(&self.dir.join(&name))? {
                 continue;
             }
             let record_path = self.dir.join(&name).join(RECORD);
@@ -446,6 +448,20 @@ pub(crate) fn exists(path: &Path) -> Result<bool> {
     let meta = std::fs::symlink_metadata(path);
     match meta {
         Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(Error::io("inspect", path)(error)),
+    }
+}
+
+/// Whether `path` is a directory itself, not a symlink to one and not a file.
+fn is_real_dir(path: &Path) -> Result<bool> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns symlink inspection"
+    )]
+    let meta = std::fs::symlink_metadata(path);
+    match meta {
+        Ok(meta) => Ok(meta.is_dir()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(error) => Err(Error::io("inspect", path)(error)),
     }

@@ -91,7 +91,10 @@ impl BundleModule {
 
     /// The live runtime instance of `realm`, if its scope is applied.
     pub(crate) fn instance(&self, realm: &Realm) -> Option<Arc<RuntimeInstance>> {
-        let mut instances = self.instances.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut instances = self
+            .instances
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         instances.retain(|(_, weak)| weak.strong_count() > 0);
         instances
             .iter()
@@ -101,7 +104,10 @@ impl BundleModule {
 
     /// Every live runtime instance.
     pub(crate) fn instances(&self) -> Vec<(Realm, Arc<RuntimeInstance>)> {
-        let mut instances = self.instances.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut instances = self
+            .instances
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         instances.retain(|(_, weak)| weak.strong_count() > 0);
         instances
             .iter()

@@ -7,9 +7,14 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
+use std::path::PathBuf;
+
 use c2_manifest::Manifest;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::error::HostError;
+use crate::host::{PluginHost, Target, lock};
 
 /// The reserved event name.
 pub const CONNECTOR_EVENT: &str = "connector/event";
@@ -99,6 +104,126 @@ impl ConnectorEvents {
     }
 }
 
+/// A connector operation requested by a host-rendered adapter.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConnectorRequest {
+    /// The installed bundle id.
+    pub id: String,
+    /// The connector's bundle-local id.
+    pub connector: String,
+    /// The dotted operation name chosen by the adapter, e.g. `message.send`.
+    pub operation: String,
+    /// Operation data.
+    #[serde(default)]
+    pub input: Value,
+    /// The project realm; the user realm when absent.
+    #[serde(default)]
+    pub project: Option<PathBuf>,
+}
+
+impl PluginHost {
+    /// Registers a provider adapter by name (e.g. `feishu`). Connectors whose provider has no
+    /// adapter are reported unsupported and cannot be invoked.
+    pub fn register_provider(&self, provider: &str) {
+        lock(&self.shared.providers).insert(provider.to_owned());
+    }
+
+    /// Invokes a connector's command with `{operation, input}` after every check, all of them
+    /// before the plugin runs: a known provider adapter, an operation inside the declared
+    /// capabilities, trust, ownership and registration in the realm.
+    pub async fn invoke_connector(&self, request: &ConnectorRequest) -> Result<Value, HostError> {
+        let target = request
+            .project
+            .clone()
+            .map_or(Target::User, Target::Project);
+        let realm = self.realm(&target)?;
+        let bundle = self.bundle(&request.id)?.bundle().clone();
+        let Some(connector) = bundle
+            .manifest
+            .codetwo
+            .connectors
+            .iter()
+            .find(|c| c.id == request.connector)
+        else {
+            return Err(HostError::command(
+                "unknown_connector",
+                format!(
+                    "{} declares no connector `{}`",
+                    bundle.record.id, request.connector
+                ),
+            ));
+        };
+        if !lock(&self.shared.providers).contains(&connector.provider) {
+            return Err(HostError::command(
+                "unsupported",
+                format!(
+                    "no host adapter for provider `{}` is registered, so connector `{}` is unsupported here",
+                    connector.provider, connector.id
+                ),
+            ));
+        }
+        if !connector.operation_allowed(&request.operation) {
+            let declared: Vec<&str> = connector.capabilities.iter().map(|c| c.as_str()).collect();
+            return Err(HostError::command(
+                "operation_not_allowed",
+                format!(
+                    "operation `{}` is outside connector `{}`'s declared capabilities ({}); it was refused before the plugin ran",
+                    request.operation,
+                    connector.id,
+                    declared.join(", ")
+                ),
+            ));
+        }
+        self.verify_owned_command(&bundle, &connector.command, &realm)?;
+        let args = serde_json::json!({ "operation": request.operation, "input": request.input });
+        self.invoke(&target, &connector.command, args).await
+    }
+
+    /// The connectors of trusted, enabled bundles with whether their provider is supported.
+    pub fn connectors(&self) -> Vec<ConnectorStatus> {
+        let providers = lock(&self.shared.providers).clone();
+        lock(&self.shared.bundles)
+            .values()
+            .flat_map(|module| {
+                let bundle = module.bundle();
+                bundle
+                    .manifest
+                    .codetwo
+                    .connectors
+                    .iter()
+                    .map(|c| ConnectorStatus {
+                        bundle: bundle.record.id.clone(),
+                        id: c.id.clone(),
+                        provider: c.provider.clone(),
+                        capabilities: c
+                            .capabilities
+                            .iter()
+                            .map(|c| c.as_str().to_owned())
+                            .collect(),
+                        supported: providers.contains(&c.provider),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// A declared connector and whether this host can render it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorStatus {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The connector's bundle-local id.
+    pub id: String,
+    /// The provider it needs an adapter for.
+    pub provider: String,
+    /// Its declared capabilities.
+    pub capabilities: Vec<String>,
+    /// Whether an adapter for the provider is registered.
+    pub supported: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +246,10 @@ mod tests {
 
     #[test]
     fn the_host_attributes_the_event_and_drops_a_forged_plugin_id() {
-        let event = events().accept("chat-1234", envelope("e1")).unwrap().unwrap();
+        let event = events()
+            .accept("chat-1234", envelope("e1"))
+            .unwrap()
+            .unwrap();
         assert_eq!(event.bundle_id, "chat-1234");
         assert_eq!(event.connector_id, "workspace");
         assert!(event.payload.get("plugin_id").is_none());
@@ -147,10 +275,20 @@ mod tests {
         assert!(events.accept("b", missing).unwrap_err().contains("`kind`"));
         let mut number = envelope("e1");
         number["createdAt"] = json!(1);
-        assert!(events.accept("b", number).unwrap_err().contains("createdAt"));
+        assert!(
+            events
+                .accept("b", number)
+                .unwrap_err()
+                .contains("createdAt")
+        );
         let mut other = envelope("e1");
         other["connectorId"] = json!("elsewhere");
-        assert!(events.accept("b", other).unwrap_err().contains("not declared"));
+        assert!(
+            events
+                .accept("b", other)
+                .unwrap_err()
+                .contains("not declared")
+        );
         assert!(events.accept("b", json!([1])).is_err());
     }
 }

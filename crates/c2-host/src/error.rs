@@ -16,7 +16,9 @@ pub enum HostError {
         reason: String,
     },
     /// The bundle failed validation; nothing was stored.
-    #[error("the bundle is invalid ({errors} error(s)); nothing was stored: fix the problems `c2-plugins validate` shows")]
+    #[error(
+        "the bundle is invalid ({errors} error(s)); nothing was stored: fix the problems `c2-plugins validate` shows"
+    )]
     InvalidBundle {
         /// The number of error diagnostics.
         errors: usize,
@@ -44,7 +46,9 @@ pub enum HostError {
         message: String,
     },
     /// Policy is unusable and the host runs only essential modules.
-    #[error("the host is in safe mode because the policy files are unusable: run `c2-plugins reset` to recover")]
+    #[error(
+        "the host is in safe mode because the policy files are unusable: run `c2-plugins reset` to recover"
+    )]
     SafeMode,
     /// A plan file that cannot be used.
     #[error("{0}")]
@@ -105,7 +109,10 @@ impl HostError {
         }
     }
 
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| HostError::Io {
             action,

@@ -81,7 +81,12 @@ fn resolve_cwd(base: &Path, realm: &Realm, args: &Value) -> Result<PathBuf, Kern
     let cwd = match args.get("cwd") {
         None | Some(Value::Null) => ".",
         Some(Value::String(cwd)) => cwd.as_str(),
-        Some(_) => return Err(KernelError::failure("invalid_args", "`cwd` must be a string")),
+        Some(_) => {
+            return Err(KernelError::failure(
+                "invalid_args",
+                "`cwd` must be a string",
+            ));
+        }
     };
     if let Some(object) = args.as_object()
         && let Some(unknown) = object.keys().find(|k| *k != "cwd")
@@ -114,7 +119,13 @@ async fn status(
 ) -> Result<Value, KernelError> {
     let dir = resolve_cwd(base, realm, args)?;
     let spec = ProcessSpec::new(git, &dir)
-        .args(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"])
+        .args([
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=all",
+        ])
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
         .label("git");
@@ -135,7 +146,8 @@ async fn status(
     }
     let status = parse_porcelain_v2(&output.stdout)
         .map_err(|error| KernelError::failure("git_failed", error))?;
-    serde_json::to_value(status).map_err(|error| KernelError::failure("git_failed", error.to_string()))
+    serde_json::to_value(status)
+        .map_err(|error| KernelError::failure("git_failed", error.to_string()))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

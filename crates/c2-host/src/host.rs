@@ -10,9 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use c2_bundle_collector::{
-    CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions,
-};
+use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions};
 use c2_kernel::{
     CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, KernelOptions,
     Module, ModuleIntent, ModuleState, ProjectKey, Realm,
@@ -67,6 +65,8 @@ pub(crate) struct Shared {
     pub(crate) load_problems: Mutex<Vec<String>>,
     /// The last validated `host.actions` render per (bundle, descriptor, realm).
     pub(crate) host_actions: Mutex<BTreeMap<String, Vec<crate::ui::HostAction>>>,
+    /// Connector provider adapters the embedder registered.
+    pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Shared {
@@ -277,6 +277,7 @@ impl PluginHost {
             changes: tokio::sync::Mutex::new(()),
             load_problems: Mutex::new(Vec::new()),
             host_actions: Mutex::new(BTreeMap::new()),
+            providers: Mutex::new(std::collections::BTreeSet::new()),
             options,
         });
         let host = Self { shared };
@@ -296,8 +297,10 @@ impl PluginHost {
                 .map_err(HostError::from)
                 .and_then(|record| host.load_bundle(record));
             if let Err(error) = loaded {
-                lock(&host.shared.load_problems)
-                    .push(format!("installed bundle {} cannot be loaded: {error}", listed.id));
+                lock(&host.shared.load_problems).push(format!(
+                    "installed bundle {} cannot be loaded: {error}",
+                    listed.id
+                ));
             }
         }
         {
@@ -356,7 +359,12 @@ impl PluginHost {
         let path = dir.join("plugin.json");
         let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
         let report = c2_manifest::validate_manifest(&text, &self.shared.options.manifest);
-        let Some(manifest) = report.manifest.filter(|_| report.diagnostics.iter().all(|d| d.severity != c2_manifest::Severity::Error)) else {
+        let Some(manifest) = report.manifest.filter(|_| {
+            report
+                .diagnostics
+                .iter()
+                .all(|d| d.severity != c2_manifest::Severity::Error)
+        }) else {
             return Err(HostError::InvalidBundle {
                 errors: report.diagnostics.len(),
                 diagnostics: Vec::new(),
@@ -367,7 +375,10 @@ impl PluginHost {
             manifest,
             dir,
         });
-        let module = Arc::new(BundleModule::new(bundle.clone(), Arc::downgrade(&self.shared)));
+        let module = Arc::new(BundleModule::new(
+            bundle.clone(),
+            Arc::downgrade(&self.shared),
+        ));
         self.shared
             .kernel
             .register_factory(module.clone(), bundle.revision());
@@ -401,7 +412,9 @@ impl PluginHost {
                                 .instances()
                                 .into_iter()
                                 .filter_map(|(realm, instance)| {
-                                    instance.pid().map(|pid| format!("process {pid} in {}", realm_text(&realm)))
+                                    instance.pid().map(|pid| {
+                                        format!("process {pid} in {}", realm_text(&realm))
+                                    })
                                 })
                                 .collect()
                         })
@@ -526,7 +539,12 @@ impl PluginHost {
     }
 
     /// Plans, applies, reconciles, and confirms or rolls back one policy change.
-    async fn change(&self, module: String, scope: Scope, kind: ChangeKind) -> Result<Applied, HostError> {
+    async fn change(
+        &self,
+        module: String,
+        scope: Scope,
+        kind: ChangeKind,
+    ) -> Result<Applied, HostError> {
         let _changes = self.shared.changes.lock().await;
         let catalog = self.policy_catalog();
         let revisions = self.revisions();
@@ -567,7 +585,9 @@ impl PluginHost {
                 }
                 Err(HostError::command(
                     "apply_failed",
-                    format!("the runtime did not reach the requested state ({reason}); policy and runtime were rolled back"),
+                    format!(
+                        "the runtime did not reach the requested state ({reason}); policy and runtime were rolled back"
+                    ),
                 ))
             }
         }
@@ -626,7 +646,14 @@ impl PluginHost {
         let mut notes: Vec<String> = bundle
             .diagnostics
             .iter()
-            .map(|d| format!("warning[{}] {}: {}", d.code, d.file.as_deref().unwrap_or("bundle"), d.message))
+            .map(|d| {
+                format!(
+                    "warning[{}] {}: {}",
+                    d.code,
+                    d.file.as_deref().unwrap_or("bundle"),
+                    d.message
+                )
+            })
             .collect();
         let (record, replaced) = {
             let _changes = self.shared.changes.lock().await;
@@ -650,7 +677,10 @@ impl PluginHost {
                     ));
                 }
             }
-            if module.bundle().has_runtime() && !options.trust && !self.shared.is_trusted(module.bundle()) {
+            if module.bundle().has_runtime()
+                && !options.trust
+                && !self.shared.is_trusted(module.bundle())
+            {
                 notes.push(format!(
                     "{} ships a process runtime; it will not run until you trust it: `c2-plugins trust {}`",
                     record.id, record.id
@@ -661,8 +691,12 @@ impl PluginHost {
         };
         let module = module_name(&record.id);
         if options.trust {
-            self.change(module.clone(), Scope::User, ChangeKind::Trust(record.digest.clone()))
-                .await?;
+            self.change(
+                module.clone(),
+                Scope::User,
+                ChangeKind::Trust(record.digest.clone()),
+            )
+            .await?;
         }
         if options.enable {
             self.change(module, Scope::User, ChangeKind::Enable).await?;
@@ -697,15 +731,23 @@ impl PluginHost {
     pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
         let module = self.bundle(id)?;
         let digest = module.bundle().record.digest.clone();
-        self.change(module.bundle().module_name(), Scope::User, ChangeKind::Trust(digest))
-            .await
+        self.change(
+            module.bundle().module_name(),
+            Scope::User,
+            ChangeKind::Trust(digest),
+        )
+        .await
     }
 
     /// Withdraws trust: every realm's process stops and the stubs disappear.
     pub async fn untrust(&self, id: &str) -> Result<Applied, HostError> {
         let module = self.bundle(id)?;
-        self.change(module.bundle().module_name(), Scope::User, ChangeKind::Untrust)
-            .await
+        self.change(
+            module.bundle().module_name(),
+            Scope::User,
+            ChangeKind::Untrust,
+        )
+        .await
     }
 
     /// Enables, disables or (projects only) inherits a bundle.
@@ -722,7 +764,8 @@ impl PluginHost {
             StateChange::Disable => ChangeKind::Disable,
             StateChange::Inherit => ChangeKind::Inherit,
         };
-        self.change(module.bundle().module_name(), scope, kind).await
+        self.change(module.bundle().module_name(), scope, kind)
+            .await
     }
 
     /// Replaces a module's configuration (validated against its schema).
@@ -748,7 +791,12 @@ impl PluginHost {
     }
 
     /// Invokes a command in the user realm or a project realm, as a frontend would.
-    pub async fn invoke(&self, target: &Target, name: &str, args: Value) -> Result<Value, HostError> {
+    pub async fn invoke(
+        &self,
+        target: &Target,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, HostError> {
         let realm = self.realm(target)?;
         if matches!(realm, Realm::Project(_)) {
             // A project realm's first use builds it; its desired state must be current.
@@ -777,14 +825,18 @@ impl PluginHost {
         let Some(module) = declaring else {
             return HostError::command(
                 "unknown_command",
-                format!("unknown command `{name}`: `c2-plugins commands` lists what this realm has"),
+                format!(
+                    "unknown command `{name}`: `c2-plugins commands` lists what this realm has"
+                ),
             );
         };
         let id = &module.bundle().record.id;
         if !self.shared.is_trusted(module.bundle()) {
             return HostError::command(
                 "not_trusted",
-                format!("`{name}` is declared by {id}, which is not trusted, so its process never starts: run `c2-plugins trust {id}`"),
+                format!(
+                    "`{name}` is declared by {id}, which is not trusted, so its process never starts: run `c2-plugins trust {id}`"
+                ),
             );
         }
         let state = self
@@ -797,7 +849,10 @@ impl PluginHost {
         match state {
             Some(ModuleState::Pending { missing }) => HostError::command(
                 "pending",
-                format!("`{name}` is declared by {id}, which waits for the services it injects: {}", missing.join(", ")),
+                format!(
+                    "`{name}` is declared by {id}, which waits for the services it injects: {}",
+                    missing.join(", ")
+                ),
             ),
             Some(ModuleState::Failed { reason }) => HostError::command(
                 "activation_failed",
@@ -805,7 +860,9 @@ impl PluginHost {
             ),
             _ => HostError::command(
                 "disabled",
-                format!("`{name}` is declared by {id}, which is disabled here: run `c2-plugins enable {id}`"),
+                format!(
+                    "`{name}` is declared by {id}, which is disabled here: run `c2-plugins enable {id}`"
+                ),
             ),
         }
     }
@@ -824,7 +881,10 @@ impl PluginHost {
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
-                let state = catalog.iter().find(|e| e.name == name).map(|e| e.state.clone());
+                let state = catalog
+                    .iter()
+                    .find(|e| e.name == name)
+                    .map(|e| e.state.clone());
                 let instances = module.instances();
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
@@ -832,9 +892,10 @@ impl PluginHost {
                     (false, _, _) => ("untrusted", None),
                     (true, false, _) => ("disabled", None),
                     (true, true, Some(ModuleState::Failed { reason })) => ("failed", Some(reason)),
-                    (true, true, Some(ModuleState::Pending { missing })) => {
-                        ("pending", Some(format!("waiting for services: {}", missing.join(", "))))
-                    }
+                    (true, true, Some(ModuleState::Pending { missing })) => (
+                        "pending",
+                        Some(format!("waiting for services: {}", missing.join(", "))),
+                    ),
                     _ if failure.is_some() => ("failed", failure),
                     _ if active => ("active", None),
                     _ => ("ready", None),

@@ -31,7 +31,9 @@ mod source;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
-pub use connector::{CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent};
+pub use connector::{
+    CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
+};
 pub use error::HostError;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,

@@ -46,7 +46,8 @@ fn args<T: for<'de> Deserialize<'de>>(value: Value, command: &str) -> Result<T, 
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, KernelError> {
-    serde_json::to_value(value).map_err(|error| KernelError::failure("command_failed", error.to_string()))
+    serde_json::to_value(value)
+        .map_err(|error| KernelError::failure("command_failed", error.to_string()))
 }
 
 #[derive(Deserialize)]
@@ -123,50 +124,119 @@ impl Module for ManagementModule {
         Box::pin(async move {
             type Op = fn(PluginHost, Value) -> BoxFuture<'static, Result<Value, KernelError>>;
             let commands: [(&str, &str, Op); 11] = [
-                ("plugins.catalog", "Catalog of modules and bundles with their state", |host, value| Box::pin(async move {
-                    let a: ProjectArgs = args(value, "plugins.catalog")?;
-                    to_json(&host.catalog(&target(a.project)).map_err(failure)?)
-                })),
-                ("plugins.list", "Installed bundles", |host, value| Box::pin(async move {
-                    let _: ProjectArgs = args(value, "plugins.list")?;
-                    to_json(&host.list())
-                })),
-                ("extensions.list", "Installed bundles by trust and runtime state", |host, value| Box::pin(async move {
-                    let _: ProjectArgs = args(value, "extensions.list")?;
-                    to_json(&host.extensions())
-                })),
-                ("plugins.plan_change", "Plan a policy change and show its impact", |host, value| Box::pin(async move {
-                    let a: PlanArgs = args(value, "plugins.plan_change")?;
-                    host.plan_in_process(a.id, a.action.into_kind(a.config)?, target(a.project)).await.map_err(failure)
-                })),
-                ("plugins.apply_change", "Apply a planned change while its revisions are current", |host, value| Box::pin(async move {
-                    let a: ApplyArgs = args(value, "plugins.apply_change")?;
-                    to_json(&host.apply_in_process(a.plan_id).await.map_err(failure)?)
-                })),
-                ("plugins.reset", "Clear one plugin's policy, or all policy (leaves safe mode)", |host, value| Box::pin(async move {
-                    let a: ResetArgs = args(value, "plugins.reset")?;
-                    Ok(json!({ "revision": host.reset(a.id.as_deref()).await.map_err(failure)? }))
-                })),
-                ("plugins.install", "Install a bundle (runs nothing from it)", |host, value| Box::pin(async move {
-                    let a: InstallArgs = args(value, "plugins.install")?;
-                    let options = InstallOptions { trust: a.trust, enable: a.enable };
-                    to_json(&host.install(&a.source, options).await.map_err(failure)?)
-                })),
-                ("plugins.uninstall", "Stop and remove a bundle", |host, value| Box::pin(async move {
-                    let a: IdArgs = args(value, "plugins.uninstall")?;
-                    to_json(&host.uninstall(&a.id).await.map_err(failure)?)
-                })),
-                ("plugins.trust", "Trust a bundle's installed content", |host, value| Box::pin(async move {
-                    let a: IdArgs = args(value, "plugins.trust")?;
-                    to_json(&host.trust(&a.id).await.map_err(failure)?)
-                })),
-                ("plugins.untrust", "Withdraw trust; its processes stop", |host, value| Box::pin(async move {
-                    let a: IdArgs = args(value, "plugins.untrust")?;
-                    to_json(&host.untrust(&a.id).await.map_err(failure)?)
-                })),
-                ("plugins.invoke_ui", "Activate a bundle's UI descriptor", |host, value| Box::pin(async move {
-                    host.invoke_ui_json(value).await
-                })),
+                (
+                    "plugins.catalog",
+                    "Catalog of modules and bundles with their state",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: ProjectArgs = args(value, "plugins.catalog")?;
+                            to_json(&host.catalog(&target(a.project)).map_err(failure)?)
+                        })
+                    },
+                ),
+                ("plugins.list", "Installed bundles", |host, value| {
+                    Box::pin(async move {
+                        let _: ProjectArgs = args(value, "plugins.list")?;
+                        to_json(&host.list())
+                    })
+                }),
+                (
+                    "extensions.list",
+                    "Installed bundles by trust and runtime state",
+                    |host, value| {
+                        Box::pin(async move {
+                            let _: ProjectArgs = args(value, "extensions.list")?;
+                            to_json(&host.extensions())
+                        })
+                    },
+                ),
+                (
+                    "plugins.plan_change",
+                    "Plan a policy change and show its impact",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: PlanArgs = args(value, "plugins.plan_change")?;
+                            host.plan_in_process(
+                                a.id,
+                                a.action.into_kind(a.config)?,
+                                target(a.project),
+                            )
+                            .await
+                            .map_err(failure)
+                        })
+                    },
+                ),
+                (
+                    "plugins.apply_change",
+                    "Apply a planned change while its revisions are current",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: ApplyArgs = args(value, "plugins.apply_change")?;
+                            to_json(&host.apply_in_process(a.plan_id).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.reset",
+                    "Clear one plugin's policy, or all policy (leaves safe mode)",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: ResetArgs = args(value, "plugins.reset")?;
+                            Ok(
+                                json!({ "revision": host.reset(a.id.as_deref()).await.map_err(failure)? }),
+                            )
+                        })
+                    },
+                ),
+                (
+                    "plugins.install",
+                    "Install a bundle (runs nothing from it)",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: InstallArgs = args(value, "plugins.install")?;
+                            let options = InstallOptions {
+                                trust: a.trust,
+                                enable: a.enable,
+                            };
+                            to_json(&host.install(&a.source, options).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.uninstall",
+                    "Stop and remove a bundle",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: IdArgs = args(value, "plugins.uninstall")?;
+                            to_json(&host.uninstall(&a.id).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.trust",
+                    "Trust a bundle's installed content",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: IdArgs = args(value, "plugins.trust")?;
+                            to_json(&host.trust(&a.id).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.untrust",
+                    "Withdraw trust; its processes stop",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: IdArgs = args(value, "plugins.untrust")?;
+                            to_json(&host.untrust(&a.id).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.invoke_ui",
+                    "Activate a bundle's UI descriptor",
+                    |host, value| Box::pin(async move { host.invoke_ui_json(value).await }),
+                ),
             ];
             for (name, title, op) in commands {
                 let weak = self.host.clone();
@@ -178,7 +248,10 @@ impl Module for ManagementModule {
                         async move {
                             match host {
                                 Some(host) => op(host, value).await,
-                                None => Err(KernelError::failure("shut_down", "the host is shutting down")),
+                                None => Err(KernelError::failure(
+                                    "shut_down",
+                                    "the host is shutting down",
+                                )),
                             }
                         }
                     }),
@@ -194,10 +267,16 @@ impl Action {
         Ok(match (self, config) {
             (Action::Configure, Some(config)) => PlannedKind::Configure(config),
             (Action::Configure, None) => {
-                return Err(KernelError::failure("invalid_args", "configure needs `config`"));
+                return Err(KernelError::failure(
+                    "invalid_args",
+                    "configure needs `config`",
+                ));
             }
             (_, Some(_)) => {
-                return Err(KernelError::failure("invalid_args", "only configure takes `config`"));
+                return Err(KernelError::failure(
+                    "invalid_args",
+                    "only configure takes `config`",
+                ));
             }
             (Action::Enable, None) => PlannedKind::State(StateChange::Enable),
             (Action::Disable, None) => PlannedKind::State(StateChange::Disable),
@@ -235,7 +314,9 @@ impl PluginHost {
             PlannedKind::State(StateChange::Disable) => c2_policy::ChangeKind::Disable,
             PlannedKind::State(StateChange::Inherit) => c2_policy::ChangeKind::Inherit,
             PlannedKind::Configure(config) => c2_policy::ChangeKind::Configure(config),
-            PlannedKind::Trust => c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone()),
+            PlannedKind::Trust => {
+                c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone())
+            }
             PlannedKind::Untrust => c2_policy::ChangeKind::Untrust,
         };
         let catalog = self.policy_catalog();

@@ -36,7 +36,9 @@ impl Project {
                 reason: "its path is not valid UTF-8".to_owned(),
             });
         };
-        let hash = blake3::hash(canonical.as_os_str().as_bytes()).to_hex().to_string();
+        let hash = blake3::hash(canonical.as_os_str().as_bytes())
+            .to_hex()
+            .to_string();
         let path = PathBuf::from(text);
         Ok(Self { path, hash })
     }
@@ -58,7 +60,11 @@ impl Project {
 }
 
 /// The data directory of a bundle instance: user-scoped when `project_hash` is `None`.
-pub(crate) fn data_dir(plugins_dir: &Path, installed_id: &str, project_hash: Option<&str>) -> PathBuf {
+pub(crate) fn data_dir(
+    plugins_dir: &Path,
+    installed_id: &str,
+    project_hash: Option<&str>,
+) -> PathBuf {
     let base = plugins_dir.join(".data").join(installed_id);
     match project_hash {
         None => base,

@@ -56,8 +56,7 @@ pub struct PlanFile {
     /// The normalized project, for a project change.
     pub project: Option<PathBuf>,
     /// The change.
-    #[serde(flatten)]
-    pub action: PlanAction,
+    pub change: PlanAction,
     /// The revisions it was planned against.
     pub revisions: PlanRevisions,
     /// What applying it does, as planned.
@@ -111,7 +110,7 @@ impl PluginHost {
             format: PLAN_FORMAT,
             id: id.to_owned(),
             project,
-            action,
+            change: action,
             revisions: PlanRevisions {
                 graph: plan.revisions.graph,
                 config: plan.revisions.config,
@@ -132,7 +131,7 @@ impl PluginHost {
         let _changes = self.shared.changes.lock().await;
         self.bundle(&file.id)?;
         let (scope, _) = self.scope_for(file.project.as_ref())?;
-        let change = self.plan_change(&file.id, scope, &file.action);
+        let change = self.plan_change(&file.id, scope, &file.change);
         let plan = self.plan_now(change)?;
         let now = &plan.revisions;
         let planned = &file.revisions;

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
     CallError, CloseReason, CommandCallParams, DeclaredCommand, ErrorObject, EventEmitParams,
-    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification, PROTOCOL_VERSION,
-    Peer, Request, check_protocol_version, codes, confirm_commands, method,
+    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification,
+    PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
@@ -121,7 +121,6 @@ impl RuntimeInstance {
             crashes: Mutex::new(VecDeque::new()),
         }
     }
-
 
     /// Why this instance fails closed, if it does.
     pub(crate) fn failure(&self) -> Option<String> {
@@ -278,9 +277,11 @@ impl RuntimeInstance {
     }
 
     fn crash_bounds(&self) -> (usize, Duration) {
-        self.host.upgrade().map_or((3, Duration::from_secs(60)), |h| {
-            (h.options.crash_limit, h.options.crash_window)
-        })
+        self.host
+            .upgrade()
+            .map_or((3, Duration::from_secs(60)), |h| {
+                (h.options.crash_limit, h.options.crash_window)
+            })
     }
 
     /// Records a crash; false when the crash loop bound is reached.
@@ -310,14 +311,22 @@ impl RuntimeInstance {
         if !host.is_trusted(bundle) {
             return Err(failure(
                 "not_trusted",
-                format!("{id} is not trusted, so its process never starts: run `c2-plugins trust {id}`"),
+                format!(
+                    "{id} is not trusted, so its process never starts: run `c2-plugins trust {id}`"
+                ),
             ));
         }
         if !self.scope.is_current() || *self.stopping.borrow() {
-            return Err(failure("unloaded", format!("{id} was unloaded from this realm")));
+            return Err(failure(
+                "unloaded",
+                format!("{id} was unloaded from this realm"),
+            ));
         }
         let Some(runtime) = bundle.manifest.codetwo.runtime.as_ref() else {
-            return Err(failure("activation_failed", format!("{id} declares no runtime")));
+            return Err(failure(
+                "activation_failed",
+                format!("{id} declares no runtime"),
+            ));
         };
         let (project_path, project_hash) = match &self.realm {
             Realm::Global => (None, None),
@@ -330,7 +339,10 @@ impl RuntimeInstance {
         std::fs::create_dir_all(&data_dir).map_err(|error| {
             failure(
                 "activation_failed",
-                format!("cannot create the data directory {}: {error}", data_dir.display()),
+                format!(
+                    "cannot create the data directory {}: {error}",
+                    data_dir.display()
+                ),
             )
         })?;
         let program = c2_supervisor::resolve_command(
@@ -391,7 +403,10 @@ impl RuntimeInstance {
         };
         let Some(answer) = answer else {
             live.stop().await;
-            return Err(failure("unloaded", format!("{id} was unloaded during its handshake")));
+            return Err(failure(
+                "unloaded",
+                format!("{id} was unloaded during its handshake"),
+            ));
         };
         let answer = match answer {
             Err(_) => {
@@ -587,11 +602,15 @@ impl NotificationPump {
             match notification.method.as_str() {
                 method::EVENT_EMIT => match serde_json::from_value::<EventEmitParams>(params) {
                     Ok(event) => self.event(event),
-                    Err(error) => tracing::warn!(owner = %self.bundle_id, "ignoring a malformed event/emit: {error}"),
+                    Err(error) => {
+                        tracing::warn!(owner = %self.bundle_id, "ignoring a malformed event/emit: {error}")
+                    }
                 },
                 method::LOG => match serde_json::from_value::<LogParams>(params) {
                     Ok(log) => self.log(&log),
-                    Err(error) => tracing::warn!(owner = %self.bundle_id, "ignoring a malformed log: {error}"),
+                    Err(error) => {
+                        tracing::warn!(owner = %self.bundle_id, "ignoring a malformed log: {error}")
+                    }
                 },
                 other => {
                     tracing::debug!(owner = %self.bundle_id, "ignoring notification {other}");
@@ -601,7 +620,9 @@ impl NotificationPump {
     }
 
     fn event(&mut self, event: EventEmitParams) {
-        let Some(kernel) = self.scope.kernel() else { return };
+        let Some(kernel) = self.scope.kernel() else {
+            return;
+        };
         if event.name == crate::connector::CONNECTOR_EVENT {
             match self.connectors.accept(&self.bundle_id, event.payload) {
                 Ok(Some(typed)) => {

@@ -135,7 +135,11 @@ async fn clone_and_collect(
     let dir: PathBuf = if source.subdir.is_empty() {
         checkout.clone()
     } else {
-        if source.subdir.split('/').any(|part| part == ".." || part.is_empty()) {
+        if source
+            .subdir
+            .split('/')
+            .any(|part| part == ".." || part.is_empty())
+        {
             return Err(HostError::UnsupportedSource(format!(
                 "the subdirectory `{}` must be a plain relative path",
                 source.subdir
@@ -158,7 +162,12 @@ async fn clone_and_collect(
 /// Runs git with hooks, prompts and system configuration out of the way; returns stdout.
 async fn git(options: &HostOptions, cwd: &Path, args: &[&str]) -> Result<String, HostError> {
     let spec = ProcessSpec::new(&options.git_program, cwd)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "advice.detachedHead=false",
+        ])
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_CONFIG_NOSYSTEM", "1")

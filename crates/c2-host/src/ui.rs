@@ -110,9 +110,18 @@ pub fn validate_host_actions(
         Value::Array(items) => items,
         Value::Object(object) => match (object.get("actions"), object.len()) {
             (Some(Value::Array(items)), 1) => items,
-            _ => return Err("the document must be an array of actions or exactly {\"actions\": [...]}".to_owned()),
+            _ => {
+                return Err(
+                    "the document must be an array of actions or exactly {\"actions\": [...]}"
+                        .to_owned(),
+                );
+            }
         },
-        _ => return Err("the document must be an array of actions or {\"actions\": [...]}".to_owned()),
+        _ => {
+            return Err(
+                "the document must be an array of actions or {\"actions\": [...]}".to_owned(),
+            );
+        }
     };
     if items.len() > limits.max_actions {
         return Err(format!(
@@ -128,7 +137,10 @@ pub fn validate_host_actions(
             .map_err(|error| format!("action {index}: {error}"))?;
         let at = |problem: String| format!("action {index} (`{}`): {problem}", action.id);
         if !safe_id(&action.id) {
-            return Err(at("the id must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit".to_owned()));
+            return Err(at(
+                "the id must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit"
+                    .to_owned(),
+            ));
         }
         if !seen.insert(action.id.clone()) {
             return Err(at("the id is used twice".to_owned()));
@@ -207,6 +219,55 @@ pub struct UiEntry {
 }
 
 impl PluginHost {
+    /// The ownership checks every contribution activation makes before its command runs: the
+    /// bundle is trusted, it declares `command` itself, and that command is registered in
+    /// `realm` by this bundle's own runtime (so it is enabled there and not another plugin's).
+    pub(crate) fn verify_owned_command(
+        &self,
+        bundle: &crate::bundle::InstalledBundle,
+        command: &str,
+        realm: &Realm,
+    ) -> Result<(), HostError> {
+        let id = &bundle.record.id;
+        if !self.shared.is_trusted(bundle) {
+            return Err(HostError::command(
+                "not_trusted",
+                format!("{id} is not trusted: run `c2-plugins trust {id}`"),
+            ));
+        }
+        if !bundle
+            .manifest
+            .codetwo
+            .commands
+            .iter()
+            .any(|c| c.id == command)
+        {
+            return Err(HostError::command(
+                "not_owned",
+                format!(
+                    "`{command}` is not declared by {id}; a contribution may invoke only its own bundle's commands"
+                ),
+            ));
+        }
+        let owner = bundle.module_name();
+        let registered = self
+            .shared
+            .kernel
+            .commands(realm)
+            .into_iter()
+            .any(|c| c.name == command && c.owner == owner);
+        if !registered {
+            return Err(HostError::command(
+                "disabled",
+                format!(
+                    "`{command}` of {id} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
+                    realm_text(realm)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
     /// by `order` (then bundle and id).
     pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<String, Vec<UiEntry>>, HostError> {
@@ -225,15 +286,18 @@ impl PluginHost {
                 if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command)) {
                     continue;
                 }
-                slots.entry(ui.slot.as_str().to_owned()).or_default().push(UiEntry {
-                    bundle: bundle.record.id.clone(),
-                    id: ui.id.clone(),
-                    slot: ui.slot.as_str().to_owned(),
-                    label: ui.label.clone(),
-                    description: ui.description.clone(),
-                    command: ui.command.clone(),
-                    order: ui.order.unwrap_or(0),
-                });
+                slots
+                    .entry(ui.slot.as_str().to_owned())
+                    .or_default()
+                    .push(UiEntry {
+                        bundle: bundle.record.id.clone(),
+                        id: ui.id.clone(),
+                        slot: ui.slot.as_str().to_owned(),
+                        label: ui.label.clone(),
+                        description: ui.description.clone(),
+                        command: ui.command.clone(),
+                        order: ui.order.unwrap_or(0),
+                    });
             }
         }
         for entries in slots.values_mut() {
@@ -257,55 +321,39 @@ impl PluginHost {
         if request.context.is_some() {
             tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
         }
-        let module = self.bundle(&request.id)?;
-        let bundle = module.bundle().clone();
         let target = request
             .project
             .clone()
             .map_or(Target::User, Target::Project);
         let realm = self.realm(&target)?;
-        if !self.shared.is_trusted(&bundle) {
-            return Err(HostError::command(
-                "not_trusted",
-                format!("{} is not trusted: run `c2-plugins trust {}`", bundle.record.id, bundle.record.id),
-            ));
-        }
-        let Some(ui) = bundle.manifest.codetwo.ui.iter().find(|u| u.id == request.ui) else {
+        let bundle = self.bundle(&request.id)?.bundle().clone();
+        let Some(ui) = bundle
+            .manifest
+            .codetwo
+            .ui
+            .iter()
+            .find(|u| u.id == request.ui)
+        else {
             return Err(HostError::command(
                 "unknown_ui",
-                format!("{} declares no UI descriptor `{}`", bundle.record.id, request.ui),
-            ));
-        };
-        if !bundle.manifest.codetwo.commands.iter().any(|c| c.id == ui.command) {
-            return Err(HostError::command(
-                "not_owned",
-                format!("descriptor `{}` names `{}`, which {} does not declare", ui.id, ui.command, bundle.record.id),
-            ));
-        }
-        let owner = bundle.module_name();
-        let registered = self
-            .shared
-            .kernel
-            .commands(&realm)
-            .into_iter()
-            .any(|c| c.name == ui.command && c.owner == owner);
-        if !registered {
-            return Err(HostError::command(
-                "disabled",
                 format!(
-                    "`{}` of {} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
-                    ui.command,
-                    bundle.record.id,
-                    realm_text(&realm)
+                    "{} declares no UI descriptor `{}`",
+                    bundle.record.id, request.ui
                 ),
             ));
-        }
+        };
+        self.verify_owned_command(&bundle, &ui.command, &realm)?;
         let project_path = match &realm {
             Realm::Global => Value::Null,
             Realm::Project(key) => Value::String(key.as_str().to_owned()),
         };
         let cwd = match &realm {
-            Realm::Global => self.shared.options.working_dir.to_string_lossy().into_owned(),
+            Realm::Global => self
+                .shared
+                .options
+                .working_dir
+                .to_string_lossy()
+                .into_owned(),
             Realm::Project(key) => key.as_str().to_owned(),
         };
         let mut context = Map::new();
@@ -313,18 +361,29 @@ impl PluginHost {
         context.insert("projectPath".to_owned(), project_path);
         context.insert(
             "sessionId".to_owned(),
-            request.session_id.clone().map_or(Value::Null, Value::String),
+            request
+                .session_id
+                .clone()
+                .map_or(Value::Null, Value::String),
         );
         let mut input = ui.input.clone().unwrap_or_else(|| json!({}));
         let host_actions = ui.slot == UiSlot::HostActions;
-        let cache_key = format!("{}\u{0}{}\u{0}{}", bundle.record.id, ui.id, realm_text(&realm));
+        let cache_key = format!(
+            "{}\u{0}{}\u{0}{}",
+            bundle.record.id,
+            ui.id,
+            realm_text(&realm)
+        );
         if host_actions {
             let operation = request.operation.as_deref().unwrap_or("render");
             match operation {
                 "render" => {}
                 "invoke" => {
                     let Some(action_id) = &request.action_id else {
-                        return Err(HostError::command("invalid_args", "invoke needs `actionId`"));
+                        return Err(HostError::command(
+                            "invalid_args",
+                            "invoke needs `actionId`",
+                        ));
                     };
                     let cached = lock(&self.shared.host_actions)
                         .get(&cache_key)
@@ -359,7 +418,10 @@ impl PluginHost {
                 .map_err(|problem| {
                     HostError::command(
                         "invalid_host_actions",
-                        format!("{} rendered an invalid host.actions document: {problem}", bundle.record.id),
+                        format!(
+                            "{} rendered an invalid host.actions document: {problem}",
+                            bundle.record.id
+                        ),
                     )
                 })?;
             lock(&self.shared.host_actions).insert(cache_key, actions.clone());
@@ -385,20 +447,38 @@ mod tests {
     #[test]
     fn a_valid_document_is_accepted_in_both_shapes() {
         assert_eq!(check(json!([action("a"), action("b")])).unwrap().len(), 2);
-        assert_eq!(check(json!({"actions": [action("a")]})).unwrap()[0].state, "running");
+        assert_eq!(
+            check(json!({"actions": [action("a")]})).unwrap()[0].state,
+            "running"
+        );
         let defaults = check(json!([{"id": "a", "label": "x"}])).unwrap();
-        assert_eq!((defaults[0].state.as_str(), &defaults[0].input), ("default", &json!({})));
+        assert_eq!(
+            (defaults[0].state.as_str(), &defaults[0].input),
+            ("default", &json!({}))
+        );
     }
 
     #[test]
     fn every_kind_of_violation_is_rejected_with_a_reason() {
         let nine: Vec<Value> = (0..9).map(|i| action(&format!("a{i}"))).collect();
         assert!(check(json!(nine)).unwrap_err().contains("at most 8"));
-        assert!(check(json!([action("a"), action("a")])).unwrap_err().contains("twice"));
-        assert!(check(json!([action("bad id")])).unwrap_err().contains("id must be"));
+        assert!(
+            check(json!([action("a"), action("a")]))
+                .unwrap_err()
+                .contains("twice")
+        );
+        assert!(
+            check(json!([action("bad id")]))
+                .unwrap_err()
+                .contains("id must be")
+        );
         let mut unknown = action("a");
         unknown["onClick"] = json!("alert(1)");
-        assert!(check(json!([unknown])).unwrap_err().contains("unknown field"));
+        assert!(
+            check(json!([unknown]))
+                .unwrap_err()
+                .contains("unknown field")
+        );
         let mut markup = action("a");
         markup["label"] = json!("<b>Run</b>");
         assert!(check(json!([markup])).unwrap_err().contains("markup"));

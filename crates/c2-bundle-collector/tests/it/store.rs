@@ -188,6 +188,21 @@ fn list_reports_an_unreadable_record_without_hiding_the_others() {
 }
 
 #[test]
+fn list_skips_the_hosts_own_files_beside_the_bundles() {
+    let source = hello_bundle();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let record = store
+        .install(&collect(source.path()), &request(source.path()))
+        .unwrap();
+    write(store_dir.path(), "policy.json", "{}");
+    write(store_dir.path(), "policy.lock", "");
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].id, record.id);
+}
+
+#[test]
 fn a_directory_and_its_tar_gz_install_with_the_same_content_digest() {
     let source = hello_bundle();
     let mut builder = tar::Builder::new(Vec::new());

@@ -3,4 +3,9 @@
 
 mod support;
 
+mod callbacks;
 mod lifecycle;
+mod packs;
+mod policy;
+mod realms;
+mod surfaces;

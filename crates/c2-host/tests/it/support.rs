@@ -59,7 +59,11 @@ impl Env {
         outcome.record.id
     }
 
-    pub(crate) async fn invoke(&self, name: &str, args: Value) -> Result<Value, c2_host::HostError> {
+    pub(crate) async fn invoke(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, c2_host::HostError> {
         self.host.invoke(&Target::User, name, args).await
     }
 }
@@ -72,6 +76,8 @@ pub(crate) struct FixtureBundle {
     pub(crate) modes: String,
     pub(crate) events: Vec<&'static str>,
     pub(crate) project: bool,
+    /// `extensions.dev.codetwo.ui`, when set.
+    pub(crate) ui: Option<Value>,
 }
 
 impl FixtureBundle {
@@ -92,6 +98,7 @@ impl FixtureBundle {
             modes: String::new(),
             events: Vec::new(),
             project: false,
+            ui: None,
         }
     }
 
@@ -154,6 +161,10 @@ impl FixtureBundle {
                 }
             }}
         });
+        let mut manifest = manifest;
+        if let Some(ui) = &self.ui {
+            manifest["extensions"]["dev.codetwo"]["ui"] = ui.clone();
+        }
         std::fs::write(
             dir.join("plugin.json"),
             serde_json::to_string_pretty(&manifest).unwrap(),

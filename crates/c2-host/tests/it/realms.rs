@@ -1,0 +1,194 @@
+//! User and project realms: isolation, data directories, fallback and its blocking.
+
+use std::time::Duration;
+
+use c2_host::{InstallOptions, StateChange, Target};
+use serde_json::json;
+
+use crate::support::{Env, FixtureBundle, gone, pid_of};
+
+#[tokio::test]
+async fn user_project_a_and_project_b_get_distinct_processes_data_dirs_and_project_paths() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("scoped")
+        .project_capable()
+        .write(&env.path("bundles"));
+    let id = env.install_ready(&dir).await;
+    let a = env.project("a");
+    let b = env.project("b");
+    let user = env.invoke("fixture.info", json!({})).await.unwrap();
+    let in_a = env
+        .host
+        .invoke(&Target::Project(a.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    let in_b = env
+        .host
+        .invoke(&Target::Project(b.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    let pids = [pid_of(&user), pid_of(&in_a), pid_of(&in_b)];
+    assert!(
+        pids[0] != pids[1] && pids[1] != pids[2] && pids[0] != pids[2],
+        "{pids:?}"
+    );
+    assert_eq!(env.host.stats().spawns, 3);
+    let plugins = env.path("plugins");
+    let canonical_a = std::fs::canonicalize(&a).unwrap();
+    let hash_a = blake3::hash(canonical_a.to_str().unwrap().as_bytes())
+        .to_hex()
+        .to_string();
+    assert_eq!(user["projectPath"], json!(null));
+    assert_eq!(
+        user["dataDir"],
+        json!(plugins.join(".data").join(&id).to_str().unwrap())
+    );
+    assert_eq!(in_a["projectPath"], json!(canonical_a.to_str().unwrap()));
+    assert_eq!(
+        in_a["dataDir"],
+        json!(
+            plugins
+                .join(".data")
+                .join(&id)
+                .join("projects")
+                .join(&hash_a)
+                .to_str()
+                .unwrap()
+        )
+    );
+    assert_ne!(in_a["dataDir"], in_b["dataDir"]);
+    for info in [&user, &in_a, &in_b] {
+        assert!(std::path::Path::new(info["dataDir"].as_str().unwrap()).is_dir());
+        // The runtime runs in its bundle directory.
+        assert_eq!(
+            info["cwd"],
+            json!(
+                env.path("plugins")
+                    .join(&id)
+                    .join("bundle")
+                    .canonicalize()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+            )
+        );
+    }
+    // Unloading one realm leaves the others running.
+    env.host
+        .set_state(&id, &Target::Project(a.clone()), StateChange::Disable)
+        .await
+        .unwrap();
+    assert!(gone(pid_of(&in_a), Duration::from_secs(5)).await);
+    assert!(crate::support::alive(pid_of(&user)));
+    assert!(crate::support::alive(pid_of(&in_b)));
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_project_disable_fails_closed_instead_of_falling_back_to_the_user_instance() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("blocked")
+        .project_capable()
+        .write(&env.path("bundles"));
+    let id = env.install_ready(&dir).await;
+    let a = env.project("a");
+    env.host
+        .set_state(&id, &Target::Project(a.clone()), StateChange::Disable)
+        .await
+        .unwrap();
+    let error = env
+        .host
+        .invoke(&Target::Project(a.clone()), "fixture.echo", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "blocked", "{error}");
+    assert_eq!(env.host.stats().spawns, 0);
+    // Inherit restores the user's choice, with a project instance of its own.
+    env.host
+        .set_state(&id, &Target::Project(a.clone()), StateChange::Inherit)
+        .await
+        .unwrap();
+    let info = env
+        .host
+        .invoke(&Target::Project(a.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert!(info["projectPath"].is_string(), "{info}");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_user_only_runtime_serves_projects_through_fallback_without_a_project_path() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("useronly").write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let a = env.project("a");
+    let from_project = env
+        .host
+        .invoke(&Target::Project(a), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    let from_user = env.invoke("fixture.info", json!({})).await.unwrap();
+    assert_eq!(pid_of(&from_project), pid_of(&from_user));
+    assert_eq!(from_project["projectPath"], json!(null));
+    assert_eq!(env.host.stats().spawns, 1);
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_commands_are_the_extension_public_surface_of_the_realm() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("surface").write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let info = env.invoke("fixture.info", json!({})).await.unwrap();
+    let commands: Vec<&str> = info["hostCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert_eq!(commands, vec!["git.status"], "{info}");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_second_bundle_declaring_a_taken_command_is_refused_not_shadowing() {
+    let env = Env::new().await;
+    let first = FixtureBundle::new("first")
+        .commands(&["fixture.echo"])
+        .write(&env.path("bundles"));
+    let second = FixtureBundle::new("second")
+        .commands(&["fixture.echo"])
+        .write(&env.path("bundles"));
+    let first_id = env.install_ready(&first).await;
+    let outcome = env
+        .host
+        .install(
+            second.to_str().unwrap(),
+            InstallOptions {
+                trust: true,
+                enable: false,
+            },
+        )
+        .await
+        .unwrap();
+    let error = env
+        .host
+        .set_state(&outcome.record.id, &Target::User, StateChange::Enable)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "apply_failed", "{error}");
+    assert!(error.to_string().contains("already registered"), "{error}");
+    // The first owner keeps the command; the failed change was rolled back.
+    let rows = env.host.commands(&Target::User).unwrap();
+    let echo = rows.iter().find(|c| c.name == "fixture.echo").unwrap();
+    assert_eq!(echo.owner, format!("bundle:{first_id}"));
+    let second_status = env
+        .host
+        .list()
+        .into_iter()
+        .find(|b| b.id == outcome.record.id)
+        .unwrap();
+    assert!(!second_status.enabled, "{second_status:?}");
+    env.host.shutdown().await;
+}
