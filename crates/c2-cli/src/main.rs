@@ -1,18 +1,24 @@
 //! The `c2-plugins` command line: validate, install, run and inspect C2 plugin bundles.
 //!
-//! Every command is a thin adapter over the library crates; the contract (names, options,
-//! output shapes and exit codes) is in docs/cli.md and other tools rely on it.
+//! Every command is a thin adapter over the library crates: validate, schema and scaffold over
+//! the bundle store, everything else over one `c2_host::PluginHost` per invocation, shut down
+//! before the process exits. The contract (names, options, output shapes and exit codes) is in
+//! docs/cli.md and other tools rely on it; `ui` and `invoke-ui` extend it.
 
 mod commands;
 mod output;
 mod report;
+mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use c2_host::{InstallOptions, StateChange};
 use clap::{Parser, Subcommand};
 
+use crate::commands::policy::Change;
 use crate::output::{Failure, Format, Out};
+use crate::session::{Session, Settings, StoreUse};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -46,6 +52,24 @@ struct Cli {
     command: Command,
 }
 
+/// `--project DIR`: the project realm; the user realm when absent.
+#[derive(Debug, clap::Args)]
+struct ProjectArg {
+    /// The project directory whose realm to use [default: the user realm]
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
+/// The arguments and realm of a command call.
+#[derive(Debug, clap::Args)]
+struct CallArgs {
+    /// The command's arguments: JSON, or @FILE [default: {}]
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    #[command(flatten)]
+    project: ProjectArg,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Validate bundle directories, archives or a marketplace.json
@@ -56,26 +80,147 @@ enum Command {
     },
     /// Print the JSON Schema for plugin.json with extensions.dev.codetwo 1.2.0
     Schema,
-    /// Validate and store a bundle directory or .tar.gz/.tgz/.zip archive; runs nothing
+    /// Validate and store a bundle from a directory, an archive or a git source; runs nothing
     Install {
-        /// A bundle directory or archive (git and GitHub sources are not supported yet)
+        /// A bundle directory, a .tar.gz/.tgz/.zip archive, git+URL#REF:SUBDIR, or a GitHub
+        /// repository or /tree/<ref>/<path> URL
         #[arg(value_name = "SOURCE")]
-        source: PathBuf,
-        /// Trust the bundle's runtime (not supported yet by this build)
+        source: String,
+        /// Trust the installed content right away (trust is bound to its digest)
         #[arg(long)]
         trust: bool,
-        /// Enable the bundle (not supported yet by this build)
+        /// Enable the bundle for the user right away
         #[arg(long)]
         enable: bool,
     },
-    /// Remove an installed bundle
+    /// Stop the bundle's processes in every realm, then remove it and its runtime policy
     Uninstall {
         /// The id printed by install or list
         #[arg(value_name = "ID")]
         id: String,
     },
-    /// List installed bundles and their contributions
+    /// List installed bundles: trust, enablement, state and contributions
     List,
+    /// Trust the installed content of a bundle
+    Trust {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Withdraw trust: the bundle's processes stop and its commands disappear
+    Untrust {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Enable a bundle for the user, or in one project
+    Enable {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// Disable a bundle for the user, or in one project
+    Disable {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// Make a project follow the user's choice for a bundle again
+    Inherit {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+        /// The project directory
+        #[arg(long, value_name = "DIR", required = true)]
+        project: PathBuf,
+    },
+    /// The full catalog of a realm: built-in modules and bundles with their states
+    Catalog {
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// The commands visible in a realm, with owner, visibility and state
+    Commands {
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// Invoke a command in the user realm or a project realm and print its JSON result
+    Invoke {
+        /// The command name, e.g. hello.status
+        #[arg(value_name = "COMMAND")]
+        command: String,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+    /// For authors: install a bundle directory, trust, enable, invoke, unload
+    Run {
+        /// The bundle directory
+        #[arg(value_name = "BUNDLE-DIR")]
+        bundle: PathBuf,
+        /// The command name
+        #[arg(value_name = "COMMAND")]
+        command: String,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+    /// Plan a policy change and write it to a plan file
+    Plan {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+        /// The change to plan
+        #[arg(value_enum, value_name = "ACTION")]
+        action: commands::plan::Action,
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The new configuration for `configure`: JSON or @FILE
+        #[arg(long, value_name = "JSON")]
+        config: Option<String>,
+        /// Where to write the plan [default: <ID>.plan.json]
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Apply a plan file while its revisions are current
+    Apply {
+        /// A file written by `plan`
+        #[arg(value_name = "PLAN-FILE")]
+        file: PathBuf,
+    },
+    /// Recovery: clear one bundle's policy, or all policy (leaving safe mode)
+    Reset {
+        /// The installed bundle whose policy to clear [default: all policy]
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
+    /// The UI descriptors of a realm, per slot (extends docs/cli.md)
+    Ui {
+        #[command(flatten)]
+        project: ProjectArg,
+    },
+    /// Activate a bundle's UI descriptor through the host's checks (extends docs/cli.md)
+    InvokeUi {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+        /// The descriptor's id within the bundle
+        #[arg(value_name = "UI-ID")]
+        ui: String,
+        #[command(flatten)]
+        project: ProjectArg,
+        /// The frontend session id passed in the context
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// For host.actions descriptors: render (default) or invoke
+        #[arg(long, value_enum)]
+        operation: Option<commands::ui::Operation>,
+        /// For host.actions invoke: the rendered action's id
+        #[arg(long, value_name = "ID")]
+        action: Option<String>,
+    },
     /// Apply an installed bundle's scaffold to a directory; writes nothing on any conflict
     Scaffold {
         /// The installed bundle's id
@@ -100,27 +245,10 @@ fn main() -> ExitCode {
         }
     };
     output::init_logging(cli.verbose, cli.quiet);
-    let mut out = Out::new(cli.format);
+    let mut out = Out::new(cli.format, cli.quiet);
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
-        Command::Install {
-            source,
-            trust,
-            enable,
-        } => commands::install::run(
-            &mut out,
-            &commands::install::Request {
-                source,
-                plugins_dir: cli.plugins_dir.as_deref(),
-                trust: *trust,
-                enable: *enable,
-            },
-        ),
-        Command::Uninstall { id } => {
-            commands::uninstall::run(&mut out, cli.plugins_dir.as_deref(), id)
-        }
-        Command::List => commands::list::run(&mut out, cli.plugins_dir.as_deref()),
         Command::Scaffold {
             id,
             scaffold,
@@ -134,6 +262,7 @@ fn main() -> ExitCode {
                 target,
             },
         ),
+        _ => on_host(&cli, &mut out),
     };
     match result {
         Ok(code) => code,
@@ -144,3 +273,133 @@ fn main() -> ExitCode {
 /// Result of a command: the exit code on success paths (a validation that found problems exits 1
 /// after printing its report), or a failure to print in the chosen format.
 type CmdResult = Result<ExitCode, Failure>;
+
+/// Runs a host command on a single-threaded runtime; the host is shut down before returning.
+fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            Failure::environment("io", format!("cannot start the async runtime: {error}"))
+        })?;
+    let settings = Settings {
+        plugins_dir: cli.plugins_dir.clone(),
+        handshake_timeout: cli.handshake_timeout,
+    };
+    runtime.block_on(host_command(&cli.command, &settings, out))
+}
+
+async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> CmdResult {
+    match command {
+        Command::Run {
+            bundle,
+            command,
+            call,
+        } => {
+            let call = commands::invoke::Call {
+                command,
+                args: call.args.as_deref(),
+                project: call.project.project.as_deref(),
+            };
+            return commands::invoke::run(out, settings, bundle, &call).await;
+        }
+        // A refused local bundle leaves no trace, not even a new store directory.
+        Command::Install { source, .. } => commands::install::preflight(out, source)?,
+        _ => {}
+    }
+    let usage = match command {
+        Command::Install { .. } | Command::Invoke { .. } => StoreUse::Create,
+        _ => StoreUse::Existing,
+    };
+    let session = Session::open(settings, usage).await?;
+    let host = &session.host;
+    let result = match command {
+        Command::Install {
+            source,
+            trust,
+            enable,
+        } => {
+            let options = InstallOptions {
+                trust: *trust,
+                enable: *enable,
+            };
+            commands::install::run(out, host, &session.store, source, options).await
+        }
+        Command::Uninstall { id } => commands::uninstall::run(out, host, &session.store, id).await,
+        Command::List => commands::list::run(out, host, &session.store),
+        Command::Trust { id } => commands::policy::run(out, host, id, Change::Trust, None).await,
+        Command::Untrust { id } => {
+            commands::policy::run(out, host, id, Change::Untrust, None).await
+        }
+        Command::Enable { id, project } => {
+            let state = Change::State(StateChange::Enable);
+            commands::policy::run(out, host, id, state, project.project.as_deref()).await
+        }
+        Command::Disable { id, project } => {
+            let state = Change::State(StateChange::Disable);
+            commands::policy::run(out, host, id, state, project.project.as_deref()).await
+        }
+        Command::Inherit { id, project } => {
+            let state = Change::State(StateChange::Inherit);
+            commands::policy::run(out, host, id, state, Some(project)).await
+        }
+        Command::Catalog { project } => {
+            commands::catalog::catalog(out, host, project.project.as_deref())
+        }
+        Command::Commands { project } => {
+            commands::catalog::commands(out, host, project.project.as_deref())
+        }
+        Command::Invoke { command, call } => {
+            let call = commands::invoke::Call {
+                command,
+                args: call.args.as_deref(),
+                project: call.project.project.as_deref(),
+            };
+            commands::invoke::invoke(out, host, &call).await
+        }
+        Command::Plan {
+            id,
+            action,
+            project,
+            config,
+            out: file,
+        } => {
+            let request = commands::plan::Request {
+                id,
+                action: *action,
+                project: project.project.as_deref(),
+                config: config.as_deref(),
+                out: file.as_deref(),
+            };
+            commands::plan::plan(out, host, &request).await
+        }
+        Command::Apply { file } => commands::plan::apply(out, host, file).await,
+        Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
+        Command::Ui { project } => commands::ui::catalog(out, host, project.project.as_deref()),
+        Command::InvokeUi {
+            id,
+            ui,
+            project,
+            session,
+            operation,
+            action,
+        } => {
+            let request = commands::ui::Request {
+                id,
+                ui,
+                project: project.project.as_deref(),
+                session: session.as_deref(),
+                operation: *operation,
+                action: action.as_deref(),
+            };
+            commands::ui::invoke(out, host, &request).await
+        }
+        // Answered before the host was opened.
+        Command::Validate { .. }
+        | Command::Schema
+        | Command::Scaffold { .. }
+        | Command::Run { .. } => Ok(ExitCode::SUCCESS),
+    };
+    host.shutdown().await;
+    result
+}

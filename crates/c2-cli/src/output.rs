@@ -15,7 +15,7 @@ pub(crate) enum Format {
 /// A failed operation: `kind` is the snake_case name used in JSON output.
 #[derive(Debug)]
 pub(crate) struct Failure {
-    pub(crate) kind: &'static str,
+    pub(crate) kind: String,
     pub(crate) message: String,
     /// 1: the operation failed or found problems; 2: usage or environment error.
     pub(crate) exit: u8,
@@ -27,7 +27,7 @@ pub(crate) struct Failure {
 impl Failure {
     pub(crate) fn operation(kind: &'static str, message: impl Into<String>) -> Self {
         Self {
-            kind,
+            kind: kind.to_owned(),
             message: message.into(),
             exit: 1,
             detail: serde_json::Map::new(),
@@ -36,7 +36,7 @@ impl Failure {
 
     pub(crate) fn environment(kind: &'static str, message: impl Into<String>) -> Self {
         Self {
-            kind,
+            kind: kind.to_owned(),
             message: message.into(),
             exit: 2,
             detail: serde_json::Map::new(),
@@ -56,14 +56,20 @@ impl Failure {
 pub(crate) struct Out {
     pub(crate) format: Format,
     pub(crate) color: bool,
+    /// `-q`: progress and notes are not shown, only failures.
+    pub(crate) quiet: bool,
 }
 
 impl Out {
-    pub(crate) fn new(format: Format) -> Self {
+    pub(crate) fn new(format: Format, quiet: bool) -> Self {
         let color = format == Format::Human
             && std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        Self { format, color }
+        Self {
+            format,
+            color,
+            quiet,
+        }
     }
 
     pub(crate) fn json(&self) -> bool {
@@ -90,6 +96,13 @@ impl Out {
     pub(crate) fn note(&mut self, text: &str) {
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{text}");
+    }
+
+    /// A progress line or note on stderr (lifecycle steps, warnings), unless `-q` was given.
+    pub(crate) fn progress(&mut self, text: &str) {
+        if !self.quiet {
+            self.note(text);
+        }
     }
 
     /// Prints a successful result: `{"ok":true,"result":...}` in JSON mode.

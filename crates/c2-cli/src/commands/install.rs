@@ -1,130 +1,134 @@
-//! `install <SOURCE>`: collect a directory or archive, refuse it unless valid, store it
-//! atomically and print its id. Nothing from the bundle runs.
+//! `install <SOURCE> [--trust] [--enable]` through the host: a directory, an archive or a git
+//! source is validated, stored atomically and, if asked, trusted and enabled. Nothing from the
+//! bundle runs.
 //!
-//! For now this talks to the store directly; the host will take over (policy, trust and
-//! running processes), which is why it lives alone in this module.
+//! A local source is validated here first, before any store is opened, so a refused bundle
+//! leaves no trace and its diagnostics show the offending source lines.
 
 use std::path::Path;
 
-use c2_bundle_collector::{InstallRequest, Limits, SourceIdentity, Store, StoreOptions};
-use serde_json::json;
+use c2_bundle_collector::{Diagnostic, Limits};
+use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost};
+use serde_json::{Value, json};
 
-use crate::CmdResult;
-use crate::commands::{plugins_dir, store_failure};
 use crate::output::{Failure, Out};
 use crate::report::{self, Paint};
+use crate::session;
 
-/// Source prefixes that need fetching, which the host will do; this build cannot yet.
-const REMOTE_PREFIXES: [&str; 5] = ["git+", "https://", "http://", "ssh://", "git@"];
-
-#[derive(Debug)]
-pub(crate) struct Request<'a> {
-    pub(crate) source: &'a Path,
-    pub(crate) plugins_dir: Option<&'a Path>,
-    pub(crate) trust: bool,
-    pub(crate) enable: bool,
-}
-
-pub(crate) fn run(out: &mut Out, request: &Request<'_>) -> CmdResult {
-    if request.trust || request.enable {
-        let flag = if request.trust { "--trust" } else { "--enable" };
-        return Err(Failure::environment(
-            "unsupported",
-            format!(
-                "{flag} is not supported yet by this build: trust and enablement arrive with the host; install without it"
-            ),
-        ));
+/// Validates a local directory or archive (git sources are left to the host); an invalid bundle
+/// is refused with its diagnostics and their source lines. Warnings of a valid bundle are left
+/// to the host's install notes, so they are shown once.
+pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<(), Failure> {
+    let path = Path::new(source);
+    if !path.exists() {
+        return Ok(());
     }
-    let source = request.source;
-    let text = source.to_string_lossy();
-    if REMOTE_PREFIXES.iter().any(|p| text.starts_with(p)) {
-        return Err(Failure::environment(
-            "unsupported_source",
-            format!(
-                "{text}: git and GitHub sources are not supported yet by this build; clone it and install the bundle directory"
-            ),
-        ));
-    }
-    let dir = plugins_dir(request.plugins_dir)?;
-
-    let bundle = c2_bundle_collector::collect(source, &Limits::default()).map_err(store_failure)?;
-    let paint = Paint {
-        color: out.stderr_color(),
-    };
-    let rendered = report::render_diagnostics(
-        &bundle.diagnostics,
-        |file| {
-            bundle
-                .files
-                .get(file)
-                .map(|entry| String::from_utf8_lossy(&entry.bytes))
-        },
-        paint,
-    );
-    if !bundle.is_valid() {
-        if !out.json() {
-            out.note(&rendered);
-        }
-        return Err(Failure::operation(
-            "invalid_bundle",
-            format!(
-                "{} is not a valid bundle ({}); nothing was installed: fix the diagnostics above and install again",
-                source.display(),
-                report::counts(&bundle.diagnostics)
-            ),
-        )
-        .with_detail(
-            "diagnostics",
-            report::diagnostics_json(&bundle.diagnostics),
-        ));
-    }
-    if !rendered.is_empty() && !out.json() {
-        // Warnings do not stop an install, but the author should still see them.
-        out.note(&rendered);
-    }
-
-    let identity = match &bundle.archive_digest {
-        Some(digest) => SourceIdentity::Archive {
-            digest: digest.clone(),
-        },
-        None => SourceIdentity::local(source).map_err(store_failure)?,
-    };
-    let store = Store::open(&dir, StoreOptions::default()).map_err(store_failure)?;
-    let record = store
-        .install(&bundle, &InstallRequest::new(identity))
-        .map_err(store_failure)?;
-
-    let ships_runtime = bundle
-        .manifest
-        .as_ref()
-        .is_some_and(|m| m.codetwo.runtime.is_some());
-    if ships_runtime {
-        out.note(&format!(
-            "warning: {} ships a runtime; it will not run until you trust it: c2-plugins trust {}",
-            record.name, record.id
-        ));
+    let bundle = c2_bundle_collector::collect(path, &Limits::default())
+        .map_err(crate::commands::store_failure)?;
+    if bundle.is_valid() {
+        return Ok(());
     }
     if !out.json() {
-        out.note(&format!(
-            "installed {} {} from {} into {}",
-            record.name,
-            record.version,
-            source.display(),
-            dir.display()
-        ));
+        let rendered = report::render_diagnostics(
+            &bundle.diagnostics,
+            |file| {
+                bundle
+                    .files
+                    .get(file)
+                    .map(|entry| String::from_utf8_lossy(&entry.bytes))
+            },
+            Paint {
+                color: out.stderr_color(),
+            },
+        );
+        out.note(&rendered);
     }
-    Ok(out.success(
-        json!({
-            "id": record.id,
-            "name": record.name,
-            "version": record.version,
-            "digest": record.digest,
-            "source": record.source,
-            "runtime": ships_runtime,
-            "trusted": false,
-            "contributions": report::contributions_json(&record.inventory),
-            "unsupported": report::unsupported_json(&record.inventory),
-        }),
-        &record.id,
-    ))
+    Err(invalid(source, &bundle.diagnostics))
+}
+
+fn invalid(source: &str, diagnostics: &[Diagnostic]) -> Failure {
+    Failure::operation(
+        "invalid_bundle",
+        format!(
+            "{source} is not a valid bundle ({}); nothing was installed: fix the diagnostics above and install again",
+            report::counts(diagnostics)
+        ),
+    )
+    .with_detail("diagnostics", report::diagnostics_json(diagnostics))
+}
+
+/// Installs through the host, showing its notes; the host's own refusal of an invalid bundle
+/// (a git source) is rendered like a local one, without source lines.
+pub(crate) async fn install(
+    out: &mut Out,
+    host: &PluginHost,
+    source: &str,
+    options: InstallOptions,
+) -> Result<InstallOutcome, Failure> {
+    match host.install(source, options).await {
+        Ok(outcome) => {
+            for note in &outcome.notes {
+                out.progress(&format!("warning: {note}"));
+            }
+            Ok(outcome)
+        }
+        Err(HostError::InvalidBundle { diagnostics, .. }) => {
+            if !out.json() {
+                let paint = Paint {
+                    color: out.stderr_color(),
+                };
+                out.note(&report::render_diagnostics(&diagnostics, |_| None, paint));
+            }
+            Err(invalid(source, &diagnostics))
+        }
+        Err(error) => Err(session::failure(error)),
+    }
+}
+
+/// The JSON shape of an installed bundle.
+pub(crate) fn outcome_json(outcome: &InstallOutcome, options: InstallOptions) -> Value {
+    let record = &outcome.record;
+    json!({
+        "id": record.id,
+        "name": record.name,
+        "version": record.version,
+        "digest": record.digest,
+        "source": record.source,
+        "commit": record.commit,
+        "replaced": outcome.replaced,
+        "trusted": options.trust,
+        "enabled": options.enable,
+        "notes": outcome.notes,
+        "contributions": report::contributions_json(&record.inventory),
+        "unsupported": report::unsupported_json(&record.inventory),
+    })
+}
+
+pub(crate) async fn run(
+    out: &mut Out,
+    host: &PluginHost,
+    store: &Path,
+    source: &str,
+    options: InstallOptions,
+) -> crate::CmdResult {
+    let outcome = install(out, host, source, options).await?;
+    let record = &outcome.record;
+    let verb = if outcome.replaced {
+        "replaced"
+    } else {
+        "installed"
+    };
+    let mut line = format!(
+        "{verb} {} {} from {source} into {}",
+        record.name,
+        record.version,
+        store.display()
+    );
+    for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {
+        if asked {
+            line.push_str(&format!(", {what}"));
+        }
+    }
+    out.progress(&line);
+    Ok(out.success(outcome_json(&outcome, options), &record.id))
 }

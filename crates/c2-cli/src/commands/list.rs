@@ -1,78 +1,86 @@
-//! `list`: the installed bundles with their contributions. A store directory that does not
-//! exist lists nothing and is not created.
-//!
-//! For now this reads the store directly; the host will add trust, enablement and process
-//! state, which is why it lives alone in this module.
+//! `list`: installed bundles with trust, enablement, runtime state and contributions.
 
 use std::path::Path;
 use std::process::ExitCode;
 
+use c2_host::{BundleStatus, PluginHost};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
-use crate::commands::{open_existing, plugins_dir, store_failure};
 use crate::output::Out;
 use crate::report;
 
-pub(crate) fn run(out: &mut Out, plugins_dir_arg: Option<&Path>) -> CmdResult {
-    let dir = plugins_dir(plugins_dir_arg)?;
-    let listed = match open_existing(&dir)? {
-        Some(store) => store.list().map_err(store_failure)?,
-        None => Vec::new(),
-    };
-
-    let records: Vec<Value> = listed
-        .iter()
-        .map(|bundle| match &bundle.record {
-            Ok(record) => json!({
-                "id": record.id,
-                "name": record.name,
-                "version": record.version,
-                "digest": record.digest,
-                "source": record.source,
-                "installedAt": record.installed_at,
-                "contributions": report::contributions_json(&record.inventory),
-                "unsupported": report::unsupported_json(&record.inventory),
-            }),
-            Err(error) => json!({ "id": bundle.id, "error": error.to_string() }),
-        })
-        .collect();
+pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
+    let listed = host.list();
     if out.json() {
+        let records: Vec<Value> = listed.iter().map(status_json).collect();
         return Ok(out.success(Value::Array(records), ""));
     }
     if listed.is_empty() {
-        out.print(&format!("no bundles installed in {}", dir.display()));
+        out.print(&format!("no bundles installed in {}", store.display()));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut rows = vec![[
-        "ID".to_owned(),
-        "NAME".to_owned(),
-        "VERSION".to_owned(),
-        "CONTRIBUTIONS".to_owned(),
-    ]];
-    for bundle in &listed {
-        rows.push(match &bundle.record {
-            Ok(record) => {
-                let mut summary = report::inventory_summary(&record.inventory);
-                let unsupported = record.inventory.unsupported().count();
-                if unsupported > 0 {
-                    summary.push_str(&format!(" ({unsupported} unsupported)"));
-                }
-                [
-                    record.id.clone(),
-                    record.name.clone(),
-                    record.version.clone(),
-                    summary,
-                ]
-            }
-            Err(error) => [
-                bundle.id.clone(),
-                "?".to_owned(),
-                "?".to_owned(),
-                format!("unreadable: {error}"),
-            ],
-        });
+    let mut rows = vec![
+        [
+            "ID",
+            "NAME",
+            "VERSION",
+            "TRUSTED",
+            "ENABLED",
+            "STATE",
+            "CONTRIBUTIONS",
+        ]
+        .map(str::to_owned),
+    ];
+    for status in &listed {
+        let inventory = &status.record.inventory;
+        let mut contributions = report::inventory_summary(inventory);
+        let unsupported = inventory.unsupported().count();
+        if unsupported > 0 {
+            contributions.push_str(&format!(" ({unsupported} unsupported)"));
+        }
+        rows.push([
+            status.id.clone(),
+            status.name.clone(),
+            status.version.clone(),
+            yes_no(status.trusted),
+            yes_no(status.enabled),
+            state_text(status),
+            contributions,
+        ]);
     }
     out.print(&report::table(&rows, ""));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `failed: <why>` and `pending: <why>` carry their reason; other states are one word.
+fn state_text(status: &BundleStatus) -> String {
+    match &status.reason {
+        Some(reason) => format!("{}: {reason}", status.state),
+        None => status.state.clone(),
+    }
+}
+
+fn yes_no(value: bool) -> String {
+    if value { "yes" } else { "no" }.to_owned()
+}
+
+fn status_json(status: &BundleStatus) -> Value {
+    let record = &status.record;
+    json!({
+        "id": status.id,
+        "name": status.name,
+        "version": status.version,
+        "trusted": status.trusted,
+        "enabled": status.enabled,
+        "state": status.state,
+        "reason": status.reason,
+        "runtime": status.runtime,
+        "digest": record.digest,
+        "source": record.source,
+        "commit": record.commit,
+        "installedAt": record.installed_at,
+        "contributions": report::contributions_json(&record.inventory),
+        "unsupported": report::unsupported_json(&record.inventory),
+    })
 }

@@ -1,10 +1,16 @@
-//! One module per command, each a `run(out, ...) -> CmdResult` adapter over the libraries.
+//! One module per command (or family of commands), each an adapter from parsed options to
+//! the libraries: the bundle store for validate and scaffold, the plugin host for the rest.
 //! Helpers shared by the commands that touch the plugin store live here.
 
+pub(crate) mod catalog;
 pub(crate) mod install;
+pub(crate) mod invoke;
 pub(crate) mod list;
+pub(crate) mod plan;
+pub(crate) mod policy;
 pub(crate) mod scaffold;
 pub(crate) mod schema;
+pub(crate) mod ui;
 pub(crate) mod uninstall;
 pub(crate) mod validate;
 

@@ -2,6 +2,7 @@
 //! working directory are all private to each test, so nothing outside them is touched.
 
 mod cli;
+mod host;
 mod store;
 mod validate;
 
@@ -50,6 +51,11 @@ impl Sandbox {
 
     /// Runs `c2-plugins ARGS` in `work` with `C2_PLUGINS_DIR` pointing at `plugins`.
     pub(crate) fn run(&self, args: &[&str]) -> Run {
+        self.run_in(&self.work, args)
+    }
+
+    /// Runs `c2-plugins ARGS` in `cwd` with `C2_PLUGINS_DIR` pointing at `plugins`.
+    pub(crate) fn run_in(&self, cwd: &Path, args: &[&str]) -> Run {
         #[expect(
             clippy::disallowed_methods,
             reason = "these tests exercise the built binary as a user would run it"
@@ -57,7 +63,7 @@ impl Sandbox {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"));
         let output = command
             .args(args)
-            .current_dir(&self.work)
+            .current_dir(cwd)
             .env("HOME", &self.home)
             .env("C2_PLUGINS_DIR", &self.plugins)
             .env("NO_COLOR", "1")
@@ -87,6 +93,40 @@ impl Sandbox {
         }
         self.work.join(rel)
     }
+}
+
+/// Runs `git ARGS` in `dir` with a fixed identity and no user or system configuration.
+pub(crate) fn git(dir: &Path, args: &[&str]) {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "tests build real git repositories for the host to read and clone"
+    )]
+    let mut command = std::process::Command::new("git");
+    let output = command
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test Author")
+        .env("GIT_COMMITTER_EMAIL", "author@example.invalid")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:#?}");
+}
+
+/// A git repository at `dir` on branch `main` with one commit of `files`.
+pub(crate) fn git_repo(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(dir, &["add", "--all"]);
+    git(dir, &["commit", "--quiet", "--message", "first"]);
 }
 
 /// Every file of packs/hello-runtime (it is flat).

@@ -10,7 +10,7 @@ fn install_list_and_uninstall_round_trip_in_the_plugin_store() {
     assert!(id.starts_with("hello-runtime-"), "{install:#?}");
     assert!(
         install.stderr.contains(&format!(
-            "it will not run until you trust it: c2-plugins trust {id}"
+            "it will not run until you trust it: `c2-plugins trust {id}`"
         )),
         "{install:#?}"
     );
@@ -92,32 +92,41 @@ fn an_invalid_bundle_is_refused_with_its_diagnostics_and_nothing_is_stored() {
 }
 
 #[test]
-fn remote_sources_and_policy_flags_are_refused_until_the_host_supports_them() {
+fn a_git_source_is_cloned_at_its_ref_and_its_commit_recorded() {
     let sandbox = Sandbox::new();
-    let remote = sandbox.run(&[
+    let repo = sandbox.work.join("repo");
+    let files: Vec<(String, String)> = ["plugin.json", "plugin.py", "README.md"]
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(pack("hello-python").join(file)).unwrap();
+            (format!("packs/hello/{file}"), text)
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    crate::git_repo(&repo, &files);
+    let source = format!("git+file://{}#main:packs/hello", repo.display());
+    let run = sandbox.run(&["install", &source, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let installed = run.json();
+    assert_eq!(installed["result"]["name"], "hello-python", "{run:#?}");
+    let commit = installed["result"]["commit"].as_str().unwrap_or_default();
+    assert_eq!(commit.len(), 40, "{run:#?}");
+
+    let missing = sandbox.run(&[
         "install",
-        "git+https://example.invalid/repo.git#main:hello",
+        "git+file:///nonexistent/repo#main",
         "--format",
         "json",
     ]);
+    assert_eq!(missing.code, 1, "{missing:#?}");
     assert_eq!(
-        remote.json()["error"]["kind"],
-        "unsupported_source",
-        "{remote:#?}"
+        missing.json()["error"]["kind"],
+        "git_failed",
+        "{missing:#?}"
     );
-    let source = pack("hello-runtime");
-    for flag in ["--trust", "--enable"] {
-        let run = sandbox.run(&[
-            "install",
-            source.to_str().unwrap(),
-            flag,
-            "--format",
-            "json",
-        ]);
-        assert_eq!(run.code, 2, "{run:#?}");
-        assert_eq!(run.json()["error"]["kind"], "unsupported");
-    }
-    assert!(!sandbox.plugins.exists());
 }
 
 /// Installs a bundle with `scaffolds/web/{index.html,src/app.js}` and returns its id.

@@ -1,0 +1,113 @@
+//! `catalog` and `commands`: what a realm holds, as the host sees it after reconciling.
+//!
+//! Rows are read through their JSON form so this crate needs no kernel types.
+
+use std::path::Path;
+
+use c2_host::PluginHost;
+use serde_json::Value;
+
+use crate::CmdResult;
+use crate::output::Out;
+use crate::report;
+use crate::session;
+
+pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let rows = host
+        .catalog(&session::target(project))
+        .map_err(session::failure)?;
+    let rows = serde_json::to_value(rows).unwrap_or_default();
+    let mut table = vec![
+        [
+            "NAME",
+            "ROLE",
+            "ORIGIN",
+            "CATEGORY",
+            "SCOPES",
+            "ESSENTIAL",
+            "DEFAULT",
+            "TRUSTED",
+            "ENABLED",
+            "STATE",
+        ]
+        .map(str::to_owned),
+    ];
+    for row in rows.as_array().into_iter().flatten() {
+        let meta = &row["meta"];
+        let scopes: Vec<&str> = meta["scopes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        table.push([
+            text(&row["name"]),
+            text(&meta["role"]),
+            text(&meta["origin"]),
+            text(&meta["category"]),
+            scopes.join(","),
+            flag(&meta["essential"]),
+            text(&meta["default_state"]).replace('_', "-"),
+            flag(&row["trusted"]),
+            flag(&row["enabled"]),
+            module_state(&row["state"]),
+        ]);
+    }
+    let human = report::table(&table, "");
+    Ok(out.success(rows, &human))
+}
+
+pub(crate) fn commands(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let rows = host
+        .commands(&session::target(project))
+        .map_err(session::failure)?;
+    let mut table =
+        vec![["NAME", "OWNER", "REALM", "VISIBILITY", "STATE", "TITLE"].map(str::to_owned)];
+    for row in &rows {
+        table.push([
+            row.name.clone(),
+            row.owner.clone(),
+            row.realm.clone(),
+            row.visibility.clone(),
+            row.state.clone(),
+            row.title.clone(),
+        ]);
+    }
+    let human = report::table(&table, "");
+    Ok(out.success(serde_json::to_value(&rows).unwrap_or_default(), &human))
+}
+
+/// A kernel module state (`{"state": "failed", "reason": ...}`) as one cell.
+fn module_state(state: &Value) -> String {
+    let name = text(&state["state"]);
+    if let Some(reason) = state["reason"].as_str() {
+        return format!("{name}: {reason}");
+    }
+    let missing: Vec<&str> = state["missing"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if missing.is_empty() {
+        name
+    } else {
+        format!("{name}: waiting for {}", missing.join(", "))
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => "-".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn flag(value: &Value) -> String {
+    match value.as_bool() {
+        Some(true) => "yes".to_owned(),
+        Some(false) => "no".to_owned(),
+        None => "-".to_owned(),
+    }
+}

@@ -1,0 +1,79 @@
+//! `ui` and `invoke-ui` (extensions of docs/cli.md): the UI descriptors a realm offers, per
+//! slot, and activating one through the host's ownership checks. The host builds the context.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use c2_host::{PluginHost, UiRequest};
+
+use crate::CmdResult;
+use crate::commands::invoke::print_result;
+use crate::output::Out;
+use crate::session;
+
+/// `--operation` of `invoke-ui` (for `host.actions` descriptors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Operation {
+    Render,
+    Invoke,
+}
+
+pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let slots = host
+        .ui_catalog(&session::target(project))
+        .map_err(session::failure)?;
+    let mut human = String::new();
+    for (slot, entries) in &slots {
+        let _ = writeln!(human, "{slot}:");
+        let rows: Vec<[String; 4]> = entries
+            .iter()
+            .map(|entry| {
+                [
+                    entry.order.to_string(),
+                    format!("{} {}", entry.bundle, entry.id),
+                    entry.label.clone(),
+                    format!("-> {}", entry.command),
+                ]
+            })
+            .collect();
+        human.push_str(&crate::report::table(&rows, "  "));
+    }
+    if human.is_empty() {
+        human
+            .push_str("no UI descriptors in this realm (only trusted, enabled bundles offer them)");
+    }
+    Ok(out.success(
+        serde_json::to_value(&slots).unwrap_or_default(),
+        human.trim_end(),
+    ))
+}
+
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) ui: &'a str,
+    pub(crate) project: Option<&'a Path>,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) operation: Option<Operation>,
+    pub(crate) action: Option<&'a str>,
+}
+
+pub(crate) async fn invoke(out: &mut Out, host: &PluginHost, request: &Request<'_>) -> CmdResult {
+    let request = UiRequest {
+        id: request.id.to_owned(),
+        ui: request.ui.to_owned(),
+        project: request.project.map(Path::to_path_buf),
+        session_id: request.session.map(str::to_owned),
+        operation: request.operation.map(|op| {
+            match op {
+                Operation::Render => "render",
+                Operation::Invoke => "invoke",
+            }
+            .to_owned()
+        }),
+        action_id: request.action.map(str::to_owned),
+        context: None,
+    };
+    let result = host.invoke_ui(&request).await.map_err(session::failure)?;
+    Ok(print_result(out, result))
+}
