@@ -89,6 +89,7 @@ pub enum DefaultState {
 
 /// Catalog metadata every module declares (plugin-standard.md §10).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModuleMeta {
     /// Core, built-in or extension.
     pub role: Role,
@@ -150,6 +151,7 @@ pub enum ModuleState {
 
 /// One catalog row.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CatalogEntry {
     /// The module (factory) name.
     pub name: String,
@@ -170,6 +172,7 @@ pub struct CatalogEntry {
 /// Policy's intent for one module. `None` inherits: a project inherits the user intent, the user
 /// intent inherits the module's default.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModuleIntent {
     /// Enable or disable; `None` inherits.
     pub enabled: Option<bool>,
@@ -211,6 +214,7 @@ pub enum Visibility {
 
 /// What a module declares about a command it registers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CommandSpec {
     /// A short human title.
     pub title: String,

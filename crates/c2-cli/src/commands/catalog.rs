@@ -47,7 +47,7 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
             text(&meta["category"]),
             scopes.join(","),
             flag(&meta["essential"]),
-            text(&meta["default_state"]).replace('_', "-"),
+            text(&meta["defaultState"]).replace('_', "-"),
             flag(&row["trusted"]),
             flag(&row["enabled"]),
             module_state(&row["state"]),
