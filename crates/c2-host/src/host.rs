@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     pub(crate) host_actions: Mutex<BTreeMap<String, Vec<crate::ui::HostAction>>>,
     /// Connector provider adapters the embedder registered.
     pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
+    /// The embedder's built-in language-server mappings.
+    pub(crate) language_servers: crate::lsp::Builtins,
 }
 
 impl Shared {
@@ -266,7 +268,7 @@ impl PluginHost {
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
         let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
         let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
-        let kernel = Kernel::new(KernelOptions::default());
+        let kernel = Kernel::new(options.kernel.clone());
         let shared = Arc::new(Shared {
             kernel,
             store,
@@ -278,6 +280,7 @@ impl PluginHost {
             load_problems: Mutex::new(Vec::new()),
             host_actions: Mutex::new(BTreeMap::new()),
             providers: Mutex::new(std::collections::BTreeSet::new()),
+            language_servers: crate::lsp::Builtins::default(),
             options,
         });
         let host = Self { shared };
@@ -307,6 +310,16 @@ impl PluginHost {
             let _changes = host.shared.changes.lock().await;
             host.reconcile_locked().await;
         }
+        let weak = Arc::downgrade(&host.shared);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(shared) = weak.upgrade() else { break };
+                PluginHost { shared }.reap_idle().await;
+            }
+        });
         Ok(host)
     }
 
@@ -497,6 +510,29 @@ impl PluginHost {
     async fn reconcile_locked(&self) {
         self.sync_desired();
         self.shared.kernel.reconcile().await;
+    }
+
+    /// Reclaims project realms that have been idle and unleased for `KernelOptions::idle_after`
+    /// (5 minutes): their processes stop; the next call in the project builds the realm again.
+    /// The host runs this every minute on its own; embedders may call it sooner.
+    pub async fn reap_idle(&self) -> Vec<String> {
+        let idle_after = self.shared.kernel.options().idle_after;
+        let reaped = self
+            .shared
+            .kernel
+            .reap_idle(Instant::now(), idle_after)
+            .await;
+        let mut projects = lock(&self.shared.projects);
+        reaped
+            .into_iter()
+            .map(|key| {
+                // A new realm instance: plans made against the old one are stale.
+                if let Some(revision) = projects.get_mut(key.as_str()) {
+                    *revision += 1;
+                }
+                key.as_str().to_owned()
+            })
+            .collect()
     }
 
     /// Reconciles now (after an embedder changed services, for example).
@@ -797,12 +833,9 @@ impl PluginHost {
         name: &str,
         args: Value,
     ) -> Result<Value, HostError> {
+        // A project realm is built by the kernel on first use from the desired state that
+        // `realm` registered for it.
         let realm = self.realm(target)?;
-        if matches!(realm, Realm::Project(_)) {
-            // A project realm's first use builds it; its desired state must be current.
-            let _changes = self.shared.changes.lock().await;
-            self.reconcile_locked().await;
-        }
         match self.shared.kernel.call(&realm, name, args).await {
             Ok(value) => Ok(value),
             Err(KernelError::UnknownCommand { .. }) => Err(self.explain_unknown(name, &realm)),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use c2_bundle_collector::Limits;
+use c2_kernel::KernelOptions;
 use c2_manifest::ManifestOptions;
 use c2_protocol::PeerOptions;
 use c2_supervisor::{RunOptions, SupervisorOptions};
@@ -45,6 +46,8 @@ pub struct HostOptions {
     pub git_program: PathBuf,
     /// Bounds of `host.actions` documents.
     pub host_actions: HostActionsLimits,
+    /// Kernel bounds: event queues, the idle time after which a project realm is reclaimed.
+    pub kernel: KernelOptions,
 }
 
 impl HostOptions {
@@ -66,6 +69,7 @@ impl HostOptions {
             manifest: ManifestOptions::default(),
             git_program: PathBuf::from("git"),
             host_actions: HostActionsLimits::default(),
+            kernel: KernelOptions::default(),
         }
     }
 }

@@ -192,3 +192,32 @@ async fn a_second_bundle_declaring_a_taken_command_is_refused_not_shadowing() {
     assert!(!second_status.enabled, "{second_status:?}");
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_idle_project_realm_is_reclaimed_and_rebuilt_on_the_next_call() {
+    let env = Env::with(|o| o.kernel.idle_after = Duration::ZERO).await;
+    let dir = FixtureBundle::new("idle")
+        .project_capable()
+        .write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let project = Target::Project(env.project("a"));
+    let first = env
+        .host
+        .invoke(&project, "fixture.info", json!({}))
+        .await
+        .unwrap();
+    let reaped = env.host.reap_idle().await;
+    assert_eq!(reaped.len(), 1, "{reaped:?}");
+    assert!(gone(pid_of(&first), Duration::from_secs(5)).await);
+    let second = env
+        .host
+        .invoke(&project, "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert_ne!(pid_of(&first), pid_of(&second));
+    // The user realm is never reclaimed.
+    let user = env.invoke("fixture.info", json!({})).await.unwrap();
+    assert!(env.host.reap_idle().await.len() <= 1);
+    assert!(crate::support::alive(pid_of(&user)));
+    env.host.shutdown().await;
+}
