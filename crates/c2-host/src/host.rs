@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions};
 use c2_kernel::{
-    CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, KernelOptions,
-    Module, ModuleIntent, ModuleState, ProjectKey, Realm,
+    CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, Module,
+    ModuleIntent, ModuleState, ProjectKey, Realm,
 };
 use c2_policy::{
     Catalog, CatalogModule, Change, ChangeKind, PolicyOptions, PolicyStore, Revisions, Scope,
