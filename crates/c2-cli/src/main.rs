@@ -221,6 +221,15 @@ enum Command {
         #[arg(long, value_name = "ID")]
         action: Option<String>,
     },
+    /// Start the language server the active plugins map to LANGUAGE and bridge it to stdio
+    Lsp {
+        /// A Monaco language id, matched case-insensitively
+        #[arg(value_name = "LANGUAGE")]
+        language: String,
+        /// The project directory (the server's working directory)
+        #[arg(long, value_name = "DIR", required = true)]
+        project: PathBuf,
+    },
     /// Apply an installed bundle's scaffold to a directory; writes nothing on any conflict
     Scaffold {
         /// The installed bundle's id
@@ -232,6 +241,24 @@ enum Command {
         /// An existing directory to write into
         #[arg(value_name = "TARGET-DIR")]
         target: PathBuf,
+    },
+    /// For authors: validate, spawn the runtime, handshake, invoke, check it exits on stdin EOF
+    Check {
+        /// The bundle directory
+        #[arg(value_name = "BUNDLE-DIR")]
+        bundle: PathBuf,
+    },
+    /// For authors: create a bundle with one command that passes `check` straight away
+    New {
+        /// The bundle name (also the directory name)
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// The runtime language
+        #[arg(long, value_enum)]
+        lang: commands::new::Lang,
+        /// Where to create the bundle directory [default: the current directory]
+        #[arg(long, value_name = "PARENT")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -249,6 +276,15 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
+        Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
+        Command::New { name, lang, dir } => commands::new::run(
+            &mut out,
+            &commands::new::Request {
+                name,
+                lang: *lang,
+                dir: dir.as_deref(),
+            },
+        ),
         Command::Scaffold {
             id,
             scaffold,
@@ -264,6 +300,10 @@ fn main() -> ExitCode {
         ),
         _ => on_host(&cli, &mut out),
     };
+    if matches!(cli.command, Command::Lsp { .. }) {
+        // stdout is the editor's protocol channel: our failures must not land on it.
+        out.format = output::Format::Human;
+    }
     match result {
         Ok(code) => code,
         Err(failure) => out.fail(&failure),
@@ -286,7 +326,11 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
         plugins_dir: cli.plugins_dir.clone(),
         handshake_timeout: cli.handshake_timeout,
     };
-    runtime.block_on(host_command(&cli.command, &settings, out))
+    let result = runtime.block_on(host_command(&cli.command, &settings, out));
+    // tokio reads stdin on a blocking thread; a finished language-server bridge must not wait
+    // for the editor to close it.
+    runtime.shutdown_background();
+    result
 }
 
 async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> CmdResult {
@@ -394,10 +438,15 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             };
             commands::ui::invoke(out, host, &request).await
         }
+        Command::Lsp { language, project } => {
+            commands::lsp::run(out, host, language, project).await
+        }
         // Answered before the host was opened.
         Command::Validate { .. }
         | Command::Schema
         | Command::Scaffold { .. }
+        | Command::Check { .. }
+        | Command::New { .. }
         | Command::Run { .. } => Ok(ExitCode::SUCCESS),
     };
     host.shutdown().await;

@@ -9,8 +9,9 @@
 //! forwards the call. Unloading a scope (disable, untrust, uninstall, replace, shutdown) removes
 //! the commands at once and stops the process group, awaited. The host also carries the
 //! built-in `git.status` (the one extension-public command), the essential `plugins.*`
-//! management commands, UI descriptors and `host.actions`, connector events, git sources and
-//! cross-process plan files.
+//! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
+//! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
+//! plan files, and `check_bundle` for plugin authors.
 //!
 //! It deliberately owns no mechanism of its own: validation is c2-manifest's and
 //! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries
@@ -18,10 +19,12 @@
 //! TUI, server) depend on it; no library crate does.
 
 mod bundle;
+mod check;
 mod connector;
 mod error;
 mod git;
 mod host;
+mod lsp;
 mod management;
 mod options;
 mod paths;
@@ -31,6 +34,7 @@ mod source;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
+pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
@@ -38,6 +42,10 @@ pub use error::HostError;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target,
+};
+pub use lsp::{
+    BridgeEnd, BridgeReport, BuiltinLanguageServer, FlowStats, LanguageMapping, LanguageServer,
+    Resolved, ServerOrigin,
 };
 pub use options::HostOptions;
 pub use paths::Project;

@@ -285,15 +285,35 @@ pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Ch
         .stdin(stdin)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    match command.spawn() {
-        Ok(child) => Ok(child),
-        Err(source) => Err(Error::Spawn {
-            program,
-            resolved: Some(resolved),
-            source,
-        }),
+    // "Text file busy": the executable was written moments ago and another thread's fork still
+    // holds the writing descriptor between its fork and exec. That window closes within
+    // milliseconds, so a short bounded retry turns a rare spurious failure into a start.
+    let mut backoff = Duration::from_millis(2);
+    let mut retries = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return Ok(child),
+            Err(source)
+                if source.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
+                    && retries < ETXTBSY_RETRIES =>
+            {
+                retries += 1;
+                std::thread::sleep(backoff);
+                backoff *= 2;
+            }
+            Err(source) => {
+                return Err(Error::Spawn {
+                    program,
+                    resolved: Some(resolved),
+                    source,
+                });
+            }
+        }
     }
 }
+
+/// Spawn attempts after the first that a "text file busy" failure gets (about 250 ms in all).
+const ETXTBSY_RETRIES: u32 = 7;
 
 /// std creates every pipe it is asked for; this only guards the `Option`s it hands them out in.
 fn no_pipes(spec: &ProcessSpec) -> Error {

@@ -3,9 +3,12 @@
 //! Helpers shared by the commands that touch the plugin store live here.
 
 pub(crate) mod catalog;
+pub(crate) mod check;
 pub(crate) mod install;
 pub(crate) mod invoke;
 pub(crate) mod list;
+pub(crate) mod lsp;
+pub(crate) mod new;
 pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod scaffold;

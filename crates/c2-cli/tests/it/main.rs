@@ -1,8 +1,11 @@
 //! Runs the real `c2-plugins` binary in temporary directories: HOME, the plugin store and the
 //! working directory are all private to each test, so nothing outside them is touched.
 
+mod authoring;
 mod cli;
 mod host;
+mod lsp;
+mod resilience;
 mod store;
 mod validate;
 

@@ -4,7 +4,10 @@
 mod support;
 
 mod callbacks;
+mod check;
+mod fault;
 mod lifecycle;
+mod lsp;
 mod packs;
 mod policy;
 mod realms;

@@ -275,3 +275,51 @@ fn dropping_a_process_kills_its_group_without_a_runtime() {
     );
     assert_eq!(alive_in_group(leader), Vec::<i32>::new());
 }
+
+#[tokio::test]
+async fn an_executable_still_open_for_writing_starts_once_the_writer_closes_it() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _guard = support::shared().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fresh");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"#!/bin/sh\necho started\n").unwrap();
+    // While the file is open for writing, exec fails with "text file busy"; the writer lets go
+    // a few milliseconds later, as a concurrent fork's copy of the descriptor would.
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        drop(file);
+    });
+    let spawned = spawn(&ProcessSpec::new("./fresh", dir.path()));
+    writer.join().unwrap();
+    let mut out = Lines::new(spawned.stdout);
+    assert_eq!(out.next().await, "started");
+    spawned.process.stop().await;
+}
+
+#[tokio::test]
+async fn an_executable_that_stays_busy_is_an_error_after_the_bounded_retries() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _guard = support::shared().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"#!/bin/sh\n").unwrap();
+    let error = c2_supervisor::spawn(
+        &ProcessSpec::new("./busy", dir.path()),
+        &SupervisorOptions::default(),
+    )
+    .unwrap_err();
+    drop(file);
+    assert!(error.to_string().contains("busy"), "{error}");
+}
