@@ -248,7 +248,7 @@ impl fmt::Display for CloseReason {
             CloseReason::FrameTooLarge { len, limit } => {
                 write!(
                     f,
-                    "the other side sent a {len}-byte frame, over the {limit}-byte limit"
+                    "the other side sent a frame of at least {len} bytes, over the {limit}-byte limit"
                 )
             }
             CloseReason::WriteFailed(kind) => write!(f, "writing failed: {kind}"),

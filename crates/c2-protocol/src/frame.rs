@@ -37,9 +37,13 @@ pub enum DecodeEvent {
     Invalid(InvalidMessage),
     /// A line that is not a JSON object; decoding goes on with the next line.
     Dropped(DroppedLine),
-    /// A line longer than the frame limit; its bytes were discarded as they arrived.
+    /// A line longer than the frame limit, reported as soon as the limit is crossed (a peer
+    /// that never sends the newline must not keep the other side waiting); its bytes are
+    /// discarded as they arrive, up to and including its `\n`, without a second event.
     Oversized {
-        /// The line's total length in bytes before its `\n` (a `\r` there is counted).
+        /// A lower bound of the line's length: the frame limit plus one. The decoder reports the
+        /// line when it crosses the limit, before its end is known, and the same value whatever
+        /// the bytes' chunking.
         len: u64,
     },
 }
@@ -86,15 +90,16 @@ impl fmt::Display for DropReason {
 ///
 /// A line ends at `\n`; one `\r` right before it is part of the terminator, so `\r\n` streams
 /// decode like `\n` streams. The limit counts the line without its terminator. Bytes of a line
-/// past the limit are discarded as they arrive and the line is reported as
-/// [`DecodeEvent::Oversized`] once its `\n` comes. A line still open when the stream ends is not a
-/// frame: the caller simply stops feeding.
+/// past the limit are discarded as they arrive, and the line is reported as
+/// [`DecodeEvent::Oversized`] the moment it crosses the limit (not when its `\n` comes, which may
+/// be never). A line still open when the stream ends is not a frame: the caller simply stops
+/// feeding.
 #[derive(Debug)]
 pub struct LineDecoder {
     options: FrameOptions,
     buf: Vec<u8>,
-    /// `Some(total)` while discarding an oversized line.
-    discarding: Option<u64>,
+    /// True while discarding the rest of an oversized line that was already reported.
+    discarding: bool,
 }
 
 /// A buffer larger than this is given back to the allocator once its frame is decoded, so a
@@ -107,7 +112,7 @@ impl LineDecoder {
         LineDecoder {
             options,
             buf: Vec::new(),
-            discarding: None,
+            discarding: false,
         }
     }
 
@@ -129,14 +134,11 @@ impl LineDecoder {
                 Some(_) => &rest[1..],
                 None => rest,
             };
-            if let Some(total) = &mut self.discarding {
-                *total += chunk_len as u64;
-                if newline.is_none() {
-                    continue;
+            if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
                 }
-                let total = *total;
-                self.discarding = None;
-                return Some(DecodeEvent::Oversized { len: total });
+                continue;
             }
             if newline.is_some() && self.buf.is_empty() {
                 // The whole line is in the caller's bytes: no copy.
@@ -144,13 +146,9 @@ impl LineDecoder {
             }
             let len = self.buf.len() + chunk_len;
             if len > hold {
-                self.discarding = Some(len as u64);
                 self.release();
-                if newline.is_some() {
-                    self.discarding = None;
-                    return Some(DecodeEvent::Oversized { len: len as u64 });
-                }
-                continue;
+                self.discarding = newline.is_none();
+                return Some(self.oversized());
             }
             self.grow_to(len, hold);
             self.buf.extend_from_slice(chunk);
@@ -185,11 +183,15 @@ impl LineDecoder {
     fn finish(&self, raw: &[u8]) -> DecodeEvent {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.len() > self.options.max_frame_bytes {
-            return DecodeEvent::Oversized {
-                len: raw.len() as u64,
-            };
+            return self.oversized();
         }
         parse_line(line)
+    }
+
+    fn oversized(&self) -> DecodeEvent {
+        DecodeEvent::Oversized {
+            len: self.options.max_frame_bytes as u64 + 1,
+        }
     }
 }
 
