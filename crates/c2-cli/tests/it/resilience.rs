@@ -148,7 +148,8 @@ fn unique_marker() -> String {
 }
 
 /// Installs `bundle` trusted and enabled, runs `c2-plugins invoke COMMAND --args ARGS` with
-/// `path_prefix` ahead of PATH, waits for the marked plugin, SIGKILLs the host mid-call and
+/// `path_prefix` ahead of PATH, waits for the marked plugin (and, with a prefix, for a stand-in
+/// tool the host started on the plugin's behalf), SIGKILLs the host mid-call and
 /// returns how long the plugin took to exit (failing if it outlives [`EXIT_BOUND`]).
 fn kill_host_mid_call(
     sandbox: &Sandbox,
@@ -195,6 +196,20 @@ fn kill_host_mid_call(
         plugins = marked(PLUGIN_MARKER, marker);
     }
     assert!(!plugins.is_empty(), "the plugin never started");
+    if path_prefix.is_some() {
+        // The stand-in tools run as the host's children with its environment: one of them
+        // running means the plugin's callback reached the host, so the plugin is mid-call.
+        let host_pid = cleanup.host.id();
+        let busy = || {
+            marked(HOST_MARKER, marker)
+                .into_iter()
+                .any(|pid| pid != host_pid)
+        };
+        while !busy() && start.elapsed() < START_PATIENCE {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(busy(), "the plugin never called back into the host");
+    }
     // Let the handshake and the call reach the plugin, so it is mid-call when the host dies.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(

@@ -20,7 +20,7 @@ use crate::support::{Env, FixtureBundle, alive, gone, pid_of};
 const BYSTANDER: &str = "bystander.echo";
 /// A handshake deadline short enough for the modes that never answer, long enough for a fixture
 /// that does answer on a loaded machine.
-const HANDSHAKE: Duration = Duration::from_secs(2);
+const HANDSHAKE: Duration = Duration::from_secs(3);
 /// How long anything that should happen "at once" may take on a loaded 2-core machine.
 const PATIENCE: Duration = Duration::from_secs(10);
 
