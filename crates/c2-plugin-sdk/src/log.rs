@@ -1,0 +1,168 @@
+//! `tracing` events forwarded to the host as `log` notifications, without ever blocking the
+//! code that logs.
+
+use std::fmt::{self, Write as _};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use c2_protocol::{LogLevel, LogParams};
+use tokio::sync::mpsc;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Metadata, Subscriber};
+use tracing_subscriber::layer::{Context as LayerContext, Layer};
+
+/// A `tracing_subscriber` layer that sends each event to the host as a `log` notification
+/// `{level, message}` once the handshake is done, and writes it to stderr before and after.
+///
+/// Sending is a `try_send` on a bounded queue: a full queue drops the event and counts it.
+/// [`Plugin::run`](crate::Plugin::run) installs one; build your own with [`LogLayer::new`] to
+/// compose it with other layers, and hand its [`LogHandle`] to
+/// [`Plugin::log_handle`](crate::Plugin::log_handle).
+#[derive(Debug)]
+pub struct LogLayer {
+    shared: Arc<LogShared>,
+}
+
+/// Connects a [`LogLayer`] to a running plugin's connection.
+#[derive(Debug, Clone)]
+pub struct LogHandle {
+    shared: Arc<LogShared>,
+}
+
+#[derive(Debug)]
+struct LogShared {
+    max_level: Level,
+    sink: Mutex<Option<mpsc::Sender<LogParams>>>,
+    dropped: AtomicU64,
+}
+
+impl LogLayer {
+    /// A layer forwarding events up to `max_level` (e.g. `Level::INFO` forwards error, warn
+    /// and info), with the handle that connects it.
+    pub fn new(max_level: Level) -> (LogLayer, LogHandle) {
+        let shared = Arc::new(LogShared {
+            max_level,
+            sink: Mutex::new(None),
+            dropped: AtomicU64::new(0),
+        });
+        (
+            LogLayer {
+                shared: Arc::clone(&shared),
+            },
+            LogHandle { shared },
+        )
+    }
+}
+
+impl LogHandle {
+    /// Log events dropped so far because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn connect(&self, sink: mpsc::Sender<LogParams>) {
+        *self
+            .shared
+            .sink
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(sink);
+    }
+
+    pub(crate) fn disconnect(&self) {
+        *self
+            .shared
+            .sink
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+impl<S: Subscriber> Layer<S> for LogLayer {
+    fn enabled(&self, metadata: &Metadata<'_>, _ctx: LayerContext<'_, S>) -> bool {
+        *metadata.level() <= self.shared.max_level
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: LayerContext<'_, S>) {
+        let metadata = event.metadata();
+        if *metadata.level() > self.shared.max_level {
+            return;
+        }
+        let mut visitor = MessageVisitor::default();
+        event.record(&mut visitor);
+        let params = LogParams {
+            level: level(*metadata.level()),
+            message: visitor.finish(),
+        };
+        let sink = self
+            .shared
+            .sink
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match sink {
+            Some(sink) => {
+                if sink.try_send(params).is_err() {
+                    self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            None => {
+                let line = format!(
+                    "{} {}: {}\n",
+                    metadata.level(),
+                    metadata.target(),
+                    params.message
+                );
+                // stderr is the log channel of last resort; if it is gone there is nowhere left.
+                let _ = std::io::stderr().write_all(line.as_bytes());
+            }
+        }
+    }
+}
+
+fn level(level: Level) -> LogLevel {
+    match level {
+        Level::ERROR => LogLevel::Error,
+        Level::WARN => LogLevel::Warn,
+        Level::INFO => LogLevel::Info,
+        Level::DEBUG => LogLevel::Debug,
+        Level::TRACE => LogLevel::Trace,
+    }
+}
+
+/// Renders an event as its message followed by ` key=value` for every other field.
+#[derive(Debug, Default)]
+struct MessageVisitor {
+    message: String,
+    fields: String,
+}
+
+impl MessageVisitor {
+    fn finish(mut self) -> String {
+        if self.message.is_empty() {
+            self.fields.trim_start().to_owned()
+        } else {
+            self.message.push_str(&self.fields);
+            self.message
+        }
+    }
+}
+
+impl Visit for MessageVisitor {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.message.push_str(value);
+        } else {
+            // Writing to a String cannot fail.
+            let _ = write!(self.fields, " {}={value}", field.name());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            let _ = write!(self.fields, " {}={value:?}", field.name());
+        }
+    }
+}

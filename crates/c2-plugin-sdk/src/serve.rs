@@ -1,0 +1,310 @@
+//! The plugin side of a connection: the handshake, validated invocations, event dispatch and
+//! the orderly end when the host closes stdin.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use c2_protocol::{
+    CommandInfo, CommandInvokeParams, ErrorObject, EventEmitParams, HandlerFuture,
+    InitializeParams, InitializeResult, LogParams, Notification, PROTOCOL_VERSION, Peer, Request,
+    RequestHandler, codes, method,
+};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch};
+
+use crate::context::Context;
+use crate::log::LogHandle;
+use crate::plugin::{CommandFn, EventFn, Plugin, describe_path};
+
+struct Bound {
+    validator: Option<Arc<jsonschema::Validator>>,
+    handler: CommandFn,
+}
+
+/// Everything a connection serves, shared by the request handler and the event loop.
+struct Served {
+    /// The `initialize` answer, built once from the manifest so it cannot drift from it.
+    confirmation: InitializeResult,
+    commands: HashMap<String, Bound>,
+    events: BTreeMap<String, EventFn>,
+    init: OnceLock<Arc<InitializeParams>>,
+    /// Set when the host's first message after `initialize` shows it took the answer.
+    handshake_done: OnceLock<()>,
+    log: Option<(LogHandle, mpsc::Sender<LogParams>)>,
+    /// Handlers and event tasks running now.
+    work: watch::Sender<usize>,
+    max_reported_violations: usize,
+}
+
+/// Counts one running handler for as long as it lives.
+struct Working(watch::Sender<usize>);
+
+impl Working {
+    fn start(work: &watch::Sender<usize>) -> Self {
+        work.send_modify(|n| *n += 1);
+        Working(work.clone())
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+pub(crate) async fn serve<R, W>(plugin: Plugin, reader: R, writer: W)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let options = plugin.options;
+    let (log_tx, log_rx) = mpsc::channel(options.log_queue.max(1));
+    let served = Arc::new(Served::new(plugin, log_tx));
+    let (peer, mut notifications) = Peer::new(
+        reader,
+        writer,
+        Dispatcher(Arc::clone(&served)),
+        options.peer,
+    );
+    let forwarder = tokio::spawn(forward_logs(peer.clone(), log_rx));
+    loop {
+        tokio::select! {
+            // Events that arrived before the end are still delivered.
+            biased;
+            notification = notifications.recv() => match notification {
+                Some(notification) => served.notification(notification, &peer),
+                None => break,
+            },
+            _ = peer.closed() => break,
+        }
+    }
+    let mut work = served.work.subscribe();
+    // Whatever still runs after the grace period is abandoned by the caller.
+    let _ = tokio::time::timeout(options.shutdown_grace, work.wait_for(|n| *n == 0)).await;
+    if let Some((log, _)) = &served.log {
+        log.disconnect();
+    }
+    forwarder.abort();
+}
+
+async fn forward_logs(peer: Peer, mut queue: mpsc::Receiver<LogParams>) {
+    while let Some(params) = queue.recv().await {
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        // A full outbound queue drops the line: logging must never hold up the protocol.
+        if peer.notify(method::LOG, Some(params)).await.is_err() && peer.close_reason().is_some() {
+            break;
+        }
+    }
+}
+
+impl Served {
+    fn new(plugin: Plugin, log_tx: mpsc::Sender<LogParams>) -> Self {
+        let Plugin {
+            manifest,
+            mut schemas,
+            mut commands,
+            events,
+            options,
+            log,
+            ..
+        } = plugin;
+        let confirmation = InitializeResult {
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+            commands: manifest
+                .codetwo
+                .commands
+                .iter()
+                .map(|c| CommandInfo {
+                    name: c.id.clone(),
+                    description: c.description.clone(),
+                    schema: c.args_schema.clone().filter(|s| !s.is_null()),
+                })
+                .collect(),
+            events: events.keys().cloned().collect(),
+        };
+        let commands = manifest
+            .codetwo
+            .commands
+            .iter()
+            .filter_map(|c| {
+                let handler = commands.remove(&c.id)?;
+                let validator = schemas.remove(&c.id);
+                Some((c.id.clone(), Bound { validator, handler }))
+            })
+            .collect();
+        Served {
+            confirmation,
+            commands,
+            events,
+            init: OnceLock::new(),
+            handshake_done: OnceLock::new(),
+            log: log.map(|handle| (handle, log_tx)),
+            work: watch::Sender::new(0),
+            max_reported_violations: options.max_reported_violations,
+        }
+    }
+
+    fn initialize(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let params: InitializeParams = serde_json::from_value(params.unwrap_or(Value::Null))
+            .map_err(|e| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("invalid initialize params: {e}"),
+                )
+            })?;
+        if major(&params.protocol_version) != major(PROTOCOL_VERSION) {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "this plugin speaks protocol {PROTOCOL_VERSION} and the host speaks {}; use a host with protocol {}.x",
+                    params.protocol_version,
+                    major(PROTOCOL_VERSION)
+                ),
+            ));
+        }
+        if self.init.set(Arc::new(params)).is_err() {
+            return Err(ErrorObject::new(
+                codes::INVALID_REQUEST,
+                "initialize was already answered; a connection is initialized once",
+            ));
+        }
+        Ok(serde_json::to_value(&self.confirmation).unwrap_or(Value::Null))
+    }
+
+    async fn invoke(&self, params: Option<Value>, peer: Peer) -> Result<Value, ErrorObject> {
+        let init = self.initialized()?;
+        let params: CommandInvokeParams = serde_json::from_value(params.unwrap_or(Value::Null))
+            .map_err(|e| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("invalid command/invoke params: {e}"),
+                )
+            })?;
+        let Some(bound) = self.commands.get(&params.name) else {
+            let declared: Vec<&str> = self.commands.keys().map(String::as_str).collect();
+            return Err(ErrorObject::new(
+                codes::UNKNOWN_COMMAND,
+                format!(
+                    "unknown command `{}`: this plugin declares {}",
+                    params.name,
+                    declared.join(", ")
+                ),
+            ));
+        };
+        let args = match params.args {
+            Value::Null => Value::Object(serde_json::Map::new()),
+            args => args,
+        };
+        if let Some(validator) = &bound.validator {
+            self.validate(validator, &args)?;
+        }
+        let _working = Working::start(&self.work);
+        (bound.handler)(Context::new(peer, init), args).await
+    }
+
+    fn validate(&self, validator: &jsonschema::Validator, args: &Value) -> Result<(), ErrorObject> {
+        let mut errors = validator.iter_errors(args).peekable();
+        let Some(first) = errors.peek() else {
+            return Ok(());
+        };
+        let message = format!(
+            "invalid args at {}: {}",
+            describe_path(first.instance_path().as_str()),
+            first
+        );
+        let violations: Vec<Value> = errors
+            .take(self.max_reported_violations.max(1))
+            .map(|e| {
+                serde_json::json!({
+                    "instancePath": e.instance_path().as_str(),
+                    "schemaPath": e.schema_path().as_str(),
+                    "message": e.to_string(),
+                })
+            })
+            .collect();
+        Err(ErrorObject {
+            code: codes::INVALID_PARAMS,
+            message,
+            data: Some(serde_json::json!({ "violations": violations })),
+        })
+    }
+
+    fn initialized(&self) -> Result<Arc<InitializeParams>, ErrorObject> {
+        let init = self.init.get().cloned().ok_or_else(|| {
+            ErrorObject::new(
+                codes::INVALID_REQUEST,
+                "the plugin is not initialized; send initialize first",
+            )
+        })?;
+        self.handshake_done();
+        Ok(init)
+    }
+
+    /// From now on `tracing` events travel as `log` notifications: the host has the answer to
+    /// `initialize`, so a log line can no longer arrive before it.
+    fn handshake_done(&self) {
+        if self.handshake_done.set(()).is_ok()
+            && let Some((log, sink)) = &self.log
+        {
+            log.connect(sink.clone());
+        }
+    }
+
+    fn notification(&self, notification: Notification, peer: &Peer) {
+        if notification.method != method::EVENT_EMIT {
+            tracing::debug!(method = %notification.method, "ignored a notification this plugin does not handle");
+            return;
+        }
+        let Ok(init) = self.initialized() else {
+            tracing::debug!("ignored an event that arrived before initialize");
+            return;
+        };
+        let params: EventEmitParams =
+            match serde_json::from_value(notification.params.unwrap_or(Value::Null)) {
+                Ok(params) => params,
+                Err(e) => {
+                    tracing::warn!(error = %e, "ignored an event/emit with invalid params");
+                    return;
+                }
+            };
+        let Some(handler) = self.events.get(&params.name) else {
+            return;
+        };
+        let run = handler(Context::new(peer.clone(), init), params.payload);
+        // Counted before the spawn, so the end of the session cannot miss it.
+        let working = Working::start(&self.work);
+        tokio::spawn(async move {
+            run.await;
+            drop(working);
+        });
+    }
+}
+
+/// The major version of a SemVer-ish string: everything before the first dot.
+fn major(version: &str) -> &str {
+    let version = version.trim();
+    version.split('.').next().unwrap_or(version)
+}
+
+struct Dispatcher(Arc<Served>);
+
+impl RequestHandler for Dispatcher {
+    fn handle(&self, request: Request, peer: Peer) -> HandlerFuture {
+        let served = Arc::clone(&self.0);
+        Box::pin(async move {
+            match request.method.as_str() {
+                method::INITIALIZE => served.initialize(request.params),
+                method::COMMAND_INVOKE => served.invoke(request.params, peer).await,
+                other => Err(ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!(
+                        "method `{other}` is not handled by a plugin; send initialize or command/invoke"
+                    ),
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,54 @@
+//! The real stdout belongs to the protocol; fd 1 becomes a second stderr for everything else.
+
+use std::fs::File;
+use std::io::Write as _;
+
+use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+use tokio::io::{AsyncReadExt as _, DuplexStream};
+
+use crate::error::Error;
+
+/// Moves the protocol channel off fd 1 and points fd 1 at stderr, so a `println!` anywhere in
+/// the process (or in a child that inherits stdout) lands in the host's log instead of
+/// corrupting the protocol. Returns the protocol channel.
+pub(crate) fn reserve_stdout() -> Result<File, Error> {
+    let protocol = nix::unistd::dup(std::io::stdout()).map_err(Error::ReserveStdout)?;
+    // A child process spawned by a handler must not inherit the protocol channel.
+    fcntl(&protocol, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(Error::ReserveStdout)?;
+    // Text std had buffered for fd 1 before this point now goes to stderr too, which is right:
+    // it was never protocol.
+    nix::unistd::dup2_stdout(std::io::stderr()).map_err(Error::ReserveStdout)?;
+    Ok(File::from(protocol))
+}
+
+/// An async writer whose bytes a task copies to `file` with blocking writes. (tokio writes its
+/// own stdout the same way: a pipe cannot be written asynchronously without a reactor.)
+///
+/// When a write fails (the host stopped reading), the task ends and the returned stream's
+/// next write fails, which closes the connection.
+pub(crate) fn blocking_writer(file: File, chunk_bytes: usize) -> DuplexStream {
+    let chunk_bytes = chunk_bytes.max(1);
+    let (ours, mut theirs) = tokio::io::duplex(chunk_bytes);
+    tokio::spawn(async move {
+        let mut buf = vec![0; chunk_bytes];
+        let mut file = file;
+        loop {
+            let n = match theirs.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let chunk = buf[..n].to_vec();
+            let written = tokio::task::spawn_blocking(move || {
+                file.write_all(&chunk)?;
+                file.flush()?;
+                Ok::<_, std::io::Error>(file)
+            })
+            .await;
+            match written {
+                Ok(Ok(f)) => file = f,
+                _ => break,
+            }
+        }
+    });
+    ours
+}
