@@ -25,9 +25,7 @@ pub(crate) async fn run(
         "c2-plugins: {language} language server started (pid {})",
         server.pid()
     ));
-    let report = server
-        .bridge(tokio::io::stdin(), tokio::io::stdout())
-        .await;
+    let report = server.bridge(tokio::io::stdin(), tokio::io::stdout()).await;
     match report.ended {
         BridgeEnd::ClientClosed => Ok(ExitCode::SUCCESS),
         BridgeEnd::ServerClosed => Err(Failure::operation(

@@ -71,7 +71,9 @@ fn lsp_bridges_the_active_plugins_server_in_the_project_root() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin
-        .write_all(&frame(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#))
+        .write_all(&frame(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+        ))
         .unwrap();
     drop(stdin);
     let output = child.wait_with_output().unwrap();
@@ -100,6 +102,9 @@ fn lsp_for_a_language_no_plugin_provides_fails_on_stderr_only() {
         project.to_str().unwrap(),
     ]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stdout.is_empty(), "stdout belongs to the editor: {run:#?}");
+    assert!(
+        run.stdout.is_empty(),
+        "stdout belongs to the editor: {run:#?}"
+    );
     assert!(run.stderr.contains("cobol"), "{run:#?}");
 }

@@ -416,10 +416,7 @@ async fn an_oversized_incoming_frame_closes_the_connection() {
     );
     raw.send(&line).await;
     let reason = closed_with(join(pending).await);
-    assert_eq!(
-        reason,
-        CloseReason::FrameTooLarge { len: 65, limit: 64 }
-    );
+    assert_eq!(reason, CloseReason::FrameTooLarge { len: 65, limit: 64 });
     assert_eq!(reason.code(), "frame_too_large");
     assert_eq!(closed_with(peer.request("b", None).await), reason);
     assert_eq!(
