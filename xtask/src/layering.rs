@@ -39,7 +39,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("c2-plugin-sdk", &["c2-protocol", "c2-manifest"]),
     ("c2-testkit", &["c2-plugin-sdk", "c2-protocol"]),
-    ("xtask", &["c2-manifest", "c2-bundle-collector"]),
+    (
+        "xtask",
+        &[
+            "c2-manifest",
+            "c2-bundle-collector",
+            "c2-host",
+            "c2-kernel",
+            "c2-supervisor",
+        ],
+    ),
     // Example packs that are crates: plugins built on the SDK, nothing else.
     ("hello-rust", &["c2-plugin-sdk"]),
 ];
@@ -88,7 +97,9 @@ impl Metadata {
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        let packages = json["packages"].as_array().context("cargo metadata has no packages")?;
+        let packages = json["packages"]
+            .as_array()
+            .context("cargo metadata has no packages")?;
         let member_names: Vec<&str> = packages
             .iter()
             .filter(|p| members_ids.contains(&p["id"].as_str().unwrap_or_default()))
@@ -199,7 +210,14 @@ mod tests {
 
     #[test]
     fn an_allowed_dependency_passes() {
-        assert!(check(&metadata(&[("c2-bundle-collector", "c2-manifest", "normal")])).is_empty());
+        assert!(
+            check(&metadata(&[(
+                "c2-bundle-collector",
+                "c2-manifest",
+                "normal"
+            )]))
+            .is_empty()
+        );
     }
 
     #[test]

@@ -37,10 +37,14 @@ fn allow_list(deny: &str) -> Result<Vec<String>> {
         .split("\n[")
         .find(|part| part.trim_start_matches('[').starts_with("licenses]"))
         .context("deny.toml has no [licenses] table")?;
-    let start = section.find("allow").context("deny.toml [licenses] has no allow list")?;
+    let start = section
+        .find("allow")
+        .context("deny.toml [licenses] has no allow list")?;
     let rest = &section[start..];
     let open = rest.find('[').context("deny.toml allow is not an array")?;
-    let close = rest.find(']').context("deny.toml allow array is not closed")?;
+    let close = rest
+        .find(']')
+        .context("deny.toml allow array is not closed")?;
     let items: Vec<String> = rest[open + 1..close]
         .lines()
         .map(|line| line.split('#').next().unwrap_or_default())
@@ -56,7 +60,10 @@ fn allow_list(deny: &str) -> Result<Vec<String>> {
 
 /// Evaluates an SPDX licence expression against the allow-list.
 fn allowed(expr: &str, allow: &[String]) -> Result<bool, String> {
-    let normalized = expr.replace('/', " OR ").replace('(', " ( ").replace(')', " ) ");
+    let normalized = expr
+        .replace('/', " OR ")
+        .replace('(', " ( ")
+        .replace(')', " ) ");
     let tokens: Vec<&str> = normalized.split_whitespace().collect();
     let mut parser = Parser {
         tokens: &tokens,
@@ -110,11 +117,14 @@ impl Parser<'_> {
                 self.at += 1;
                 let mut licence = (*id).to_owned();
                 if self.tokens.get(self.at) == Some(&"WITH") {
-                    let exception = self.tokens.get(self.at + 1).ok_or("WITH needs an exception")?;
+                    let exception = self
+                        .tokens
+                        .get(self.at + 1)
+                        .ok_or("WITH needs an exception")?;
                     licence = format!("{licence} WITH {exception}");
                     self.at += 2;
                 }
-                Ok(self.allow.iter().any(|a| *a == licence))
+                Ok(self.allow.contains(&licence))
             }
             None => Err("expression ends early".to_owned()),
         }
@@ -126,7 +136,11 @@ mod tests {
     use super::*;
 
     fn allow() -> Vec<String> {
-        vec!["MIT".into(), "Apache-2.0".into(), "Apache-2.0 WITH LLVM-exception".into()]
+        vec![
+            "MIT".into(),
+            "Apache-2.0".into(),
+            "Apache-2.0 WITH LLVM-exception".into(),
+        ]
     }
 
     #[test]
@@ -137,15 +151,24 @@ mod tests {
 
     #[test]
     fn and_needs_both_sides() {
-        assert_eq!(allowed("(MIT OR Apache-2.0) AND Unicode-3.0", &allow()), Ok(false));
+        assert_eq!(
+            allowed("(MIT OR Apache-2.0) AND Unicode-3.0", &allow()),
+            Ok(false)
+        );
         assert_eq!(allowed("(MIT OR Apache-2.0) AND MIT", &allow()), Ok(true));
     }
 
     #[test]
     fn legacy_slash_means_or_and_with_is_kept_whole() {
         assert_eq!(allowed("GPL-2.0/MIT", &allow()), Ok(true));
-        assert_eq!(allowed("Apache-2.0 WITH LLVM-exception", &allow()), Ok(true));
-        assert_eq!(allowed("GPL-2.0 WITH Classpath-exception-2.0", &allow()), Ok(false));
+        assert_eq!(
+            allowed("Apache-2.0 WITH LLVM-exception", &allow()),
+            Ok(true)
+        );
+        assert_eq!(
+            allowed("GPL-2.0 WITH Classpath-exception-2.0", &allow()),
+            Ok(false)
+        );
     }
 
     #[test]
@@ -157,6 +180,9 @@ mod tests {
     #[test]
     fn the_allow_list_is_read_from_the_licenses_table() {
         let deny = "[graph]\nallow = [\"nope\"]\n\n[licenses]\nallow = [\n  \"MIT\", # note\n  \"ISC\",\n]\n";
-        assert_eq!(allow_list(deny).unwrap(), vec!["MIT".to_owned(), "ISC".to_owned()]);
+        assert_eq!(
+            allow_list(deny).unwrap(),
+            vec!["MIT".to_owned(), "ISC".to_owned()]
+        );
     }
 }

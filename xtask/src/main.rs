@@ -5,9 +5,12 @@
 //! `packs/` through the real validator. xtask is a developer tool: it may run cargo and read the
 //! tree freely, and nothing in the product depends on it.
 
+mod bench;
+mod fuzz;
 mod layering;
 mod licences;
 mod packs;
+mod soak;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +24,8 @@ usage: cargo xtask <task>
 tasks:
   validate        fmt, clippy -D warnings, tests, tidy checks, every pack validated
   tidy            only the tidy checks (crate docs, layering, licences) and the packs
+  bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
+  fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
 ";
 
 fn main() -> ExitCode {
@@ -28,6 +33,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("validate") => validate(),
         Some("tidy") => tidy_all(),
+        Some("fuzz") => fuzz::run(&args[1..]),
+        Some("bench") => bench::bench(&args[1..]),
+        Some("bench-run") => bench::bench_run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             eprint_usage();
             return ExitCode::SUCCESS;
@@ -43,7 +52,10 @@ fn main() -> ExitCode {
     }
 }
 
-#[expect(clippy::print_stderr, reason = "xtask talks to the developer on stderr")]
+#[expect(
+    clippy::print_stderr,
+    reason = "xtask talks to the developer on stderr"
+)]
 fn report(line: &str) {
     eprintln!("{line}");
 }
@@ -64,9 +76,19 @@ fn validate() -> Result<()> {
     step("cargo fmt --check", &["fmt", "--all", "--", "--check"])?;
     step(
         "cargo clippy",
-        &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
     )?;
+    packs::build_rust_packs(&root())?;
     step("cargo test", &["test", "--workspace", "--locked"])?;
+    soak::run(&[])?;
     tidy_all()?;
     report("xtask: validate passed");
     Ok(())

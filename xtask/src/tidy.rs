@@ -8,7 +8,9 @@ use crate::layering::Metadata;
 pub(crate) fn crate_docs(root: &Path, metadata: &Metadata) -> Vec<String> {
     let mut problems = Vec::new();
     for member in &metadata.members {
-        let Some(lib) = &member.lib_path else { continue };
+        let Some(lib) = &member.lib_path else {
+            continue;
+        };
         let relative = lib.strip_prefix(root).unwrap_or(lib).display().to_string();
         match std::fs::read_to_string(lib) {
             Ok(text) => {

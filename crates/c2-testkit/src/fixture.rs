@@ -60,6 +60,8 @@ pub enum Mode {
     SchemaDrift,
     /// `ignore-stdin-eof`
     IgnoreStdinEof,
+    /// `echo`
+    Echo,
 }
 
 impl Mode {
@@ -98,6 +100,7 @@ impl Mode {
             ("duplicate-command", None) => Self::DuplicateCommand,
             ("schema-drift", None) => Self::SchemaDrift,
             ("ignore-stdin-eof", None) => Self::IgnoreStdinEof,
+            ("echo", None) => Self::Echo,
             _ => return Err(Error::UnknownMode(text.to_owned())),
         };
         Ok(mode)
@@ -127,6 +130,7 @@ impl fmt::Display for Mode {
             Self::DuplicateCommand => f.write_str("duplicate-command"),
             Self::SchemaDrift => f.write_str("schema-drift"),
             Self::IgnoreStdinEof => f.write_str("ignore-stdin-eof"),
+            Self::Echo => f.write_str("echo"),
         }
     }
 }

@@ -47,7 +47,8 @@
 //! command a schema that was not declared), `exit-after-init` (exits with code 0 right after the
 //! answer), `close-stdout` (after the answer, stdout is replaced by `/dev/null`, closing the pipe,
 //! and the fixture keeps serving stdin). `ignore-stdin-eof`: keeps running for up to 300 s after
-//! stdin closes.
+//! stdin closes. `echo`: no protocol at all; every stdin line is written back to stdout
+//! unchanged, flushed, until stdin closes (the floor baseline of `cargo xtask bench`).
 
 mod error;
 mod fixture;

@@ -33,10 +33,30 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if modes.contains(&Mode::Echo) {
+        return echo();
+    }
     let mut fixture = Fixture::new(modes);
     fixture.start();
     fixture.serve();
     ExitCode::SUCCESS
+}
+
+/// The raw line echo: the cheapest round trip a pipe allows, no JSON and no threads.
+fn echo() -> ExitCode {
+    let mut stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    let mut line = Vec::with_capacity(128 * 1024);
+    loop {
+        line.clear();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return ExitCode::SUCCESS,
+            Ok(_) => {}
+        }
+        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
 }
 
 /// Leaves the process group, tells the parent so on stdout, then lives until stdin closes.

@@ -1,5 +1,6 @@
 //! Smoke tests of every fixture behaviour and mode, against the real binary.
 
 mod behaviour;
+mod echo;
 mod harness;
 mod modes;
