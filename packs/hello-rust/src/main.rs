@@ -72,14 +72,12 @@ async fn status(ctx: Context, args: StatusArgs) -> Result<Status, CommandError> 
             "this host does not offer git.status to plugins, so there is no status to report",
         ));
     }
+    // Without `cwd`, ask about "." : the host resolves it in the caller's realm (the project
+    // of a project instance, the host's working directory for the user instance).
     let cwd = match (args.cwd, ctx.project_path()) {
         (Some(cwd), _) => cwd,
         (None, Some(project)) => project.display().to_string(),
-        (None, None) => {
-            return Err(CommandError::invalid_params(
-                "pass `cwd`: a user-scoped instance has no project to default to",
-            ));
-        }
+        (None, None) => ".".to_owned(),
     };
     let answer = ctx.call("git.status", json!({ "cwd": cwd })).await?;
     Ok(Status {
