@@ -175,3 +175,30 @@ fn an_unbuilt_rust_bundle_spawns_its_relative_launcher_and_fails_the_handshake()
     assert!(failed.contains(&"handshake".to_owned()), "{report:#}");
     assert!(!failed.contains(&"spawn".to_owned()), "{report:#}");
 }
+
+#[test]
+fn a_new_rust_bundle_passes_check_once_built_as_its_readme_says() {
+    let sandbox = Sandbox::new();
+    let created = sandbox.run(&["new", "rusty", "--lang", "rust"]);
+    assert_eq!(created.code, 0, "{created:#?}");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test builds the generated crate as its author would"
+    )]
+    let built = std::process::Command::new(cargo)
+        .args(["build", "--release", "--quiet"])
+        .current_dir(sandbox.work.join("rusty"))
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let checked = sandbox.run(&["check", "rusty", "--format", "json"]);
+    assert_eq!(checked.code, 0, "{checked:#?}");
+    assert_eq!(checked.json()["ok"], json!(true));
+}
