@@ -51,6 +51,9 @@ fn parse(args: &[String]) -> Result<Args> {
     Ok(parsed)
 }
 
+/// The cargo-fuzz release the targets are known to build with.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         report(USAGE);
@@ -114,9 +117,17 @@ fn ensure_cargo_fuzz() -> Result<()> {
     if present {
         return Ok(());
     }
-    report("xtask: cargo-fuzz is missing; running `cargo install cargo-fuzz --locked`");
+    report(&format!(
+        "xtask: cargo-fuzz is missing; running `cargo install cargo-fuzz --locked --version {CARGO_FUZZ_VERSION}`"
+    ));
     let status = cargo()
-        .args(["install", "cargo-fuzz", "--locked"])
+        .args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ])
         .status()
         .context("could not run `cargo install cargo-fuzz`")?;
     if !status.success() {

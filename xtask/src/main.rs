@@ -22,8 +22,10 @@ const USAGE: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  validate        fmt, clippy -D warnings, tests, tidy checks, every pack validated
+  validate        fmt, clippy -D warnings, the Rust pack's build, tests, the soak, tidy checks,
+                  every pack validated and checked; with CI set, a 3 s smoke of each fuzz target
   tidy            only the tidy checks (crate docs, layering, licences) and the packs
+  soak            1,000 activation/unload cycles and a 256 MiB newline-free stream
   bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
   fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
 ";
@@ -88,6 +90,11 @@ fn validate() -> Result<()> {
     )?;
     packs::build_rust_packs(&root())?;
     step("cargo test", &["test", "--workspace", "--locked"])?;
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        // CI also smokes every fuzz target; locally `cargo xtask fuzz` is a separate step
+        // because its first, sanitizer-instrumented build takes minutes.
+        fuzz::run(&["--seconds".to_owned(), "3".to_owned()])?;
+    }
     soak::run(&[])?;
     tidy_all()?;
     report("xtask: validate passed");
