@@ -124,7 +124,7 @@ fn read_file(path: &Path, rel: String, tree: &mut Tree) -> Result<(), Stop> {
         return Ok(());
     }
     let executable = meta.permissions().mode() & 0o111 != 0;
-    match read_bounded(file, tree.read_budget()) {
+    match read_bounded_sized(file, tree.read_budget(), meta.len()) {
         Ok(bytes) => tree.add_file(rel, bytes, executable),
         Err(error) => {
             tree.refuse(read_failed(&rel, &error));
@@ -135,10 +135,17 @@ fn read_file(path: &Path, rel: String, tree: &mut Tree) -> Result<(), Stop> {
 
 /// Reads at most `budget + 1` bytes: one byte past the budget proves the limit was exceeded.
 pub(crate) fn read_bounded(reader: impl Read, budget: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    reader
-        .take(budget.saturating_add(1))
-        .read_to_end(&mut bytes)?;
+    read_bounded_sized(reader, budget, 0)
+}
+
+/// [`read_bounded`] with the size `fstat` reported as a capacity hint, so a file that is what
+/// it claims is read in one pass. The hint is never trusted for the bound: a file that grows
+/// still stops at `budget + 1` bytes.
+fn read_bounded_sized(reader: impl Read, budget: u64, size: u64) -> std::io::Result<Vec<u8>> {
+    let limit = budget.saturating_add(1);
+    let hint = usize::try_from(size.saturating_add(1).min(limit)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(hint);
+    reader.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

@@ -621,12 +621,12 @@ impl Validator<'_, '_> {
             // Compiling would only repeat these problems (or try to resolve a remote reference).
             return Some(value);
         }
-        let problem = match jsonschema::meta::validate(&value) {
-            Err(e) => Some((e.instance_path().as_str().to_owned(), e.to_string())),
-            Ok(()) => jsonschema::validator_for(&value)
-                .err()
-                .map(|e| (String::new(), e.to_string())),
-        };
+        // Compiling validates the schema against its draft's meta-schema first, so one call
+        // reports both a meta-schema violation (with its path inside the schema) and a schema
+        // that is well-formed but cannot compile (an invalid regex, say).
+        let problem = jsonschema::validator_for(&value)
+            .err()
+            .map(|e| (e.instance_path().as_str().to_owned(), e.to_string()));
         if let Some((inner, message)) = problem {
             let p = format!("{ptr}{inner}");
             let at = node_at(node, &inner).unwrap_or(node);
