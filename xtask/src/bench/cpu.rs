@@ -249,6 +249,40 @@ pub(crate) fn dispatch_scale(
     Ok(())
 }
 
+/// Registering and then disposing 100,000 commands across 1,000 scopes, per command, against
+/// 1,000 commands across 10 scopes: registration and disposal are linear exactly when the
+/// ratio stays near 1 (a quadratic removal would put it near 100).
+pub(crate) fn register_dispose_scale(
+    runtime: &Runtime,
+    plan: &Plan,
+    figures: &mut Vec<Figure>,
+) -> Result<()> {
+    let errors = std::cell::RefCell::new(Vec::new());
+    let cycle = |scopes: usize| {
+        let start = std::time::Instant::now();
+        match kernel_with(scopes, 100) {
+            Ok((kernel, _names)) => runtime.block_on(kernel.shutdown()),
+            Err(error) => errors.borrow_mut().push(error),
+        }
+        vec![super::stats::micros(start.elapsed()) / (scopes * 100) as f64]
+    };
+    let mut big = || cycle(1_000);
+    let mut small = || cycle(10);
+    let sides = interleave(plan.rounds, &mut [&mut big, &mut small]);
+    if let Some(error) = errors.into_inner().into_iter().next() {
+        return Err(error.context("a bench registration failed"));
+    }
+    figures.push(Figure {
+        name: "register_dispose_scale",
+        value: median_over_rounds(&sides[0], median),
+        unit: "us/command",
+        baseline: "register_dispose_1000_commands",
+        baseline_value: median_over_rounds(&sides[1], median),
+        bar: Bar::RatioAtMost(2.0),
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,6 +302,8 @@ fn measure(
     if options.runs("dispatch") {
         say("xtask: bench: dispatch_scale");
         cpu::dispatch_scale(&runtime, plan, &mut figures)?;
+        say("xtask: bench: register_dispose_scale");
+        cpu::register_dispose_scale(&runtime, plan, &mut figures)?;
     }
     if options.runs("dormant") {
         say(&format!(
