@@ -18,9 +18,9 @@ use std::time::Duration;
 use c2_bundle_collector::{CollectedBundle, Limits};
 use c2_manifest::{CommandDecl, Manifest, RuntimeDecl};
 use c2_protocol::{
-    CallError, DeclaredCommand, DecodeEvent, ErrorObject, HostInfo, InitializeParams,
-    InitializeResult, LineDecoder, Notification, PROTOCOL_VERSION, Peer, PeerOptions, Request,
-    check_protocol_version, codes, confirm_commands, method,
+    CallError, DecodeEvent, ErrorObject, HostInfo, InitializeParams, InitializeResult, LineDecoder,
+    Notification, PROTOCOL_VERSION, Peer, PeerOptions, Request, check_protocol_version, codes,
+    confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec, SupervisorOptions};
 use serde::Serialize;
@@ -568,16 +568,7 @@ impl Session<'_> {
                 ),
             ),
         }
-        let declared: Vec<DeclaredCommand> = self
-            .manifest
-            .codetwo
-            .commands
-            .iter()
-            .map(|c| DeclaredCommand {
-                id: c.id.clone(),
-                args_schema: c.args_schema.clone(),
-            })
-            .collect();
+        let declared = crate::bundle::declared_commands(self.manifest);
         match confirm_commands(&declared, result) {
             Ok(()) => report.pass(
                 "commands",

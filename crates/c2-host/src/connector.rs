@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::HostError;
-use crate::host::{PluginHost, Target, lock};
+use crate::host::{PluginHost, lock};
 
 /// The reserved event name.
 pub const CONNECTOR_EVENT: &str = "connector/event";
@@ -133,12 +133,7 @@ impl PluginHost {
     /// before the plugin runs: a known provider adapter, an operation inside the declared
     /// capabilities, trust, ownership and registration in the realm.
     pub async fn invoke_connector(&self, request: &ConnectorRequest) -> Result<Value, HostError> {
-        let target = request
-            .project
-            .clone()
-            .map_or(Target::User, Target::Project);
-        let realm = self.realm(&target)?;
-        let bundle = self.bundle(&request.id)?.bundle().clone();
+        let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
         let Some(connector) = bundle
             .manifest
             .codetwo

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
-    CallError, CloseReason, CommandCallParams, DeclaredCommand, ErrorObject, EventEmitParams,
-    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification,
-    PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
+    CallError, CloseReason, CommandCallParams, ErrorObject, EventEmitParams, HostInfo,
+    InitializeParams, InitializeResult, LogLevel, LogParams, Notification, PROTOCOL_VERSION, Peer,
+    Request, check_protocol_version, codes, confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
@@ -472,17 +472,7 @@ impl RuntimeInstance {
         })?;
         check_protocol_version(&host_protocol(), result.protocol_version.as_deref())
             .map_err(|error| failure("protocol_mismatch", format!("{id}: {error}")))?;
-        let declared: Vec<DeclaredCommand> = self
-            .bundle
-            .manifest
-            .codetwo
-            .commands
-            .iter()
-            .map(|c| DeclaredCommand {
-                id: c.id.clone(),
-                args_schema: c.args_schema.clone(),
-            })
-            .collect();
+        let declared = crate::bundle::declared_commands(&self.bundle.manifest);
         confirm_commands(&declared, &result)
             .map_err(|error| failure("command_set_mismatch", format!("{id}: {error}")))?;
         Ok(result.events.into_iter().collect())

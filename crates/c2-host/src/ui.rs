@@ -219,6 +219,25 @@ pub struct UiEntry {
 }
 
 impl PluginHost {
+    /// The realm an activation targets and the bundle that owns the contribution.
+    pub(crate) fn contribution(
+        &self,
+        id: &str,
+        project: Option<&std::path::PathBuf>,
+    ) -> Result<
+        (
+            Target,
+            Realm,
+            std::sync::Arc<crate::bundle::InstalledBundle>,
+        ),
+        HostError,
+    > {
+        let target = project.cloned().map_or(Target::User, Target::Project);
+        let realm = self.realm(&target)?;
+        let bundle = self.bundle(id)?.bundle().clone();
+        Ok((target, realm, bundle))
+    }
+
     /// The ownership checks every contribution activation makes before its command runs: the
     /// bundle is trusted, it declares `command` itself, and that command is registered in
     /// `realm` by this bundle's own runtime (so it is enabled there and not another plugin's).
@@ -321,12 +340,7 @@ impl PluginHost {
         if request.context.is_some() {
             tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
         }
-        let target = request
-            .project
-            .clone()
-            .map_or(Target::User, Target::Project);
-        let realm = self.realm(&target)?;
-        let bundle = self.bundle(&request.id)?.bundle().clone();
+        let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
         let Some(ui) = bundle
             .manifest
             .codetwo

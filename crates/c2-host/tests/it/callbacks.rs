@@ -1,38 +1,19 @@
 //! command/call into the host, events and logs.
 
-use std::process::Command;
 use std::time::Duration;
 
 use c2_host::Target;
 use serde_json::json;
 
-use crate::support::{Env, FixtureBundle};
+use crate::support::{Env, FixtureBundle, git};
 
 /// A git repository with one commit and one untracked file.
 pub(crate) fn git_repo(dir: &std::path::Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let git = |args: &[&str]| {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test prepares a repository with git"
-        )]
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "Test")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["init", "--quiet", "--initial-branch=trunk"]);
+    git(dir, &["init", "--quiet", "--initial-branch=trunk"]);
     std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(&["add", "README.md"]);
-    git(&["commit", "--quiet", "-m", "first"]);
+    git(dir, &["add", "README.md"]);
+    git(dir, &["commit", "--quiet", "-m", "first"]);
     std::fs::write(dir.join("new.txt"), "untracked\n").unwrap();
 }
 

@@ -1,35 +1,9 @@
 //! Sources, plan files, reset and recovery through the host.
 
-use std::process::Command;
-
 use c2_host::{InstallOptions, PlanAction, StateChange, Target};
 use serde_json::json;
 
-use crate::support::{Env, FixtureBundle, options};
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test prepares a repository with git"
-    )]
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
+use crate::support::{Env, FixtureBundle, git, options};
 
 #[tokio::test]
 async fn a_git_source_installs_the_subdirectory_at_the_ref_and_records_the_commit() {

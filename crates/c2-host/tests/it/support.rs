@@ -200,3 +200,29 @@ pub(crate) async fn gone(pid: u32, limit: Duration) -> bool {
 pub(crate) fn pid_of(info: &Value) -> u32 {
     u32::try_from(info["pid"].as_u64().unwrap()).unwrap()
 }
+
+/// Runs `git ARGS` in `dir` with a fixed identity and no user or system configuration;
+/// returns its stdout.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the tests prepare repositories with git"
+    )]
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
