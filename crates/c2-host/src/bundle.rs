@@ -182,7 +182,8 @@ impl Module for BundleModule {
                     ..CommandSpec::default()
                 };
                 let stub = instance.clone();
-                let name = command.id.clone();
+                // Shared, not cloned per call: this closure is on every invocation's path.
+                let name: Arc<str> = Arc::from(command.id.as_str());
                 ctx.register_command(
                     command.id.clone(),
                     spec,

@@ -42,6 +42,8 @@ pub(crate) struct RuntimeInstance {
     slot: tokio::sync::Mutex<Slot>,
     stopping: watch::Sender<bool>,
     crashes: Mutex<VecDeque<Instant>>,
+    /// `HostOptions::invoke_deadline`, read once: the invoke path does not touch the host.
+    invoke_deadline: Option<Duration>,
 }
 
 enum Slot {
@@ -110,7 +112,9 @@ impl RuntimeInstance {
         config: Value,
     ) -> Self {
         let realm = scope.realm().clone();
+        let invoke_deadline = host.upgrade().and_then(|h| h.options.invoke_deadline);
         Self {
+            invoke_deadline,
             host,
             bundle,
             scope,
@@ -154,8 +158,7 @@ impl RuntimeInstance {
             method::COMMAND_INVOKE,
             Some(json!({ "name": name, "args": args })),
         );
-        let deadline = self.host.upgrade().and_then(|h| h.options.invoke_deadline);
-        let result = match deadline {
+        let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
                 Err(_) => {
