@@ -458,38 +458,24 @@ impl Validator<'_, '_> {
                 }
                 id.to_owned()
             });
-        let title = self
-            .c
-            .string_field(node, ptr, "title", true)
-            .map(|(n, p, s)| {
-                self.text(
-                    n,
-                    &p,
-                    s,
-                    true,
-                    self.opts.max_title_chars,
-                    "title-empty",
-                    "title-too-long",
-                    "title",
-                );
-                s.to_owned()
-            });
-        let description = self
-            .c
-            .string_field(node, ptr, "description", false)
-            .map(|(n, p, s)| {
-                self.text(
-                    n,
-                    &p,
-                    s,
-                    false,
-                    self.opts.max_description_chars,
-                    "",
-                    "description-too-long",
-                    "description",
-                );
-                s.to_owned()
-            });
+        let title = self.bounded_text(
+            node,
+            ptr,
+            "title",
+            true,
+            self.opts.max_title_chars,
+            "title-empty",
+            "title-too-long",
+        );
+        let description = self.bounded_text(
+            node,
+            ptr,
+            "description",
+            false,
+            self.opts.max_description_chars,
+            "",
+            "description-too-long",
+        );
         let args_schema = self
             .c
             .field(node, ptr, "argsSchema", false)
@@ -547,6 +533,29 @@ impl Validator<'_, '_> {
                 Some("use a namespace of your own, such as your bundle's name"),
             );
         }
+    }
+
+    /// A string field bounded in characters: `required` fields must not be blank.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each argument is one of the field's rules"
+    )]
+    fn bounded_text(
+        &mut self,
+        node: &Node,
+        ptr: &str,
+        key: &str,
+        required: bool,
+        max: usize,
+        empty_code: &'static str,
+        long_code: &'static str,
+    ) -> Option<String> {
+        self.c
+            .string_field(node, ptr, key, required)
+            .map(|(n, p, s)| {
+                self.text(n, &p, s, required, max, empty_code, long_code, key);
+                s.to_owned()
+            })
     }
 
     /// A human text: `required` ones must not be blank, and none may exceed `max` chars.
@@ -973,38 +982,24 @@ impl Validator<'_, '_> {
                 }
                 slot
             });
-        let label = self
-            .c
-            .string_field(node, ptr, "label", true)
-            .map(|(n, p, s)| {
-                self.text(
-                    n,
-                    &p,
-                    s,
-                    true,
-                    self.opts.max_title_chars,
-                    "label-empty",
-                    "label-too-long",
-                    "label",
-                );
-                s.to_owned()
-            });
-        let description = self
-            .c
-            .string_field(node, ptr, "description", false)
-            .map(|(n, p, s)| {
-                self.text(
-                    n,
-                    &p,
-                    s,
-                    false,
-                    self.opts.max_description_chars,
-                    "",
-                    "description-too-long",
-                    "description",
-                );
-                s.to_owned()
-            });
+        let label = self.bounded_text(
+            node,
+            ptr,
+            "label",
+            true,
+            self.opts.max_title_chars,
+            "label-empty",
+            "label-too-long",
+        );
+        let description = self.bounded_text(
+            node,
+            ptr,
+            "description",
+            false,
+            self.opts.max_description_chars,
+            "",
+            "description-too-long",
+        );
         let command = self.owned_command(node, ptr, commands, "ui-command-unknown");
         let input = self.c.field(node, ptr, "input", false).map(|(n, p)| {
             let value = n.to_json();
