@@ -372,16 +372,24 @@ impl PluginHost {
         let path = dir.join("plugin.json");
         let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
         let report = c2_manifest::validate_manifest(&text, &self.shared.options.manifest);
-        let Some(manifest) = report.manifest.filter(|_| {
-            report
-                .diagnostics
-                .iter()
-                .all(|d| d.severity != c2_manifest::Severity::Error)
-        }) else {
-            return Err(HostError::InvalidBundle {
-                errors: report.diagnostics.len(),
-                diagnostics: Vec::new(),
-            });
+        let first_error = report
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == c2_manifest::Severity::Error);
+        let (Some(manifest), None) = (report.manifest.clone(), first_error) else {
+            // The store only holds bundles that validated; this one changed on disk since, or
+            // was validated under other options.
+            let why = first_error.map_or_else(
+                || "it has no manifest".to_owned(),
+                |d| format!("[{}] {}", d.code, d.message),
+            );
+            return Err(HostError::command(
+                "corrupt_store",
+                format!(
+                    "{}: the installed plugin.json no longer validates ({why}); reinstall or uninstall it",
+                    path.display()
+                ),
+            ));
         };
         let bundle = Arc::new(InstalledBundle {
             record,

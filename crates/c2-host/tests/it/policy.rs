@@ -215,3 +215,40 @@ async fn uninstall_racing_re_trust_leaves_nothing_running() {
     assert_eq!(error.kind(), "unknown_command");
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_damaged_installed_bundle_is_reported_and_the_others_still_load() {
+    let env = Env::new().await;
+    let good = env
+        .install_ready(&FixtureBundle::new("good").write(&env.path("bundles")))
+        .await;
+    let bad = env
+        .install_ready(
+            &FixtureBundle::new("bad")
+                .commands(&["other.echo"])
+                .write(&env.path("bundles")),
+        )
+        .await;
+    env.host.shutdown().await;
+    let manifest = env.path("plugins").join(&bad).join("bundle/plugin.json");
+    std::fs::write(&manifest, "{ \"name\": ").unwrap();
+    let host = c2_host::PluginHost::open(options(env.root.path()))
+        .await
+        .unwrap();
+    let problems = host.diagnostics();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(&bad) && p.contains("no longer validates")),
+        "{problems:?}"
+    );
+    let ids: Vec<String> = host.list().into_iter().map(|b| b.id).collect();
+    assert_eq!(ids, vec![good]);
+    assert_eq!(
+        host.invoke(&Target::User, "fixture.echo", json!(1))
+            .await
+            .unwrap(),
+        json!(1)
+    );
+    host.shutdown().await;
+}
