@@ -89,7 +89,7 @@ fn validate() -> Result<()> {
         ],
     )?;
     packs::build_rust_packs(&root())?;
-    step("cargo test", &["test", "--workspace", "--locked"])?;
+    let tests = test_workspace()?;
     if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
         // CI also smokes every fuzz target; locally `cargo xtask fuzz` is a separate step
         // because its first, sanitizer-instrumented build takes minutes.
@@ -98,7 +98,80 @@ fn validate() -> Result<()> {
     soak::run(&[])?;
     tidy_all()?;
     report("xtask: validate passed");
+    // The plain closing line a CI reader takes as the verdict of the whole run.
+    say(&format!(
+        "validate: {} passed, {} failed",
+        tests.passed, tests.failed
+    ));
     Ok(())
+}
+
+/// What the workspace's test binaries reported, summed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct TestCount {
+    passed: u64,
+    failed: u64,
+}
+
+impl TestCount {
+    /// Adds a libtest summary line (`test result: ok. 3 passed; 0 failed; ...`), if it is one.
+    fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else {
+            return;
+        };
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace().rev();
+            let (Some(label), Some(number)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(number) = number.parse::<u64>() else {
+                continue;
+            };
+            match label {
+                "passed" => self.passed += number,
+                "failed" => self.failed += number,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `cargo test --workspace`, streaming its output while counting the tests it ran.
+fn test_workspace() -> Result<TestCount> {
+    use std::io::BufRead;
+    report("xtask: cargo test");
+    let args = ["test", "--workspace", "--locked"];
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    #[expect(clippy::disallowed_methods, reason = "xtask drives cargo itself")]
+    let mut child = std::process::Command::new(cargo)
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("could not run `cargo test`")?;
+    let mut count = TestCount::default();
+    if let Some(stdout) = child.stdout.take() {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.context("read the output of `cargo test`")?;
+            count.add_line(&line);
+            say(&line);
+        }
+    }
+    let status = child.wait().context("wait for `cargo test`")?;
+    if !status.success() {
+        bail!("`cargo test` failed ({status})");
+    }
+    if count.passed == 0 {
+        bail!("`cargo test` ran no test");
+    }
+    Ok(count)
+}
+
+/// A line on stdout, where test output belongs.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
 }
 
 fn tidy_all() -> Result<()> {
@@ -133,4 +206,29 @@ fn step(title: &str, args: &[&str]) -> Result<()> {
         bail!("`cargo {}` failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TestCount;
+
+    #[test]
+    fn libtest_summaries_are_summed_and_other_lines_ignored() {
+        let mut count = TestCount::default();
+        for line in [
+            "test result: ok. 94 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.18s",
+            "running 3 tests",
+            "test foo ... ok",
+            "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+        ] {
+            count.add_line(line);
+        }
+        assert_eq!(
+            count,
+            TestCount {
+                passed: 96,
+                failed: 1
+            }
+        );
+    }
 }
