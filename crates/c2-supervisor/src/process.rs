@@ -312,8 +312,8 @@ pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Ch
     }
 }
 
-/// Spawn attempts after the first that a "text file busy" failure gets (about 250 ms in all).
-const ETXTBSY_RETRIES: u32 = 7;
+/// Spawn attempts after the first that a "text file busy" failure gets (about 1 s in all).
+const ETXTBSY_RETRIES: u32 = 9;
 
 /// std creates every pipe it is asked for; this only guards the `Option`s it hands them out in.
 fn no_pipes(spec: &ProcessSpec) -> Error {
