@@ -422,12 +422,22 @@ impl Validator<'_, '_> {
                 Some("split the bundle or merge commands"),
             );
         }
+        self.entries(items, ptr, |v, item, p, seen| v.command(item, p, seen))
+    }
+
+    /// Checks every entry of a declaration array with `entry`, which sees the ids met so far
+    /// (for uniqueness), and keeps the entries that came out valid.
+    fn entries<T>(
+        &mut self,
+        items: &[Node],
+        ptr: &str,
+        mut entry: impl FnMut(&mut Self, &Node, &str, &mut HashSet<String>) -> Option<T>,
+    ) -> Vec<T> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let p = pointer_push(ptr, &i.to_string());
-            if let Some(cmd) = self.command(item, &p, &mut seen) {
-                out.push(cmd);
+            if let Some(decl) = entry(self, item, &pointer_push(ptr, &i.to_string()), &mut seen) {
+                out.push(decl);
             }
         }
         out
@@ -922,21 +932,10 @@ impl Validator<'_, '_> {
     }
 
     fn ui(&mut self, node: &Node, ptr: &str, commands: &HashSet<&str>) -> Vec<UiDecl> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, item) in self
-            .c
-            .array(node, ptr)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let p = pointer_push(ptr, &i.to_string());
-            if let Some(d) = self.ui_entry(item, &p, commands, &mut seen) {
-                out.push(d);
-            }
-        }
-        out
+        let items = self.c.array(node, ptr).unwrap_or_default();
+        self.entries(items, ptr, |v, item, p, seen| {
+            v.ui_entry(item, p, commands, seen)
+        })
     }
 
     fn ui_entry(
@@ -1070,21 +1069,10 @@ impl Validator<'_, '_> {
         ptr: &str,
         commands: &HashSet<&str>,
     ) -> Vec<ConnectorDecl> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, item) in self
-            .c
-            .array(node, ptr)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let p = pointer_push(ptr, &i.to_string());
-            if let Some(d) = self.connector(item, &p, commands, &mut seen) {
-                out.push(d);
-            }
-        }
-        out
+        let items = self.c.array(node, ptr).unwrap_or_default();
+        self.entries(items, ptr, |v, item, p, seen| {
+            v.connector(item, p, commands, seen)
+        })
     }
 
     fn connector(
@@ -1159,21 +1147,10 @@ impl Validator<'_, '_> {
     }
 
     fn language_servers(&mut self, node: &Node, ptr: &str) -> Vec<LanguageServerDecl> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, item) in self
-            .c
-            .array(node, ptr)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let p = pointer_push(ptr, &i.to_string());
-            if let Some(d) = self.language_server(item, &p, &mut seen) {
-                out.push(d);
-            }
-        }
-        out
+        let items = self.c.array(node, ptr).unwrap_or_default();
+        self.entries(items, ptr, |v, item, p, seen| {
+            v.language_server(item, p, seen)
+        })
     }
 
     fn language_server(
