@@ -1,5 +1,7 @@
 //! Diagnostics as data: what went wrong, where, and what to do about it.
 
+use std::cell::OnceCell;
+
 use serde::Serialize;
 
 /// How bad a diagnostic is. Any `Error` makes the document invalid.
@@ -43,20 +45,30 @@ pub struct Diagnostic {
 }
 
 /// Maps byte offsets in a source text to 1-based line and char column.
+///
+/// The table of line starts is built on the first lookup: a document without diagnostics,
+/// the common case, never pays for scanning its text a second time.
 #[derive(Debug)]
 pub(crate) struct LineIndex<'s> {
     source: &'s str,
-    line_starts: Vec<usize>,
+    line_starts: OnceCell<Vec<usize>>,
 }
 
 impl<'s> LineIndex<'s> {
     pub(crate) fn new(source: &'s str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
         Self {
             source,
-            line_starts,
+            line_starts: OnceCell::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let newlines = self.source.bytes().enumerate().filter(|&(_, b)| b == b'\n');
+            std::iter::once(0)
+                .chain(newlines.map(|(i, _)| i + 1))
+                .collect()
+        })
     }
 
     /// Line and column of a byte offset; an offset inside a char or past the end is clamped.
@@ -65,8 +77,9 @@ impl<'s> LineIndex<'s> {
         while !self.source.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self.line_starts.partition_point(|&start| start <= offset);
-        let start = self.line_starts[line.saturating_sub(1)];
+        let line_starts = self.line_starts();
+        let line = line_starts.partition_point(|&start| start <= offset);
+        let start = line_starts[line.saturating_sub(1)];
         let prefix = &self.source[start..offset];
         // Editors hide a byte-order mark, so it takes no column.
         let prefix = if start == 0 {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
+use crate::args_schema;
 use crate::check::{Checker, chars, is_safe_id, name_problem};
 use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
 use crate::error::Error;
@@ -640,12 +641,14 @@ impl Validator<'_, '_> {
             // Compiling would only repeat these problems (or try to resolve a remote reference).
             return Some(value);
         }
-        // Compiling validates the schema against its draft's meta-schema first, so one call
-        // reports both a meta-schema violation (with its path inside the schema) and a schema
-        // that is well-formed but cannot compile (an invalid regex, say).
-        let problem = jsonschema::validator_for(&value)
-            .err()
-            .map(|e| (e.instance_path().as_str().to_owned(), e.to_string()));
+        // One call reports both a meta-schema violation (with its path inside the schema) and
+        // a schema that is well-formed but cannot compile (an invalid regex, say). The draft is
+        // named here (one `KNOWN_DRAFTS` lists, or the default), which spares detecting it again.
+        let draft = node.get("$schema").and_then(Node::as_str).map_or_else(
+            jsonschema::Draft::default,
+            jsonschema::Draft::from_schema_uri,
+        );
+        let problem = args_schema::check(&value, draft);
         if let Some((inner, message)) = problem {
             let p = format!("{ptr}{inner}");
             let at = node_at(node, &inner).unwrap_or(node);
