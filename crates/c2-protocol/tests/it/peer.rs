@@ -602,3 +602,98 @@ async fn a_handler_that_panics_still_gets_its_request_answered() {
     assert_eq!(raw.recv().await["result"], "fine");
     assert_eq!(peer.close_reason(), None);
 }
+
+/// A sink that counts the `write` calls reaching it.
+struct CountingSink {
+    inner: WriteHalf<DuplexStream>,
+    writes: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl tokio::io::AsyncWrite for CountingSink {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_calls_is_written_in_fewer_writes_than_frames_and_in_order() {
+    const CALLS: usize = 32;
+    let (ours, theirs) = tokio::io::duplex(1024 * 1024);
+    let (read, write) = tokio::io::split(ours);
+    let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sink = CountingSink {
+        inner: write,
+        writes: Arc::clone(&writes),
+    };
+    let (peer, _n) = Peer::new(read, sink, RejectRequests, PeerOptions::default());
+    let (their_read, their_write) = tokio::io::split(theirs);
+    let mut raw = Raw {
+        lines: BufReader::new(their_read).lines(),
+        write: their_write,
+    };
+    // Spawned back to back on the test's one thread: every caller queues its frame before
+    // the writer task gets its turn.
+    let calls: Vec<_> = (0..CALLS)
+        .map(|i| spawn_request(&peer, &format!("m{i}"), None))
+        .collect();
+    for i in 0..CALLS {
+        let request = raw.recv().await;
+        assert_eq!(
+            request["method"],
+            format!("m{i}"),
+            "frames keep their order"
+        );
+        raw.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": i}).to_string())
+            .await;
+    }
+    for (i, call) in calls.into_iter().enumerate() {
+        assert_eq!(join(call).await.unwrap(), json!(i));
+    }
+    let writes = writes.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        writes < CALLS,
+        "{CALLS} queued frames took {writes} writes; a burst should share them"
+    );
+    assert_eq!(peer.stats().frames_out, CALLS as u64);
+}
+
+#[tokio::test]
+async fn closing_releases_callers_waiting_for_a_write_slot() {
+    let options = PeerOptions {
+        outbound_queue: 1,
+        ..PeerOptions::default()
+    };
+    // A 64-byte pipe nobody reads: the first frame's write blocks and keeps the only slot.
+    let (peer, _n, _raw) = raw_peer(options, RejectRequests, 64);
+    let first = spawn_request(&peer, "first", Some(json!(["w".repeat(500)])));
+    let second = spawn_request(&peer, "second", None);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!second.is_finished(), "the second call waits for the slot");
+    peer.close();
+    assert_eq!(closed_with(join(first).await), CloseReason::Cancelled);
+    assert_eq!(closed_with(join(second).await), CloseReason::Cancelled);
+    assert!(matches!(
+        peer.notify("late", None).await,
+        Err(CallError::Closed(CloseReason::Cancelled))
+    ));
+}

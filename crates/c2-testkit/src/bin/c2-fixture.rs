@@ -1,7 +1,10 @@
 //! The fixture plugin process; its behaviour and modes are documented in the c2-testkit crate docs.
 //!
 //! A blocking loop over stdin lines. Responses that take time (`fixture.sleep`) are answered from
-//! a thread, so every write goes through one locked writer that flushes after each line.
+//! a thread, so every write goes through one locked writer. While more complete requests are
+//! already buffered the loop holds its answers and writes them together before it next waits
+//! for input, as a plugin answering a burst should: one `write` and one wake-up of the host per
+//! burst, not per answer. A lone request is answered with one `write`, as before.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -97,33 +100,44 @@ fn log(line: &str) {
 #[derive(Debug)]
 struct Writer {
     reply_twice: bool,
+    /// Answers held while the loop has more buffered requests; `None` writes at once.
+    held: Option<Vec<u8>>,
 }
 
 impl Writer {
-    fn raw(&self, bytes: &[u8]) {
-        let mut out = std::io::stdout().lock();
-        // A host that stopped reading is stopping us; the next stdin EOF ends the process.
-        let _ = out.write_all(bytes).and_then(|()| out.flush());
+    fn raw(&mut self, bytes: &[u8]) {
+        match self.held.as_mut() {
+            Some(held) => held.extend_from_slice(bytes),
+            None => write_out(bytes),
+        }
     }
 
-    fn send(&self, message: &Value) {
+    /// Starts holding answers, or writes what is held and stops.
+    fn hold(&mut self, hold: bool) {
+        if let Some(held) = self.held.take().filter(|held| !held.is_empty()) {
+            write_out(&held);
+        }
+        self.held = hold.then(Vec::new);
+    }
+
+    fn send(&mut self, message: &Value) {
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
         self.raw(&line);
     }
 
-    fn respond(&self, message: &Value) {
+    fn respond(&mut self, message: &Value) {
         self.send(message);
         if self.reply_twice {
             self.send(message);
         }
     }
 
-    fn result(&self, id: &Value, result: Value) {
+    fn result(&mut self, id: &Value, result: Value) {
         self.respond(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
 
-    fn error(&self, id: &Value, code: i64, message: &str) {
+    fn error(&mut self, id: &Value, code: i64, message: &str) {
         self.respond(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
@@ -146,7 +160,10 @@ impl Fixture {
         let reply_twice = modes.contains(&Mode::ReplyTwice);
         Self {
             modes,
-            out: Arc::new(Mutex::new(Writer { reply_twice })),
+            out: Arc::new(Mutex::new(Writer {
+                reply_twice,
+                held: None,
+            })),
             init: Value::Null,
             events: Vec::new(),
             children: Vec::new(),
@@ -159,8 +176,14 @@ impl Fixture {
         self.modes.contains(mode)
     }
 
-    fn with_out(&self, write: impl FnOnce(&Writer)) {
-        write(&self.out.lock().unwrap_or_else(PoisonError::into_inner));
+    fn with_out(&self, write: impl FnOnce(&mut Writer)) {
+        write(&mut self.out.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Writes any held answers: before the process exits or the loop blocks on something other
+    /// than its input.
+    fn flush(&self) {
+        self.with_out(|out| out.hold(false));
     }
 
     fn start(&mut self) {
@@ -225,9 +248,13 @@ impl Fixture {
     }
 
     fn serve(&mut self) {
-        let mut stdin = std::io::stdin().lock();
+        // Our own buffer, so the loop can see whether another request is already in it.
+        let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
         let mut line = Vec::new();
         loop {
+            // Hold answers exactly while another complete request is already buffered.
+            let more = stdin.buffer().contains(&b'\n');
+            self.with_out(|out| out.hold(more));
             line.clear();
             match stdin.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
@@ -240,6 +267,7 @@ impl Fixture {
                 )),
             }
         }
+        self.flush();
         if self.has(&Mode::IgnoreStdinEof) {
             std::thread::sleep(LINGER);
         }
@@ -275,6 +303,7 @@ impl Fixture {
             _ => None,
         });
         if let Some(ms) = slow {
+            self.flush();
             std::thread::sleep(Duration::from_millis(ms));
         }
         let mut result = json!({
@@ -302,9 +331,11 @@ impl Fixture {
         }
         self.with_out(|out| out.result(id, result));
         if self.has(&Mode::ExitAfterInit) {
+            self.flush();
             std::process::exit(0);
         }
         if self.has(&Mode::CloseStdout) {
+            self.flush();
             let closed = std::fs::File::open("/dev/null")
                 .map_err(|error| error.to_string())
                 .and_then(|null| nix::unistd::dup2_stdout(null).map_err(|error| error.to_string()));
@@ -402,6 +433,7 @@ impl Fixture {
             }
             "fixture.crash" => {
                 let code = args.get("code").and_then(Value::as_i64).unwrap_or(1);
+                self.flush();
                 std::process::exit(i32::try_from(code).unwrap_or(1));
             }
             other => {
@@ -500,7 +532,13 @@ fn flood_stderr(bytes: u64) {
     let _ = err.flush();
 }
 
-fn huge_line(out: &Writer, bytes: u64) {
+fn write_out(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    // A host that stopped reading is stopping us; the next stdin EOF ends the process.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+fn huge_line(out: &mut Writer, bytes: u64) {
     let chunk = vec![b'x'; 64 * 1024];
     let mut left = bytes;
     while left > 0 {
