@@ -1,14 +1,21 @@
-//! Collection from a directory. Symlinks are inspected with `lstat`/`readlink` only and never
-//! opened; files are opened with `O_NOFOLLOW | O_NONBLOCK`, re-checked on the open handle and
-//! read through `take(budget + 1)`, so a file swapped for a link or a FIFO, or one that grows
-//! during the copy, cannot get past the limits.
+//! Collection from a directory. The walk holds a handle on each directory it lists and opens
+//! every entry relative to it (`openat` of one name, `O_NOFOLLOW`), so a directory or file
+//! swapped for a symlink after the listing is refused rather than followed, and no open walks
+//! a path from the root again. Symlinks are inspected with `readlink` only and never opened;
+//! files are opened `O_NONBLOCK`, re-checked on the open handle and read through
+//! `take(budget + 1)`, so a file swapped for a FIFO, or one that grows during the copy, cannot
+//! get past the limits.
 
+use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path};
 
-use nix::fcntl::OFlag;
+use nix::dir::{Dir, Type};
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{Mode, SFlag, fstatat};
 
 use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
@@ -29,39 +36,38 @@ pub(crate) fn walk_dir(root: &Path, limits: Limits) -> Result<Tree> {
         });
     }
     let mut tree = Tree::new(limits);
-    tree.stopped = walk(root, "", &mut tree).is_err();
+    // The root itself may be reached through a link: it is the caller's choice of directory.
+    match Dir::open(
+        root,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(dir) => tree.stopped = walk(root, dir, "", &mut tree).is_err(),
+        Err(errno) => tree.refuse(read_failed("", &errno.into())),
+    }
     Ok(tree)
 }
 
-fn walk(root: &Path, rel_dir: &str, tree: &mut Tree) -> Result<(), Stop> {
-    let dir = root.join(rel_dir);
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the collector owns walking bundle trees"
-    )]
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(error) => {
-            tree.refuse(read_failed(rel_dir, &error));
-            return Ok(());
-        }
-    };
+/// Lists `dir` (the tree's `rel_dir`), then collects each entry through `dir`'s handle.
+fn walk(root: &Path, mut dir: Dir, rel_dir: &str, tree: &mut Tree) -> Result<(), Stop> {
     // Never hold more names than the entry budget allows, however large the directory.
     let budget = tree
         .limits
         .max_entries
         .saturating_sub(tree.entries)
         .saturating_add(1);
-    let mut entries: Vec<_> = entries
-        .filter_map(|entry| entry.ok())
+    let mut entries: Vec<_> = dir
+        .iter()
+        .filter_map(Result::ok)
+        .filter(|entry| !matches!(entry.file_name().to_bytes(), b"." | b".."))
         .take(budget)
         .collect();
-    entries.sort_by_key(|entry| entry.file_name());
+    entries.sort_by(|a, b| a.file_name().cmp(b.file_name()));
     for entry in entries {
-        let name = entry.file_name();
-        let lossy = join(rel_dir, &name.to_string_lossy());
+        let c_name = entry.file_name();
+        let lossy = join(rel_dir, &String::from_utf8_lossy(c_name.to_bytes()));
         tree.count_entry(&lossy)?;
-        let Some(name) = name.to_str() else {
+        let Ok(name) = c_name.to_str() else {
             tree.refuse(
                 Diagnostic::error(
                     codes::NON_UTF8_NAME,
@@ -82,30 +88,64 @@ fn walk(root: &Path, rel_dir: &str, tree: &mut Tree) -> Result<(), Stop> {
             ));
             continue;
         }
-        // DirEntry::file_type does not follow symlinks.
+        // The listing's type does not follow symlinks; a file system that leaves it unknown
+        // is asked with `fstatat`, which does not follow them either.
         let file_type = match entry.file_type() {
-            Ok(file_type) => file_type,
-            Err(error) => {
-                tree.refuse(read_failed(&rel, &error));
-                continue;
-            }
+            Some(file_type) => file_type,
+            None => match fstatat(dir.as_fd(), c_name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+                Ok(stat) => type_of_mode(stat.st_mode),
+                Err(errno) => {
+                    tree.refuse(read_failed(&rel, &errno.into()));
+                    continue;
+                }
+            },
         };
-        if file_type.is_symlink() {
-            classify_link(root, &rel, tree);
-        } else if file_type.is_dir() {
-            tree.dirs.insert(rel.clone());
-            walk(root, &rel, tree)?;
-        } else if file_type.is_file() {
-            read_file(&root.join(&rel), rel, tree)?;
-        } else {
-            tree.refuse(special_file(&rel));
+        match file_type {
+            Type::Symlink => classify_link(root, &rel, tree),
+            Type::Directory => {
+                tree.dirs.insert(rel.clone());
+                match open_dir_at(&dir, c_name) {
+                    Ok(child) => walk(root, child, &rel, tree)?,
+                    Err(error) => tree.refuse(read_failed(&rel, &error)),
+                }
+            }
+            Type::File => read_file(open_file_at(&dir, c_name), rel, tree)?,
+            Type::Fifo | Type::CharacterDevice | Type::BlockDevice | Type::Socket => {
+                tree.refuse(special_file(&rel));
+            }
         }
     }
     Ok(())
 }
 
-fn read_file(path: &Path, rel: String, tree: &mut Tree) -> Result<(), Stop> {
-    let file = match open_nofollow(path) {
+fn type_of_mode(mode: nix::libc::mode_t) -> Type {
+    match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+        SFlag::S_IFDIR => Type::Directory,
+        SFlag::S_IFLNK => Type::Symlink,
+        SFlag::S_IFREG => Type::File,
+        SFlag::S_IFIFO => Type::Fifo,
+        SFlag::S_IFCHR => Type::CharacterDevice,
+        SFlag::S_IFBLK => Type::BlockDevice,
+        _ => Type::Socket,
+    }
+}
+
+/// Opens the subdirectory `name` of `dir`; a symlink put in its place fails (`ENOTDIR`).
+fn open_dir_at(dir: &Dir, name: &CStr) -> std::io::Result<Dir> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    Ok(Dir::openat(dir.as_fd(), name, flags, Mode::empty())?)
+}
+
+/// Opens the file `name` of `dir` for reading: a symlink put in its place fails with `ELOOP`,
+/// and a FIFO does not block the open.
+fn open_file_at(dir: &Dir, name: &CStr) -> std::io::Result<File> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::openat(dir.as_fd(), name, flags, Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Result<(), Stop> {
+    let file = match opened {
         Ok(file) => file,
         Err(error) => {
             tree.refuse(read_failed(&rel, &error));
@@ -271,10 +311,13 @@ fn push_components(target: &Path, out: &mut Vec<String>) -> Result<(), ()> {
 
 fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{dir}/{name}")
+        return name.to_owned();
     }
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 fn special_file(rel: &str) -> Diagnostic {
@@ -316,7 +359,13 @@ mod tests {
         let path = dir.path().join("swapped");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         let mut tree = Tree::new(Limits::default());
-        read_file(&path, "swapped".to_owned(), &mut tree).unwrap();
+        let parent = Dir::open(dir.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
+        read_file(
+            open_file_at(&parent, c"swapped"),
+            "swapped".to_owned(),
+            &mut tree,
+        )
+        .unwrap();
         assert_eq!(tree.diagnostics.len(), 1);
         assert_eq!(tree.diagnostics[0].code, codes::SPECIAL_FILE);
         assert!(tree.files.is_empty());
@@ -331,10 +380,43 @@ mod tests {
         let path = dir.path().join("swapped");
         std::os::unix::fs::symlink(dir.path().join("secret"), &path).unwrap();
         let mut tree = Tree::new(Limits::default());
-        read_file(&path, "swapped".to_owned(), &mut tree).unwrap();
+        let parent = Dir::open(dir.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
+        read_file(
+            open_file_at(&parent, c"swapped"),
+            "swapped".to_owned(),
+            &mut tree,
+        )
+        .unwrap();
         assert_eq!(tree.diagnostics.len(), 1);
         assert_eq!(tree.diagnostics[0].code, codes::READ_FAILED);
         assert!(tree.files.is_empty());
+    }
+
+    /// The listing said "directory", but by the time it is opened the name is a symlink to a
+    /// directory outside the bundle: the walk must not descend through it.
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_listing_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("swapped")).unwrap();
+        let parent = Dir::open(dir.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
+        let error = open_dir_at(&parent, c"swapped").unwrap_err();
+        assert!(
+            matches!(
+                error.raw_os_error(),
+                Some(nix::libc::ENOTDIR | nix::libc::ELOOP)
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn entries_of_unknown_type_are_typed_without_following_links() {
+        assert_eq!(type_of_mode(SFlag::S_IFLNK.bits() | 0o777), Type::Symlink);
+        assert_eq!(type_of_mode(SFlag::S_IFDIR.bits() | 0o755), Type::Directory);
+        assert_eq!(type_of_mode(SFlag::S_IFREG.bits() | 0o644), Type::File);
+        assert_eq!(type_of_mode(SFlag::S_IFIFO.bits()), Type::Fifo);
     }
 
     #[test]
