@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
-    CallError, CloseReason, CommandCallParams, ErrorObject, EventEmitParams, HostInfo,
-    InitializeParams, InitializeResult, LogLevel, LogParams, Notification, PROTOCOL_VERSION, Peer,
-    Request, check_protocol_version, codes, confirm_commands, method,
+    CallError, CloseReason, CommandCallParams, CommandInvokeParams, ErrorObject, EventEmitParams,
+    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification,
+    PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
@@ -154,10 +154,11 @@ impl RuntimeInstance {
         let mut guard = CancelGuard {
             live: Some(live.clone()),
         };
-        let request = live.peer.request(
-            method::COMMAND_INVOKE,
-            Some(json!({ "name": name, "args": args })),
-        );
+        let params = CommandInvokeParams {
+            name: name.to_owned(),
+            args,
+        };
+        let request = live.peer.request_with(method::COMMAND_INVOKE, &params);
         let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,

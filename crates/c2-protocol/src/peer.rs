@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc, oneshot};
@@ -252,6 +253,24 @@ impl Peer {
     /// room in the outbound queue. Dropping the future forgets the request; a late response is
     /// then dropped and counted.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, CallError> {
+        self.send_request(method, params.as_ref()).await
+    }
+
+    /// [`Peer::request`] with params serialized straight from `params` (any serializable
+    /// struct), without building a [`Value`] first.
+    pub async fn request_with<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<Value, CallError> {
+        self.send_request(method, Some(params)).await
+    }
+
+    async fn send_request<P: Serialize>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<Value, CallError> {
         let s = &*self.shared;
         self.check_open()?;
         let _in_flight = s.outgoing.try_acquire().map_err(|_| CallError::Busy {
@@ -259,11 +278,7 @@ impl Peer {
         })?;
         let id = s.next_id.fetch_add(1, Ordering::Relaxed);
         let mut frame = Vec::new();
-        let request = Message::Request(Request {
-            id: Id::from(id),
-            method: method.to_owned(),
-            params,
-        });
+        let request = OutgoingRequest { id, method, params };
         encode_line(&request, &s.options.frame, &mut frame)?;
         let (tx, rx) = oneshot::channel();
         {
@@ -584,6 +599,27 @@ impl Drop for Forget<'_> {
     }
 }
 
+/// A request as it goes on the wire, borrowing its parts; the shape of [`Message::Request`].
+struct OutgoingRequest<'a, P> {
+    id: u64,
+    method: &'a str,
+    params: Option<&'a P>,
+}
+
+impl<P: Serialize> Serialize for OutgoingRequest<'_, P> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
 fn encode_response(
     id: Id,
     outcome: Result<Value, ErrorObject>,
@@ -721,6 +757,29 @@ fn report_suppressed(count: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outgoing_request_has_the_wire_shape_of_a_request_message() {
+        for params in [
+            Some(serde_json::json!({"name": "x", "args": [1, "two"]})),
+            None,
+        ] {
+            let borrowed = OutgoingRequest {
+                id: 7,
+                method: "command/invoke",
+                params: params.as_ref(),
+            };
+            let owned = Message::Request(Request {
+                id: Id::from(7),
+                method: "command/invoke".to_owned(),
+                params: params.clone(),
+            });
+            assert_eq!(
+                serde_json::to_string(&borrowed).unwrap(),
+                serde_json::to_string(&owned).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn dropped_line_warnings_are_limited_per_second_then_summarised() {
