@@ -151,7 +151,7 @@ struct Outbox {
 
 /// A drained outbox keeps at most this much capacity, so one burst of large frames does not
 /// pin its memory for the life of the connection.
-const KEPT_OUTBOX_CAPACITY: usize = 64 * 1024;
+const KEPT_OUTBOX_CAPACITY: usize = 256 * 1024;
 
 struct Shared {
     options: PeerOptions,
@@ -277,9 +277,6 @@ impl Peer {
             limit: s.options.max_outgoing_requests,
         })?;
         let id = s.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut frame = Vec::new();
-        let request = OutgoingRequest { id, method, params };
-        encode_line(&request, &s.options.frame, &mut frame)?;
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&s.pending);
@@ -288,7 +285,8 @@ impl Peer {
             pending.insert(id, tx);
         }
         let _forget = Forget { shared: s, id };
-        self.write_frame(&frame, true).await?;
+        let request = OutgoingRequest { id, method, params };
+        self.write_message(&request, true).await?;
         match rx.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(CallError::Remote(error)),
@@ -302,13 +300,11 @@ impl Peer {
     /// outbound queue is full.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), CallError> {
         self.check_open()?;
-        let mut frame = Vec::new();
         let message = Message::Notification(Notification {
             method: method.to_owned(),
             params,
         });
-        encode_line(&message, &self.shared.options.frame, &mut frame)?;
-        self.write_frame(&frame, false).await
+        self.write_message(&message, false).await
     }
 
     /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
@@ -394,9 +390,9 @@ impl Peer {
         }
     }
 
-    /// Queues a frame for the writer task, waiting for a slot when `wait` is set and failing
+    /// Queues a message for the writer task, waiting for a slot when `wait` is set and failing
     /// with [`CallError::QueueFull`] otherwise.
-    async fn write_frame(&self, frame: &[u8], wait: bool) -> Result<(), CallError> {
+    async fn write_message(&self, message: &impl Serialize, wait: bool) -> Result<(), CallError> {
         let s = &*self.shared;
         // Closing the connection closes the semaphore, which ends any wait for a slot.
         let slot = if wait {
@@ -416,18 +412,20 @@ impl Peer {
         let Some(slot) = slot else {
             return Err(CallError::Closed(CloseReason::Cancelled));
         };
-        self.enqueue(frame);
+        self.enqueue(message)?;
         // The writer task gives the slot back once the frame is written.
         slot.forget();
         Ok(())
     }
 
-    /// Appends a whole frame to the outbox; the caller has taken its write slot.
-    fn enqueue(&self, frame: &[u8]) {
+    /// Encodes a message as one frame at the end of the outbox, or appends nothing and fails;
+    /// the caller has taken its write slot. Encoding in place means no frame buffer is
+    /// allocated per message: the outbox's memory is reused from one turn to the next.
+    fn enqueue(&self, message: &impl Serialize) -> Result<(), Error> {
         let s = &*self.shared;
         let was_empty = {
             let mut outbox = lock(&s.outbox);
-            outbox.bytes.extend_from_slice(frame);
+            encode_line(message, &s.options.frame, &mut outbox.bytes)?;
             outbox.frames += 1;
             outbox.frames == 1
         };
@@ -435,21 +433,24 @@ impl Peer {
         if was_empty {
             s.outbox_ready.notify_one();
         }
+        Ok(())
     }
 
     async fn respond(&self, id: Id, outcome: Result<Value, ErrorObject>) {
-        let frame = match encode_response(id.clone(), outcome, &self.shared.options.frame) {
-            Ok(frame) => frame,
-            Err(e) => {
-                let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
-                match encode_response(id, Err(error), &self.shared.options.frame) {
-                    Ok(frame) => frame,
-                    Err(_) => return,
-                }
-            }
-        };
-        // A failed write has already closed the connection; there is no one else to tell.
-        let _ = self.write_frame(&frame, true).await;
+        let response = Message::Response(Response {
+            id: id.clone(),
+            outcome,
+        });
+        // A closed connection has no one left to tell; an answer too large to encode is
+        // replaced by an error saying so.
+        if let Err(CallError::Encode(e)) = self.write_message(&response, true).await {
+            let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
+            let fallback = Message::Response(Response {
+                id,
+                outcome: Err(error),
+            });
+            let _ = self.write_message(&fallback, true).await;
+        }
     }
 
     /// Answers an error without waiting: sent only if the outbound queue has room, so a flood of
@@ -463,11 +464,13 @@ impl Peer {
             bump(&s.counters.dropped_answers, 1);
             return;
         };
-        let Ok(frame) = encode_response(id, Err(error), &s.options.frame) else {
-            return;
-        };
-        self.enqueue(&frame);
-        slot.forget();
+        let answer = Message::Response(Response {
+            id,
+            outcome: Err(error),
+        });
+        if self.enqueue(&answer).is_ok() {
+            slot.forget();
+        }
     }
 
     fn dispatch(&self, event: DecodeEvent, warnings: &mut WarnLimiter) -> Option<CloseReason> {
@@ -618,20 +621,6 @@ impl<P: Serialize> Serialize for OutgoingRequest<'_, P> {
         }
         map.end()
     }
-}
-
-fn encode_response(
-    id: Id,
-    outcome: Result<Value, ErrorObject>,
-    options: &FrameOptions,
-) -> Result<Vec<u8>, Error> {
-    let mut frame = Vec::new();
-    encode_line(
-        &Message::Response(Response { id, outcome }),
-        options,
-        &mut frame,
-    )?;
-    Ok(frame)
 }
 
 /// The one writer: drains the outbox in one `write_all` per turn, gives the frames' slots
