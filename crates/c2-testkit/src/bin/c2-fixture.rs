@@ -97,33 +97,43 @@ fn log(line: &str) {
 }
 
 /// The one place stdout is written.
-#[derive(Debug)]
+/// Its buffers live as long as the process, so answering costs no allocation of its own.
+#[derive(Debug, Default)]
 struct Writer {
     reply_twice: bool,
-    /// Answers held while the loop has more buffered requests; `None` writes at once.
-    held: Option<Vec<u8>>,
+    /// Whether answers are held while the loop has more buffered requests.
+    holding: bool,
+    held: Vec<u8>,
+    /// The line being encoded.
+    line: Vec<u8>,
 }
 
 impl Writer {
     fn raw(&mut self, bytes: &[u8]) {
-        match self.held.as_mut() {
-            Some(held) => held.extend_from_slice(bytes),
-            None => write_out(bytes),
+        if self.holding {
+            self.held.extend_from_slice(bytes);
+        } else {
+            write_out(bytes);
         }
     }
 
     /// Starts holding answers, or writes what is held and stops.
     fn hold(&mut self, hold: bool) {
-        if let Some(held) = self.held.take().filter(|held| !held.is_empty()) {
-            write_out(&held);
+        if !self.held.is_empty() {
+            write_out(&self.held);
+            self.held.clear();
         }
-        self.held = hold.then(Vec::new);
+        self.holding = hold;
     }
 
     fn send(&mut self, message: &Value) {
-        let mut line = message.to_string().into_bytes();
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        // Writing a `Value` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut line, message);
         line.push(b'\n');
         self.raw(&line);
+        self.line = line;
     }
 
     fn respond(&mut self, message: &Value) {
@@ -162,7 +172,7 @@ impl Fixture {
             modes,
             out: Arc::new(Mutex::new(Writer {
                 reply_twice,
-                held: None,
+                ..Writer::default()
             })),
             init: Value::Null,
             events: Vec::new(),
@@ -273,16 +283,16 @@ impl Fixture {
         }
     }
 
-    fn handle(&mut self, message: Value) {
+    fn handle(&mut self, mut message: Value) {
         let id = message.get("id").cloned();
         let method = message
             .get("method")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let params = message.get_mut("params").map_or(Value::Null, Value::take);
         match (method.as_deref(), id) {
             (Some("initialize"), Some(id)) => self.initialize(&id, params),
-            (Some("command/invoke"), Some(id)) => self.invoke(id, &params),
+            (Some("command/invoke"), Some(id)) => self.invoke(id, params),
             (Some(other), Some(id)) => {
                 self.with_out(|out| out.error(&id, -32601, &format!("method not found: {other}")));
             }
@@ -376,13 +386,13 @@ impl Fixture {
         commands
     }
 
-    fn invoke(&mut self, id: Value, params: &Value) {
+    fn invoke(&mut self, id: Value, mut params: Value) {
         let name = params
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let args = params.get("args").cloned().unwrap_or(Value::Null);
+        let args = params.get_mut("args").map_or(Value::Null, Value::take);
         match name.as_str() {
             "fixture.echo" => self.with_out(|out| out.result(&id, args)),
             "fixture.info" => {
