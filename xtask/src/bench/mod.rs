@@ -32,7 +32,7 @@ pub(crate) struct Plan {
     big_per_round: usize,
     /// Invokes per throughput sample, both serial and 64 in flight.
     throughput_calls: usize,
-    /// Cold activations (and unloads) measured.
+    /// Cold activations (and unloads) measured: enough that the p99 is not just the maximum.
     cold_rounds: usize,
     /// Calls per sample of the in-process figures (dispatch does ten times as many).
     cpu_iterations: usize,
@@ -50,7 +50,7 @@ impl Plan {
         invokes_per_round: 1_000,
         big_per_round: 200,
         throughput_calls: 4_096,
-        cold_rounds: 40,
+        cold_rounds: 200,
         cpu_iterations: 200,
         collect_iterations: 3,
         dormant_bundles: 1_000,
