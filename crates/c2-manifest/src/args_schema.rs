@@ -65,28 +65,51 @@ pub(crate) fn check(schema: &Value, draft: Draft) -> Option<Problem> {
 
 /// Whether every keyword of `schema`, at every depth, is one whose compilation adds nothing
 /// to the meta-schema check. `root` allows `$schema`, which the caller has already matched
-/// against the drafts it knows.
+/// against the drafts it knows. Walks an explicit stack, not the call stack.
 fn is_plain(schema: &Value, root: bool) -> bool {
-    let members = match schema {
-        Value::Bool(_) => return true,
-        Value::Object(members) => members,
-        _ => return false,
-    };
-    members.iter().all(|(key, value)| match key.as_str() {
-        "$schema" => root,
-        "properties" => value
-            .as_object()
-            .is_some_and(|props| props.values().all(|s| is_plain(s, false))),
-        "items" => match value {
-            Value::Array(items) => items.iter().all(|s| is_plain(s, false)),
-            _ => is_plain(value, false),
-        },
-        k if SCHEMA_KEYWORDS.contains(&k) => is_plain(value, false),
-        k if SCHEMA_ARRAY_KEYWORDS.contains(&k) => value
-            .as_array()
-            .is_some_and(|items| items.iter().all(|s| is_plain(s, false))),
-        k => PLAIN_KEYWORDS.contains(&k),
-    })
+    let mut stack = vec![(schema, root)];
+    while let Some((schema, root)) = stack.pop() {
+        let members = match schema {
+            Value::Bool(_) => continue,
+            Value::Object(members) => members,
+            _ => return false,
+        };
+        for (key, value) in members {
+            let plain = match key.as_str() {
+                "$schema" => root,
+                "properties" => match value.as_object() {
+                    Some(properties) => {
+                        stack.extend(properties.values().map(|s| (s, false)));
+                        true
+                    }
+                    None => false,
+                },
+                "items" => {
+                    match value {
+                        Value::Array(items) => stack.extend(items.iter().map(|s| (s, false))),
+                        _ => stack.push((value, false)),
+                    }
+                    true
+                }
+                k if SCHEMA_KEYWORDS.contains(&k) => {
+                    stack.push((value, false));
+                    true
+                }
+                k if SCHEMA_ARRAY_KEYWORDS.contains(&k) => match value.as_array() {
+                    Some(items) => {
+                        stack.extend(items.iter().map(|s| (s, false)));
+                        true
+                    }
+                    None => false,
+                },
+                k => PLAIN_KEYWORDS.contains(&k),
+            };
+            if !plain {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]
