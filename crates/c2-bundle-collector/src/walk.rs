@@ -351,6 +351,19 @@ pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
 mod tests {
     use super::*;
 
+    /// Collects the entry `swapped` of `dir` the way the walk does, into a fresh tree.
+    fn read_swapped(dir: &Path) -> Tree {
+        let mut tree = Tree::new(Limits::default());
+        let parent = Dir::open(dir, OFlag::O_RDONLY, Mode::empty()).unwrap();
+        read_file(
+            open_file_at(&parent, c"swapped"),
+            "swapped".to_owned(),
+            &mut tree,
+        )
+        .unwrap();
+        tree
+    }
+
     /// The listing said "regular file", but by the time it is opened the path is a FIFO:
     /// the open must not block and the handle's own type must refuse it.
     #[test]
@@ -358,14 +371,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("swapped");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        let mut tree = Tree::new(Limits::default());
-        let parent = Dir::open(dir.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
-        read_file(
-            open_file_at(&parent, c"swapped"),
-            "swapped".to_owned(),
-            &mut tree,
-        )
-        .unwrap();
+        let tree = read_swapped(dir.path());
         assert_eq!(tree.diagnostics.len(), 1);
         assert_eq!(tree.diagnostics[0].code, codes::SPECIAL_FILE);
         assert!(tree.files.is_empty());
@@ -379,14 +385,7 @@ mod tests {
         std::fs::write(dir.path().join("secret"), "outside").unwrap();
         let path = dir.path().join("swapped");
         std::os::unix::fs::symlink(dir.path().join("secret"), &path).unwrap();
-        let mut tree = Tree::new(Limits::default());
-        let parent = Dir::open(dir.path(), OFlag::O_RDONLY, Mode::empty()).unwrap();
-        read_file(
-            open_file_at(&parent, c"swapped"),
-            "swapped".to_owned(),
-            &mut tree,
-        )
-        .unwrap();
+        let tree = read_swapped(dir.path());
         assert_eq!(tree.diagnostics.len(), 1);
         assert_eq!(tree.diagnostics[0].code, codes::READ_FAILED);
         assert!(tree.files.is_empty());
