@@ -6,6 +6,7 @@
 //! tree freely, and nothing in the product depends on it.
 
 mod bench;
+mod conformance;
 mod fuzz;
 mod layering;
 mod licences;
@@ -28,6 +29,8 @@ tasks:
   soak            1,000 activation/unload cycles and a 256 MiB newline-free stream
   bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
   fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
+  conformance     statement coverage table, docs/conformance.md, the protocol transcripts;
+                  --host \"<command>\" runs the bundle corpus against any host (conformance/README.md)
 ";
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&args[1..]),
         Some("bench-run") => bench::bench_run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             eprint_usage();
             return ExitCode::SUCCESS;
@@ -89,7 +93,7 @@ fn validate() -> Result<()> {
         ],
     )?;
     packs::build_rust_packs(&root())?;
-    let tests = test_workspace()?;
+    let (tests, test_output) = test_workspace()?;
     if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
         // CI also smokes every fuzz target; locally `cargo xtask fuzz` is a separate step
         // because its first, sanitizer-instrumented build takes minutes.
@@ -97,6 +101,7 @@ fn validate() -> Result<()> {
     }
     soak::run(&[])?;
     tidy_all()?;
+    conformance::validate(&test_output)?;
     report("xtask: validate passed");
     // The plain closing line a CI reader takes as the verdict of the whole run.
     say(&format!(
@@ -136,26 +141,32 @@ impl TestCount {
     }
 }
 
-/// `cargo test --workspace`, streaming its output while counting the tests it ran.
-fn test_workspace() -> Result<TestCount> {
+/// `cargo test --workspace`, streaming its output (cargo's stderr merged in, so each `Running`
+/// line precedes the results of its binary) while counting the tests it ran; also returns the
+/// lines, from which the conformance check learns which tests passed.
+fn test_workspace() -> Result<(TestCount, Vec<String>)> {
     use std::io::BufRead;
     report("xtask: cargo test");
     let args = ["test", "--workspace", "--locked"];
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let (reader, writer) = std::io::pipe().context("create a pipe for `cargo test`")?;
     #[expect(clippy::disallowed_methods, reason = "xtask drives cargo itself")]
-    let mut child = std::process::Command::new(cargo)
+    let mut command = std::process::Command::new(cargo);
+    command
         .args(args)
         .current_dir(root())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .context("could not run `cargo test`")?;
+        .stdout(writer.try_clone().context("clone the pipe")?)
+        .stderr(writer);
+    let mut child = command.spawn().context("could not run `cargo test`")?;
+    // The parent's copies of the write end must go, or the read below never ends.
+    drop(command);
     let mut count = TestCount::default();
-    if let Some(stdout) = child.stdout.take() {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.context("read the output of `cargo test`")?;
-            count.add_line(&line);
-            say(&line);
-        }
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(reader).lines() {
+        let line = line.context("read the output of `cargo test`")?;
+        count.add_line(&line);
+        say(&line);
+        lines.push(line);
     }
     let status = child.wait().context("wait for `cargo test`")?;
     if !status.success() {
@@ -164,7 +175,7 @@ fn test_workspace() -> Result<TestCount> {
     if count.passed == 0 {
         bail!("`cargo test` ran no test");
     }
-    Ok(count)
+    Ok((count, lines))
 }
 
 /// A line on stdout, where test output belongs.
