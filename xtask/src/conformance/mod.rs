@@ -486,6 +486,10 @@ impl TestRuns {
         let mut current: Option<String> = None;
         for line in lines {
             let t = line.trim();
+            if t.starts_with("Doc-tests ") {
+                current = None;
+                continue;
+            }
             if let Some(rest) = t.strip_prefix("Running ") {
                 current = rest
                     .rsplit_once('(')

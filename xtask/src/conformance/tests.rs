@@ -208,3 +208,46 @@ fn the_runner_accepts_an_agreeing_host_and_names_a_disagreeing_one() {
         "{outcome:?}"
     );
 }
+
+/// Plays `script` with `outcome` as a transcript file in a temporary directory.
+fn play(script: &str, outcome: &str) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"commands": [{{"id": "t.run", "title": "Run"}}], "invoke": {{"command": "t.run"}},
+                "script": {script}, "outcome": {outcome}}}"#
+        ),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(super::transcripts::play(root(), &file))
+}
+
+const GOOD_SCRIPT: &str = r#"[
+    {"expect": {"method": "initialize"}},
+    {"send": {"jsonrpc": "2.0", "id": "$id", "result": {"name": "t", "version": "1.0.0", "protocolVersion": "1.0.0", "commands": [{"name": "t.run"}]}}},
+    {"expect": {"method": "command/invoke", "params": {"name": "t.run"}}},
+    {"send": {"jsonrpc": "2.0", "id": "$id", "result": 7}}
+]"#;
+
+#[test]
+fn a_transcript_fails_on_a_wrong_outcome_or_a_host_message_the_script_did_not_expect() {
+    play(GOOD_SCRIPT, r#"{"result": 7}"#).unwrap();
+    let wrong_outcome = play(GOOD_SCRIPT, r#"{"result": 8}"#).unwrap_err();
+    assert!(
+        format!("{wrong_outcome:#}").contains("expected the outcome"),
+        "{wrong_outcome:#}"
+    );
+    let other_method = GOOD_SCRIPT.replace("command/invoke", "event/emit");
+    let unexpected = play(&other_method, r#"{"error_kind": "unloaded"}"#).unwrap_err();
+    assert!(
+        format!("{unexpected:#}").contains("expected the outcome"),
+        "{unexpected:#}"
+    );
+}

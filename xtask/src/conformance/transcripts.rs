@@ -81,7 +81,7 @@ impl Outcome {
     }
 }
 
-async fn play(root: &Path, file: &Path) -> Result<()> {
+pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
     let text = std::fs::read_to_string(file)?;
     let transcript: Value = serde_json::from_str(&text).context("not JSON")?;
     let commands = transcript
