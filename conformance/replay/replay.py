@@ -37,7 +37,7 @@ def main():
         transcript = json.load(f)
     report_path = os.environ["C2_REPLAY_REPORT"]
     script = transcript["script"]
-    state = {"steps_done": 0, "total": len(script), "mismatch": None}
+    state = {"steps_done": 0, "total": len(script), "mismatch": None, "cwd": os.getcwd()}
 
     def save():
         with open(report_path + ".tmp", "w", encoding="utf-8") as f:

@@ -102,6 +102,9 @@ pub(crate) struct Obligation {
     /// Tests showing the check fails a plugin that breaks the obligation.
     #[serde(default)]
     pub(crate) proven_by: Vec<String>,
+    /// Why no test shows the check failing, when `proven_by` is empty.
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
 }
 
 impl Statement {
@@ -116,6 +119,7 @@ const CHECKS: &[&str] = &[
     "runtime",
     "spawn",
     "handshake",
+    "protocol version",
     "commands",
     "invoke",
     "stdout",
@@ -214,6 +218,11 @@ pub(crate) fn problems(
                 "{at}: check `{}` is not a `c2-plugins check` item ({})",
                 o.check,
                 CHECKS.join(", ")
+            ));
+        }
+        if o.proven_by.is_empty() && o.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+            problems.push(format!(
+                "{at}: names no test showing its check fail in `proven_by` and gives no `reason`"
             ));
         }
         for test in &o.proven_by {
@@ -706,12 +715,15 @@ pub(crate) fn document(list: &Statements) -> String {
          | id | obligation | check | tests |\n|---|---|---|---|\n",
     );
     for o in &list.plugin_obligations {
-        let tests = o
-            .proven_by
-            .iter()
-            .map(|t| format!("`{t}`"))
-            .collect::<Vec<_>>()
-            .join("<br>");
+        let tests = if o.proven_by.is_empty() {
+            format!("**untested**: {}", o.reason.as_deref().unwrap_or_default())
+        } else {
+            o.proven_by
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join("<br>")
+        };
         let _ = writeln!(
             out,
             "| `{}` | {} | `{}` | {} |",

@@ -130,22 +130,26 @@ pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
         serde_json::to_string_pretty(&manifest)?,
     )?;
 
-    let mut options = HostOptions::new(base.join("plugins"));
+    let plugins_dir = base.join("plugins");
+    let mut options = HostOptions::new(&plugins_dir);
     options.working_dir = base.clone();
     if let Some(timeout) = handshake_timeout {
         options.handshake_timeout = timeout;
     }
     let host = PluginHost::open(options).await.context("open the host")?;
     let source = bundle.to_str().context("bundle path is not UTF-8")?;
-    host.install(
-        source,
-        InstallOptions {
-            trust: true,
-            enable: true,
-        },
-    )
-    .await
-    .context("install the transcript's bundle")?;
+    let installed = host
+        .install(
+            source,
+            InstallOptions {
+                trust: true,
+                enable: true,
+            },
+        )
+        .await
+        .context("install the transcript's bundle")?;
+    // The store layout (docs/decisions.md): `<plugins-dir>/<id>/bundle/`.
+    let installed_dir = plugins_dir.join(&installed.record.id).join("bundle");
     let answer = tokio::time::timeout(INVOKE_BOUND, host.invoke(&Target::User, command, args))
         .await
         .with_context(|| format!("`{command}` did not finish within {INVOKE_BOUND:?}"))?;
@@ -164,6 +168,14 @@ pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
     )?;
     if let Some(mismatch) = progress.get("mismatch").and_then(Value::as_str) {
         bail!("the host's messages differ from the script: {mismatch}");
+    }
+    // The protocol: the process starts with the bundle directory as its working directory.
+    let cwd = progress.get("cwd").and_then(Value::as_str).unwrap_or("");
+    if Path::new(cwd) != installed_dir {
+        bail!(
+            "the runtime ran in `{cwd}`, not in its installed bundle directory {}",
+            installed_dir.display()
+        );
     }
     if progress["steps_done"] != progress["total"] {
         bail!(
