@@ -30,7 +30,10 @@ tasks:
   bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
   fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
   conformance     statement coverage table, docs/conformance.md, the protocol transcripts;
-                  --host \"<command>\" runs the bundle corpus against any host (conformance/README.md)
+                  --host \"<command>\" runs the bundle corpus against any host (conformance/README.md);
+                  --check leaves the document alone and fails when it is stale;
+                  --test-output FILE also requires every named test to have passed in that
+                  saved `cargo test --workspace 2>&1` output; --export rewrites the corpus
 ";
 
 fn main() -> ExitCode {

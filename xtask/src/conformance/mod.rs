@@ -743,6 +743,7 @@ struct Options {
     check: bool,
     gaps: bool,
     export: bool,
+    test_output: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -758,10 +759,15 @@ fn parse(args: &[String]) -> Result<Options> {
                 );
             }
             "--check" => options.check = true,
+            "--test-output" => {
+                options.test_output = Some(PathBuf::from(args.next().context(
+                    "--test-output needs the file holding `cargo test --workspace 2>&1` output",
+                )?));
+            }
             "--gaps" => options.gaps = true,
             "--export" => options.export = true,
             other => bail!(
-                "unknown conformance option `{other}`; options: --host \"<command>\", --check, --export, --gaps"
+                "unknown conformance option `{other}`; options: --host \"<command>\", --check, --export, --gaps, --test-output FILE"
             ),
         }
     }
@@ -799,7 +805,16 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
         return Ok(());
     }
-    statements(&root, &list, units.as_ref(), options.check, None)?;
+    let runs = match &options.test_output {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("read {}", file.display()))?;
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            Some(TestRuns::from_output(&lines, &test_binaries()?))
+        }
+        None => None,
+    };
+    statements(&root, &list, units.as_ref(), options.check, runs.as_ref())?;
     let played = transcripts::run_all(&root)?;
     report(&format!(
         "xtask: {played} protocol transcript(s) played against the host"
