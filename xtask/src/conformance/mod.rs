@@ -328,7 +328,12 @@ impl TestInventory {
             }
             for file in rust_files(&dir.join("src")) {
                 let module = module_path(&dir.join("src"), &file);
-                for test in test_functions(&file) {
+                for (inline, test) in unit_test_functions(&file) {
+                    // A `mod tests { ... }` inside the file adds a `tests` segment.
+                    let module = match inline {
+                        true => format!("{module}::tests"),
+                        false => module.clone(),
+                    };
                     inventory
                         .tests
                         .insert(format!("{name}::unit::{module}::{test}"));
@@ -446,6 +451,47 @@ fn module_path(base: &Path, file: &Path) -> String {
         parts.pop();
     }
     parts.join("::")
+}
+
+/// Test functions of a source file, each with whether it sits after an inline `mod tests {`.
+fn unit_test_functions(file: &Path) -> Vec<(bool, String)> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let inline_at = text.find("\nmod tests {");
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        if let Some(name) = test_function_after(&text[..start], line) {
+            out.push((inline_at.is_some_and(|at| at < start), name));
+        }
+    }
+    out
+}
+
+/// The function name on `line` when the nearest attribute lines above it include a test one.
+fn test_function_after(before: &str, line: &str) -> Option<String> {
+    let t = line.trim();
+    let pos = t.find("fn ")?;
+    if !(t.starts_with("fn ") || t.starts_with("async fn ") || t.starts_with("pub")) {
+        return None;
+    }
+    let is_test = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .take_while(|l| l.starts_with("#[") || l.starts_with("//") || l.ends_with(")]"))
+        .any(|l| l.starts_with("#[test]") || l.starts_with("#[tokio::test"));
+    if !is_test {
+        return None;
+    }
+    let name: String = t[pos + 3..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
 }
 
 /// Names of the functions under a `#[test]` or `#[tokio::test...]` attribute.
