@@ -97,8 +97,9 @@ pub(crate) struct Obligation {
     pub(crate) section: String,
     pub(crate) anchor: String,
     pub(crate) says: String,
-    /// The `c2-plugins check` item that verifies it (its `name`, or its prefix for `invoke`).
-    pub(crate) check: String,
+    /// The `c2-plugins check` item that verifies it (its `name`, or its prefix for `invoke`);
+    /// `None` when no check can observe it, and then `reason` says why.
+    pub(crate) check: Option<String>,
     /// Tests showing the check fails a plugin that breaks the obligation.
     #[serde(default)]
     pub(crate) proven_by: Vec<String>,
@@ -213,12 +214,15 @@ pub(crate) fn problems(
         if !ids.insert(o.id.as_str()) {
             problems.push(format!("{at}: the id is used twice"));
         }
-        if !CHECKS.contains(&o.check.as_str()) {
-            problems.push(format!(
-                "{at}: check `{}` is not a `c2-plugins check` item ({})",
-                o.check,
+        match o.check.as_deref() {
+            Some(check) if !CHECKS.contains(&check) => problems.push(format!(
+                "{at}: check `{check}` is not a `c2-plugins check` item ({})",
                 CHECKS.join(", ")
-            ));
+            )),
+            None if !o.proven_by.is_empty() => problems.push(format!(
+                "{at}: names tests but no check; a test here shows a check failing"
+            )),
+            _ => {}
         }
         if o.proven_by.is_empty() && o.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
             problems.push(format!(
@@ -770,12 +774,15 @@ pub(crate) fn document(list: &Statements) -> String {
                 .collect::<Vec<_>>()
                 .join("<br>")
         };
+        let check = o
+            .check
+            .as_deref()
+            .map_or("none".to_owned(), |c| format!("`{c}`"));
         let _ = writeln!(
             out,
-            "| `{}` | {} | `{}` | {} |",
+            "| `{}` | {} | {check} | {} |",
             o.id,
             cell(&o.says),
-            o.check,
             tests
         );
     }
