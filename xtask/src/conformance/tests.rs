@@ -157,8 +157,7 @@ fn passed_tests_are_attributed_to_the_binary_of_the_running_line_above_them() {
             {"id": "a", "spec": "standard", "section": "s", "anchor": "an anchor text",
              "kind": "manifest", "says": "x", "proven_by": [
                 "c2-manifest::it::corpus::every_code_in_the_table_is_unique_and_kebab_case",
-        "xtask::unit::main::tests::libtest_summaries_are_summed_and_other_lines_ignored",
-                "c2-host::it::lsp::dropping_a_live_server_kills_it",
+        "c2-host::it::lsp::dropping_a_live_server_kills_it",
                 "c2-host::it::corpus::every_code_in_the_table_is_unique_and_kebab_case",
                 "c2-manifest/test_data/ok/minimal"]}
         ]}"#,
