@@ -888,7 +888,7 @@ fn verdict(
         return fail(
             "process_exited",
             format!(
-                "the {language} language server {} after `shutdown` and `exit` (the LSP exit rule asks for code 0)",
+                "the {language} language server {}; the editor had sent `shutdown` and `exit`, after which the LSP exit rule asks for code 0",
                 exit.exit
             ),
         );
