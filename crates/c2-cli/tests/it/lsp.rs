@@ -220,6 +220,121 @@ fn session(
     }
 }
 
+/// An editor driving `c2-plugins lsp` step by step: frames are read on a thread, and every
+/// wait is bounded.
+struct Editor {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    received: std::sync::mpsc::Receiver<serde_json::Value>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Generous: a loaded machine starts Python slowly; pylsp itself answers in well under 1 s.
+const EDITOR_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Editor {
+    fn start(sandbox: &Sandbox, language: &str, project: &std::path::Path) -> Self {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test drives the built binary as an editor would"
+        )]
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"))
+            .args(["lsp", language, "--project", project.to_str().unwrap()])
+            .current_dir(&sandbox.work)
+            .env("HOME", &sandbox.home)
+            .env("C2_PLUGINS_DIR", &sandbox.plugins)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (sender, received) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::{BufRead, Read};
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(value) = line.strip_prefix("Content-Length: ") {
+                        length = value.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0u8; length.expect("a Content-Length header")];
+                if stdout.read_exact(&mut body).is_err() {
+                    return;
+                }
+                if sender.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            received,
+            reader: Some(reader),
+        }
+    }
+
+    fn send(&mut self, messages: &[serde_json::Value]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(&frames(messages)).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The response to request `id`, skipping notifications and other answers.
+    fn answer(&mut self, id: i64) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + EDITOR_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self
+                .received
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no answer to {id} in time: {e}"));
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin and waits, bounded, for the exit: its code and stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + EDITOR_WAIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the lsp bridge ends in time"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        self.reader.take().unwrap().join().unwrap();
+        let mut stderr = String::new();
+        use std::io::Read;
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status.code(), stderr)
+    }
+}
+
 fn frames(messages: &[serde_json::Value]) -> Vec<u8> {
     messages
         .iter()
@@ -242,33 +357,26 @@ fn pylsp_shutdown_then_exit_is_exit_0_and_exit_without_shutdown_is_1() {
     std::fs::write(project.join("app.py"), "def greet():\n    return 1\n").unwrap();
     let uri = format!("file://{}", project.join("app.py").display());
 
-    let clean = session(
-        &sandbox,
-        "Python",
-        &project,
-        frames(&[
-            initialize(),
-            serde_json::json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-                "uri": uri, "languageId": "python", "version": 1, "text": "def greet():\n    return 1\n"}}}),
-            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/documentSymbol",
-                "params": {"textDocument": {"uri": uri}}}),
-            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}),
-            serde_json::json!({"jsonrpc": "2.0", "method": "exit"}),
-        ]),
-    );
-    assert_eq!(clean.code, Some(0), "{clean:#?}");
-    let messages = clean.messages();
-    let by_id = |id: i64| {
-        messages
-            .iter()
-            .find(|m| m["id"] == id && m.get("method").is_none())
-            .unwrap_or_else(|| panic!("no answer to {id}: {messages:#?}"))
-    };
-    assert_eq!(by_id(1)["result"]["serverInfo"]["name"], "pylsp");
-    assert_eq!(by_id(2)["result"][0]["name"], "greet", "{messages:#?}");
-    assert!(by_id(3).get("error").is_none());
-    assert!(!clean.stderr.contains("error"), "{}", clean.stderr);
+    // Interactive, as an editor: pylsp answers requests on worker threads and may drop one
+    // still in flight at `exit`, so `shutdown` goes out only after the answers arrived.
+    let mut editor = Editor::start(&sandbox, "Python", &project);
+    editor.send(&[
+        initialize(),
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": "def greet():\n    return 1\n"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/documentSymbol",
+            "params": {"textDocument": {"uri": uri}}}),
+    ]);
+    assert_eq!(editor.answer(1)["result"]["serverInfo"]["name"], "pylsp");
+    let symbols = editor.answer(2);
+    assert_eq!(symbols["result"][0]["name"], "greet", "{symbols:#}");
+    editor.send(&[serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})]);
+    assert!(editor.answer(3).get("error").is_none());
+    editor.send(&[serde_json::json!({"jsonrpc": "2.0", "method": "exit"})]);
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
 
     let unclean = session(
         &sandbox,
