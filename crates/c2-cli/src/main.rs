@@ -221,14 +221,20 @@ enum Command {
         #[arg(long, value_name = "ID")]
         action: Option<String>,
     },
-    /// Start the language server the active plugins map to LANGUAGE and bridge it to stdio
+    /// Start the language server the active plugins map to LANGUAGE and bridge it to stdio;
+    /// or, with --list, show every language mapping
     Lsp {
         /// A Monaco language id, matched case-insensitively
-        #[arg(value_name = "LANGUAGE")]
-        language: String,
-        /// The project directory (the server's working directory)
-        #[arg(long, value_name = "DIR", required = true)]
-        project: PathBuf,
+        #[arg(value_name = "LANGUAGE", required_unless_present = "list")]
+        language: Option<String>,
+        /// The project directory (the server's working directory); with --list, the realm
+        /// to list [default: the user realm]
+        #[arg(long, value_name = "DIR", required_unless_present = "list")]
+        project: Option<PathBuf>,
+        /// List each language server with its languages, the winner per language, conflicts
+        /// and the built-in mappings instead of starting one
+        #[arg(long, conflicts_with = "language")]
+        list: bool,
     },
     /// Apply an installed bundle's scaffold to a directory; writes nothing on any conflict
     Scaffold {
@@ -300,7 +306,7 @@ fn main() -> ExitCode {
         ),
         _ => on_host(&cli, &mut out),
     };
-    if matches!(cli.command, Command::Lsp { .. }) {
+    if matches!(cli.command, Command::Lsp { list: false, .. }) {
         // stdout is the editor's protocol channel: our failures must not land on it.
         out.format = output::Format::Human;
     }
@@ -438,9 +444,12 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             };
             commands::ui::invoke(out, host, &request).await
         }
-        Command::Lsp { language, project } => {
-            commands::lsp::run(out, host, language, project).await
-        }
+        Command::Lsp {
+            language: Some(language),
+            project: Some(project),
+            list: false,
+        } => commands::lsp::run(out, host, language, project).await,
+        Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
         // Answered before the host was opened.
         Command::Validate { .. }
         | Command::Schema

@@ -56,12 +56,16 @@ impl InstalledBundle {
         self.manifest.codetwo.runtime.is_some()
     }
 
+    /// Whether the bundle's module lives in project realms too, so that a project may enable
+    /// or disable it on its own: a runtime that declares project scope, or no runtime at all
+    /// and language servers, which always run in a project (plugin-standard.md §2: a conflict
+    /// stays "until policy removes the conflict", per project as well as user-wide). Such a
+    /// bundle's module applies as a no-op; its project scope owns the servers started there.
     pub(crate) fn project_capable(&self) -> bool {
-        self.manifest
-            .codetwo
-            .runtime
-            .as_ref()
-            .is_some_and(|r| r.scope_support.contains(&ManifestScope::Project))
+        match &self.manifest.codetwo.runtime {
+            Some(runtime) => runtime.scope_support.contains(&ManifestScope::Project),
+            None => !self.manifest.codetwo.language_servers.is_empty(),
+        }
     }
 
     /// The factory revision: the content digest, so replacing the content rebuilds the runtime.

@@ -44,8 +44,9 @@ pub use host::{
     ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target,
 };
 pub use lsp::{
-    BridgeEnd, BridgeReport, BuiltinLanguageServer, FlowStats, LanguageMapping, LanguageServer,
-    Resolved, ServerOrigin,
+    BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
+    LanguageListing, LanguageMapping, LanguageRow, LanguageServer, ProviderRef, Resolved,
+    ServerListing, ServerOrigin,
 };
 pub use options::HostOptions;
 pub use paths::Project;

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use c2_kernel::{Lease, Realm, ScopeHandle};
 use c2_manifest::LanguageServerDecl;
@@ -31,7 +32,7 @@ use tokio::process::ChildStdout;
 
 use crate::bundle::InstalledBundle;
 use crate::error::HostError;
-use crate::host::{PluginHost, lock};
+use crate::host::{PluginHost, Target, lock};
 use crate::paths::Project;
 
 /// How many bytes one read of a bridged stream asks for. Memory stays bounded by the decoder's
@@ -62,6 +63,79 @@ pub struct BuiltinLanguageServer {
     pub program: PathBuf,
     /// Arguments, passed verbatim.
     pub args: Vec<String>,
+}
+
+/// [`PluginHost::language_listing`]: every language server and language mapping of one realm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LanguageListing {
+    /// The project key, or `global` for the user realm.
+    pub realm: String,
+    /// One row per language (folded case), ordered by language.
+    pub languages: Vec<LanguageRow>,
+    /// Every installed bundle's declared servers, ordered by bundle id.
+    pub servers: Vec<ServerListing>,
+    /// The embedder's built-in mappings.
+    pub builtins: Vec<BuiltinLanguageServer>,
+}
+
+/// One language in a [`LanguageListing`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LanguageRow {
+    /// The language id as first spelled by a provider.
+    pub language: String,
+    /// Who `lsp <LANGUAGE>` would start: `None` on a conflict or when nothing active maps it.
+    pub winner: Option<ServerOrigin>,
+    /// Two or more active providers: the language fails closed until policy removes it.
+    pub conflict: bool,
+    /// The active bundles' servers that map it.
+    pub providers: Vec<ProviderRef>,
+    /// Installed bundles that map it but are not trusted and enabled here.
+    pub inactive: Vec<ProviderRef>,
+    /// The built-in mapping, overridden by any active plugin provider.
+    pub builtin: Option<BuiltinLanguageServer>,
+}
+
+impl LanguageRow {
+    fn new(language: &str) -> Self {
+        Self {
+            language: language.to_owned(),
+            winner: None,
+            conflict: false,
+            providers: Vec::new(),
+            inactive: Vec::new(),
+            builtin: None,
+        }
+    }
+}
+
+/// A bundle's server named in a [`LanguageRow`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRef {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The server's bundle-local id.
+    pub server: String,
+    /// The declared command.
+    pub command: String,
+}
+
+/// One declared server in a [`LanguageListing`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerListing {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The server's bundle-local id.
+    pub server: String,
+    /// Its languages as declared.
+    pub languages: Vec<String>,
+    /// The declared command.
+    pub command: String,
+    /// Whether its bundle is trusted and enabled in the listed realm.
+    pub active: bool,
 }
 
 /// What a language resolves to in one project.
@@ -170,6 +244,92 @@ impl PluginHost {
             }
         }
         Ok(mappings)
+    }
+
+    /// Every language server and language mapping as seen from `target` (a project, or the
+    /// user realm for what is enabled user-wide): each installed bundle's servers with their
+    /// languages and whether the bundle is active there, and per language its active
+    /// providers, the winner (the one active plugin, else the built-in mapping), conflicts and
+    /// the built-in mapping. Starts nothing.
+    pub fn language_listing(&self, target: &Target) -> Result<LanguageListing, HostError> {
+        let (scope, realm) = match target {
+            Target::User => (Scope::User, "global".to_owned()),
+            Target::Project(path) => {
+                let project = Project::normalize(path)?;
+                let key = project.key().to_owned();
+                (Scope::Project(key.clone()), key)
+            }
+        };
+        let active: Vec<String> = self
+            .active_in(&scope)
+            .iter()
+            .map(|bundle| bundle.record.id.clone())
+            .collect();
+        let mut servers = Vec::new();
+        let mut languages: BTreeMap<String, LanguageRow> = BTreeMap::new();
+        let modules: Vec<Arc<InstalledBundle>> = lock(&self.shared.bundles)
+            .values()
+            .map(|module| module.bundle().clone())
+            .collect();
+        for bundle in &modules {
+            let id = &bundle.record.id;
+            let is_active = active.contains(id);
+            for server in &bundle.manifest.codetwo.language_servers {
+                servers.push(ServerListing {
+                    bundle: id.clone(),
+                    server: server.id.clone(),
+                    languages: server.languages.clone(),
+                    command: server.command.clone(),
+                    active: is_active,
+                });
+                for language in &server.languages {
+                    let row = languages
+                        .entry(fold(language))
+                        .or_insert_with(|| LanguageRow::new(language));
+                    let provider = ProviderRef {
+                        bundle: id.clone(),
+                        server: server.id.clone(),
+                        command: server.command.clone(),
+                    };
+                    if is_active {
+                        row.providers.push(provider);
+                    } else {
+                        row.inactive.push(provider);
+                    }
+                }
+            }
+        }
+        let builtins: Vec<BuiltinLanguageServer> = lock(&self.shared.language_servers.servers)
+            .values()
+            .cloned()
+            .collect();
+        for builtin in &builtins {
+            languages
+                .entry(fold(&builtin.language))
+                .or_insert_with(|| LanguageRow::new(&builtin.language))
+                .builtin = Some(builtin.clone());
+        }
+        let languages = languages
+            .into_values()
+            .map(|mut row| {
+                row.conflict = row.providers.len() > 1;
+                row.winner = match (row.providers.as_slice(), &row.builtin) {
+                    ([one], _) => Some(ServerOrigin::Plugin {
+                        bundle: one.bundle.clone(),
+                        server: one.server.clone(),
+                    }),
+                    ([], Some(_)) => Some(ServerOrigin::BuiltIn),
+                    _ => None,
+                };
+                row
+            })
+            .collect();
+        Ok(LanguageListing {
+            realm,
+            languages,
+            servers,
+            builtins,
+        })
     }
 
     /// What `language` resolves to in `project`: the one active plugin mapping it, else the
@@ -290,12 +450,18 @@ impl PluginHost {
             origin,
             language: language.to_owned(),
             framing: ContentLengthOptions::default(),
+            drain: DEFAULT_DRAIN,
             _lease: lease,
         })
     }
 
     /// The bundles trusted and enabled in `project` that declare language servers.
     fn active_bundles(&self, project: &Project) -> Vec<Arc<InstalledBundle>> {
+        self.active_in(&Scope::Project(project.key().to_owned()))
+    }
+
+    /// The bundles trusted and enabled in `scope` that declare language servers.
+    fn active_in(&self, scope: &Scope) -> Vec<Arc<InstalledBundle>> {
         let catalog = self.policy_catalog();
         let bundles: Vec<Arc<InstalledBundle>> = lock(&self.shared.bundles)
             .values()
@@ -303,12 +469,11 @@ impl PluginHost {
             .filter(|bundle| !bundle.manifest.codetwo.language_servers.is_empty())
             .collect();
         let policy = lock(&self.shared.policy);
-        let scope = Scope::Project(project.key().to_owned());
         bundles
             .into_iter()
             .filter(|bundle| {
                 policy
-                    .desired(&catalog, &bundle.module_name(), &scope)
+                    .desired(&catalog, &bundle.module_name(), scope)
                     .is_ok_and(|desired| desired.is_runnable())
             })
             .collect()
@@ -356,10 +521,17 @@ impl PluginHost {
             std::env::var_os("PATH").as_deref(),
         )
         .map_err(|error| {
+            // The supervisor words it for runtimes; say which language server it is.
+            let problem = match error {
+                c2_supervisor::Error::Command { command, problem } => {
+                    format!("its command `{command}` {problem}")
+                }
+                other => other.to_string(),
+            };
             HostError::command(
                 "activation_failed",
                 format!(
-                    "{}: language server `{}` cannot be found: {error}",
+                    "{}: the language server `{}` for `{language}` cannot start: {problem}",
                     provider.bundle.record.id, provider.server.id
                 ),
             )
@@ -410,6 +582,7 @@ pub struct LanguageServer {
     origin: ServerOrigin,
     language: String,
     framing: ContentLengthOptions,
+    drain: Duration,
     _lease: Lease,
 }
 
@@ -497,23 +670,52 @@ impl LanguageServer {
         self.process.stop().await
     }
 
+    /// How long [`bridge`](Self::bridge) keeps forwarding the server's output after the
+    /// editor closed its input or sent `exit`, before the server is stopped (default 2 s).
+    pub fn drain(&self) -> Duration {
+        self.drain
+    }
+
+    /// Changes [`drain`](Self::drain).
+    pub fn set_drain(&mut self, drain: Duration) {
+        self.drain = drain;
+    }
+
     /// Copies Content-Length frames both ways, `client_in` to the server and the server to
-    /// `client_out`, re-framing each body under [`framing`](Self::framing): an oversized body is
-    /// discarded as it arrives and counted. Returns when either side ends or fails, after
-    /// stopping the server.
-    pub async fn bridge<R, W>(mut self, client_in: R, client_out: W) -> BridgeReport
+    /// `client_out`, re-framing each body under [`framing`](Self::framing), and watches the
+    /// editor's `shutdown` and `exit` for the LSP exit rule ([`BridgeReport::verdict`]).
+    ///
+    /// A body over the limit in either direction ends the session: its bytes are discarded as
+    /// they arrive, the editor gets a `window/showMessage` error naming the size and the limit,
+    /// and the server is stopped. Returns when either side ends or fails, after stopping the
+    /// server.
+    pub async fn bridge<R, W>(mut self, client_in: R, mut client_out: W) -> BridgeReport
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
         let framing = self.framing;
+        let drain = self.drain;
         let mut to_server = FlowStats::default();
         let mut to_client = FlowStats::default();
+        let mut lifecycle = Lifecycle::default();
+        let mut output_ended = false;
         let ended = {
-            let mut down =
-                std::pin::pin!(pump(&mut self.stdout, client_out, framing, &mut to_client));
+            let mut down = std::pin::pin!(pump(
+                &mut self.stdout,
+                &mut client_out,
+                framing,
+                &mut to_client,
+                None
+            ));
             let first = {
-                let up = pump(client_in, &mut self.stdin, framing, &mut to_server);
+                let up = pump(
+                    client_in,
+                    &mut self.stdin,
+                    framing,
+                    &mut to_server,
+                    Some(&mut lifecycle),
+                );
                 tokio::select! {
                     result = up => Ok(result),
                     result = &mut down => Err(result),
@@ -522,28 +724,210 @@ impl LanguageServer {
             match first {
                 Ok(Ok(())) => {
                     // The editor is done. Let the server see the end of its input and deliver what
-                    // it has already answered, for at most the stop grace, before it is stopped.
+                    // it has already answered, for at most the drain time, before it is stopped.
                     self.process.close_stdin();
-                    let _drained = tokio::time::timeout(DRAIN_AFTER_CLIENT_CLOSED, &mut down).await;
+                    output_ended = tokio::time::timeout(drain, &mut down).await.is_ok();
                     BridgeEnd::ClientClosed
                 }
-                Ok(Err(reason)) => BridgeEnd::ClientToServerFailed(reason),
-                Err(Ok(())) => BridgeEnd::ServerClosed,
-                Err(Err(reason)) => BridgeEnd::ServerToClientFailed(reason),
+                Ok(Err(PumpError::Oversized { len, limit })) => {
+                    BridgeEnd::ClientFrameTooLarge { len, limit }
+                }
+                Ok(Err(PumpError::Failed(reason))) => BridgeEnd::ClientToServerFailed(reason),
+                Err(Ok(())) => {
+                    output_ended = true;
+                    BridgeEnd::ServerClosed
+                }
+                Err(Err(PumpError::Oversized { len, limit })) => {
+                    BridgeEnd::ServerFrameTooLarge { len, limit }
+                }
+                Err(Err(PumpError::Failed(reason))) => BridgeEnd::ServerToClientFailed(reason),
             }
         };
+        if output_ended || lifecycle.exit_sent {
+            // The server closed its output or was told to exit: it is ending on its own (its
+            // stdout closes a moment before its exit is reaped). Wait for that, bounded, so the
+            // report tells a server that ended by itself from one the bridge had to stop.
+            let _exited = tokio::time::timeout(drain, self.process.exited()).await;
+        }
         let exit = self.stop().await;
+        let verdict = verdict(&ended, lifecycle, &exit, &self.language, drain);
+        if let Err(failure) = &verdict
+            && failure.kind == "frame_too_large"
+        {
+            // Tell the editor why the session ends (it cannot otherwise know which of its
+            // requests will never be answered).
+            let _told = show_error(&mut client_out, &failure.message, framing).await;
+        }
+        let stderr_tail = if verdict.is_err() {
+            self.settled_stderr_tail().await
+        } else {
+            Vec::new()
+        };
         BridgeReport {
             ended,
             to_server,
             to_client,
             exit,
+            shutdown_requested: lifecycle.shutdown_requested,
+            exit_sent: lifecycle.exit_sent,
+            verdict,
+            stderr_tail,
+        }
+    }
+
+    /// The stderr tail once the drain of the (now dead) group's stderr has caught up: the
+    /// reaper can report the exit before the last lines were read, so wait a moment, bounded.
+    async fn settled_stderr_tail(&self) -> Vec<String> {
+        let mut tail = self.stderr_tail();
+        for _ in 0..STDERR_SETTLE_STEPS {
+            tokio::time::sleep(STDERR_SETTLE_STEP).await;
+            let now = self.stderr_tail();
+            if now == tail && !now.is_empty() {
+                break;
+            }
+            tail = now;
+        }
+        tail
+    }
+}
+
+/// How long [`LanguageServer::bridge`] waits, at most, for a failed server's last stderr lines:
+/// this many steps of [`STDERR_SETTLE_STEP`] (only on a failure, never on a clean end).
+const STDERR_SETTLE_STEPS: u32 = 10;
+const STDERR_SETTLE_STEP: Duration = Duration::from_millis(20);
+
+/// The default of [`LanguageServer::drain`].
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(2);
+
+/// What the editor said about ending the session (LSP `shutdown` request, `exit` notification).
+#[derive(Debug, Clone, Copy, Default)]
+struct Lifecycle {
+    shutdown_requested: bool,
+    exit_sent: bool,
+}
+
+impl Lifecycle {
+    /// Notes `shutdown` and `exit` in one editor message. Only `method` is looked at; the rest
+    /// of the body is skipped without being built.
+    fn observe(&mut self, body: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Probe<'a> {
+            #[serde(borrow)]
+            method: Option<std::borrow::Cow<'a, str>>,
+        }
+        let Ok(Probe {
+            method: Some(method),
+        }) = serde_json::from_slice::<Probe<'_>>(body)
+        else {
+            return;
+        };
+        match method.as_ref() {
+            "shutdown" => self.shutdown_requested = true,
+            "exit" => self.exit_sent = true,
+            _ => {}
         }
     }
 }
 
-/// How long a bridge keeps forwarding the server's output after the client closed its input.
-const DRAIN_AFTER_CLIENT_CLOSED: std::time::Duration = std::time::Duration::from_secs(1);
+/// The LSP exit rule applied to how a bridge ended (see [`BridgeReport::verdict`]).
+fn verdict(
+    ended: &BridgeEnd,
+    lifecycle: Lifecycle,
+    exit: &ExitReport,
+    language: &str,
+    drain: Duration,
+) -> Result<(), BridgeFailure> {
+    let fail = |kind: &'static str, message: String| Err(BridgeFailure { kind, message });
+    match ended {
+        BridgeEnd::ClientFrameTooLarge { len, limit } => {
+            return fail(
+                "frame_too_large",
+                format!(
+                    "the editor sent a {len}-byte message to the {language} language server, over the {limit}-byte limit; the message was discarded and the server stopped (raise the limit or send smaller messages)"
+                ),
+            );
+        }
+        BridgeEnd::ServerFrameTooLarge { len, limit } => {
+            return fail(
+                "frame_too_large",
+                format!(
+                    "the {language} language server sent a {len}-byte message, over the {limit}-byte limit; the message was discarded and the server stopped, so a pending request may never be answered"
+                ),
+            );
+        }
+        BridgeEnd::ClientToServerFailed(why) | BridgeEnd::ServerToClientFailed(why) => {
+            return fail(
+                "command_failed",
+                format!("the {language} language-server bridge failed: {why}"),
+            );
+        }
+        BridgeEnd::ClientClosed | BridgeEnd::ServerClosed => {}
+    }
+    if lifecycle.exit_sent {
+        if !lifecycle.shutdown_requested {
+            return fail(
+                "exit_without_shutdown",
+                format!(
+                    "the editor sent `exit` to the {language} language server without `shutdown` first; by the LSP exit rule the session ends with code 1"
+                ),
+            );
+        }
+        if exit.already_exited && exit.exit.success() {
+            return Ok(());
+        }
+        if !exit.already_exited {
+            return fail(
+                "process_exited",
+                format!(
+                    "the {language} language server did not exit within {} ms of `shutdown` and `exit`; it was stopped ({})",
+                    drain.as_millis(),
+                    exit.exit
+                ),
+            );
+        }
+        return fail(
+            "process_exited",
+            format!(
+                "the {language} language server {}; the editor had sent `shutdown` and `exit`, after which the LSP exit rule asks for code 0",
+                exit.exit
+            ),
+        );
+    }
+    match ended {
+        BridgeEnd::ServerClosed => fail(
+            "process_exited",
+            format!(
+                "the {language} language server ended before the editor sent `exit`: {}",
+                exit.exit
+            ),
+        ),
+        // The editor went away. The bridge stopping the server is the expected end; a server
+        // that had already ended on its own with a failure (it died at start, say) is reported.
+        _ if exit.already_exited && !exit.exit.success() => fail(
+            "process_exited",
+            format!("the {language} language server ended: {}", exit.exit),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a `window/showMessage` error notification to the editor.
+async fn show_error<W: AsyncWrite + Unpin>(
+    to: &mut W,
+    message: &str,
+    framing: ContentLengthOptions,
+) -> Result<(), String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "window/showMessage",
+        "params": { "type": 1, "message": format!("c2-plugins: {message}") },
+    })
+    .to_string();
+    let mut frame = Vec::new();
+    encode_content_length(body.as_bytes(), &framing, &mut frame).map_err(|e| e.to_string())?;
+    to.write_all(&frame).await.map_err(|e| e.to_string())?;
+    to.flush().await.map_err(|e| e.to_string())
+}
 
 /// Frames moved in one direction of a bridge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -551,7 +935,7 @@ const DRAIN_AFTER_CLIENT_CLOSED: std::time::Duration = std::time::Duration::from
 pub struct FlowStats {
     /// Bodies forwarded.
     pub frames: u64,
-    /// Bodies over the limit, discarded as they arrived.
+    /// Bodies over the limit (at most one: the first ends the bridge).
     pub oversized: u64,
 }
 
@@ -566,6 +950,35 @@ pub enum BridgeEnd {
     ClientToServerFailed(String),
     /// Reading the server, its framing, or writing to the client failed.
     ServerToClientFailed(String),
+    /// The editor sent a body over the limit.
+    ClientFrameTooLarge {
+        /// Its declared length in bytes.
+        len: u64,
+        /// The limit it broke.
+        limit: usize,
+    },
+    /// The server sent a body over the limit.
+    ServerFrameTooLarge {
+        /// Its declared length in bytes.
+        len: u64,
+        /// The limit it broke.
+        limit: usize,
+    },
+}
+
+/// Why a bridged session did not end cleanly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BridgeFailure {
+    /// `process_exited`, `exit_without_shutdown`, `frame_too_large` or `command_failed`.
+    pub kind: &'static str,
+    /// What happened, for the user.
+    pub message: String,
+}
+
+impl std::fmt::Display for BridgeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// What [`LanguageServer::bridge`] did.
@@ -579,19 +992,43 @@ pub struct BridgeReport {
     pub to_client: FlowStats,
     /// How the server ended.
     pub exit: ExitReport,
+    /// The editor sent the `shutdown` request.
+    pub shutdown_requested: bool,
+    /// The editor sent the `exit` notification.
+    pub exit_sent: bool,
+    /// The LSP exit rule applied: `Ok` when the editor sent `shutdown` then `exit` and the
+    /// server exited 0 by itself, or when the editor went away and the server had not failed
+    /// on its own; otherwise why not (`exit` without `shutdown` is a failure, as in LSP where
+    /// it means exit code 1).
+    pub verdict: Result<(), BridgeFailure>,
+    /// The server's last stderr lines when the verdict is a failure (empty otherwise).
+    pub stderr_tail: Vec<String>,
+}
+
+/// Why one direction of a bridge stopped early.
+#[derive(Debug)]
+enum PumpError {
+    /// A body over the limit; its bytes were discarded.
+    Oversized { len: u64, limit: usize },
+    /// Reading, framing or writing failed.
+    Failed(String),
 }
 
 /// Moves frames from `from` to `to` until `from` ends; a partial frame at the end is dropped.
+/// A body over the limit ends it with [`PumpError::Oversized`]. With `lifecycle`, every body
+/// is also checked for `shutdown` and `exit`.
 async fn pump<R, W>(
     mut from: R,
     mut to: W,
     framing: ContentLengthOptions,
     stats: &mut FlowStats,
-) -> Result<(), String>
+    mut lifecycle: Option<&mut Lifecycle>,
+) -> Result<(), PumpError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
     let mut decoder = ContentLengthDecoder::new(framing);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut frame = Vec::new();
@@ -599,35 +1036,45 @@ where
         let read = from
             .read(&mut chunk)
             .await
-            .map_err(|error| format!("cannot read: {error}"))?;
+            .map_err(|e| failed("cannot read", e))?;
         if read == 0 {
             return Ok(());
         }
         let mut input = &chunk[..read];
-        while let Some(event) = decoder.decode(&mut input).map_err(|e| e.to_string())? {
+        while let Some(event) = decoder
+            .decode(&mut input)
+            .map_err(|e| PumpError::Failed(e.to_string()))?
+        {
             match event {
                 ContentLengthEvent::Body(body) => {
+                    if let Some(lifecycle) = lifecycle.as_deref_mut() {
+                        lifecycle.observe(&body);
+                    }
                     frame.clear();
                     encode_content_length(&body, &framing, &mut frame)
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e| PumpError::Failed(e.to_string()))?;
                     to.write_all(&frame)
                         .await
-                        .map_err(|error| format!("cannot write: {error}"))?;
+                        .map_err(|e| failed("cannot write", e))?;
                     stats.frames += 1;
                 }
                 ContentLengthEvent::Oversized { len } => {
                     tracing::warn!(
                         len,
                         limit = framing.max_body_bytes,
-                        "a language-server frame over the limit was discarded"
+                        "a language-server frame over the limit: the session ends"
                     );
                     stats.oversized += 1;
+                    // What was already forwarded is delivered before the session ends.
+                    let _flushed = to.flush().await;
+                    return Err(PumpError::Oversized {
+                        len,
+                        limit: framing.max_body_bytes,
+                    });
                 }
             }
         }
-        to.flush()
-            .await
-            .map_err(|error| format!("cannot write: {error}"))?;
+        to.flush().await.map_err(|e| failed("cannot write", e))?;
     }
 }
 
@@ -641,7 +1088,9 @@ mod tests {
     ) -> (Result<(), String>, Vec<u8>, FlowStats) {
         let mut out = Vec::new();
         let mut stats = FlowStats::default();
-        let result = pump(input, &mut out, framing, &mut stats).await;
+        let result = pump(input, &mut out, framing, &mut stats, None)
+            .await
+            .map_err(|error| format!("{error:?}"));
         (result, out, stats)
     }
 
@@ -664,15 +1113,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_oversized_body_is_dropped_and_counted_and_the_next_one_passes() {
+    async fn an_oversized_body_ends_the_direction_after_what_came_before() {
         let framing = ContentLengthOptions {
             max_body_bytes: 4,
             ..ContentLengthOptions::default()
         };
-        let input = b"Content-Length: 5\r\n\r\n12345Content-Length: 1\r\n\r\n7";
-        let (result, out, stats) = run_pump(input, framing).await;
-        assert_eq!(result, Ok(()));
-        assert_eq!(out, b"Content-Length: 1\r\n\r\n7");
+        let input =
+            b"Content-Length: 1\r\n\r\n6Content-Length: 5\r\n\r\n12345Content-Length: 1\r\n\r\n7";
+        let mut out = Vec::new();
+        let mut stats = FlowStats::default();
+        let result = pump(&input[..], &mut out, framing, &mut stats, None).await;
+        assert!(
+            matches!(result, Err(PumpError::Oversized { len: 5, limit: 4 })),
+            "{result:?}"
+        );
+        assert_eq!(out, b"Content-Length: 1\r\n\r\n6");
         assert_eq!(
             stats,
             FlowStats {
@@ -680,6 +1135,107 @@ mod tests {
                 oversized: 1
             }
         );
+    }
+
+    #[tokio::test]
+    async fn shutdown_and_exit_are_noticed_in_the_editors_direction() {
+        let shutdown = br#"{"jsonrpc":"2.0","id":9,"method":"shutdown"}"#;
+        let exit = br#"{"jsonrpc":"2.0","method":"exit"}"#;
+        let mut input = Vec::new();
+        for body in [&shutdown[..], &exit[..]] {
+            input.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+            input.extend_from_slice(body);
+        }
+        let mut lifecycle = Lifecycle::default();
+        let mut stats = FlowStats::default();
+        let mut out = Vec::new();
+        let result = pump(
+            &input[..],
+            &mut out,
+            ContentLengthOptions::default(),
+            &mut stats,
+            Some(&mut lifecycle),
+        )
+        .await;
+        assert!(result.is_ok());
+        assert!(lifecycle.shutdown_requested && lifecycle.exit_sent);
+    }
+
+    #[test]
+    fn only_the_method_counts_and_other_bodies_are_ignored() {
+        let mut lifecycle = Lifecycle::default();
+        lifecycle.observe(br#"{"jsonrpc":"2.0","id":1,"result":{"method":"shutdown"}}"#);
+        lifecycle.observe(b"[0,0,0]");
+        lifecycle.observe(b"not json");
+        lifecycle.observe(br#"{"method":"\u0065xit"}"#);
+        assert!(!lifecycle.shutdown_requested);
+        assert!(lifecycle.exit_sent, "an escaped method name is still read");
+    }
+
+    fn report(exit: Exit, already_exited: bool) -> ExitReport {
+        ExitReport {
+            exit,
+            already_exited,
+            forced: false,
+        }
+    }
+
+    fn kind(result: Result<(), BridgeFailure>) -> &'static str {
+        result.err().map_or("ok", |failure| failure.kind)
+    }
+
+    #[test]
+    fn the_lsp_exit_rule() {
+        let drain = DEFAULT_DRAIN;
+        let clean = Lifecycle {
+            shutdown_requested: true,
+            exit_sent: true,
+        };
+        let exit_only = Lifecycle {
+            shutdown_requested: false,
+            exit_sent: true,
+        };
+        let none = Lifecycle::default();
+        let closed = BridgeEnd::ServerClosed;
+        let gone = BridgeEnd::ClientClosed;
+        let zero = report(Exit::Code(0), true);
+        let cases = [
+            (&closed, clean, zero.clone(), "ok"),
+            (&gone, clean, zero.clone(), "ok"),
+            (
+                &closed,
+                clean,
+                report(Exit::Code(3), true),
+                "process_exited",
+            ),
+            (
+                &gone,
+                clean,
+                report(Exit::Signal(15), false),
+                "process_exited",
+            ),
+            (
+                &closed,
+                exit_only,
+                report(Exit::Code(1), true),
+                "exit_without_shutdown",
+            ),
+            (&closed, none, zero.clone(), "process_exited"),
+            (&gone, none, report(Exit::Signal(15), false), "ok"),
+            (&gone, none, zero.clone(), "ok"),
+            (&gone, none, report(Exit::Code(2), true), "process_exited"),
+        ];
+        for (ended, lifecycle, exit, expected) in cases {
+            assert_eq!(
+                kind(verdict(ended, lifecycle, &exit, "python", drain)),
+                expected,
+                "{ended:?} {lifecycle:?} {exit:?}"
+            );
+        }
+        let oversized = BridgeEnd::ServerFrameTooLarge { len: 9, limit: 4 };
+        let failure = verdict(&oversized, clean, &zero, "python", drain).unwrap_err();
+        assert_eq!(failure.kind, "frame_too_large");
+        assert!(failure.message.contains("9-byte") && failure.message.contains("4-byte"));
     }
 
     #[tokio::test]

@@ -16,7 +16,24 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
     let rows = host
         .catalog(&session::target(project))
         .map_err(session::failure)?;
-    let rows = serde_json::to_value(rows).unwrap_or_default();
+    let mut rows = serde_json::to_value(rows).unwrap_or_default();
+    let languages = host
+        .language_listing(&session::target(project))
+        .map_err(session::failure)?;
+    // Each bundle row also carries its language servers, the languages it wins in this realm
+    // and the ones in conflict.
+    for row in rows.as_array_mut().into_iter().flatten() {
+        let bundle = row["name"]
+            .as_str()
+            .and_then(|name| name.strip_prefix(c2_host::BUNDLE_PREFIX))
+            .map(str::to_owned);
+        if let (Some(bundle), Some(object)) = (bundle, row.as_object_mut()) {
+            object.insert(
+                "languageServers".to_owned(),
+                super::lsp::bundle_servers_json(&languages, &bundle),
+            );
+        }
+    }
     let mut table = vec![
         [
             "NAME",
@@ -53,7 +70,11 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
             module_state(&row["state"]),
         ]);
     }
-    let human = report::table(&table, "");
+    let mut human = report::table(&table, "");
+    if !languages.languages.is_empty() {
+        human.push_str("\nlanguage servers:\n");
+        human.push_str(&super::lsp::languages_table(&languages));
+    }
     Ok(out.success(rows, &human))
 }
 

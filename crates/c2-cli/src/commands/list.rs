@@ -1,9 +1,11 @@
-//! `list`: installed bundles with trust, enablement, runtime state and contributions.
+//! `list`: installed bundles with trust, enablement, runtime state and contributions, then
+//! the user realm's language mappings (each server's languages, the winner per language,
+//! conflicts and built-in mappings; `lsp --list --project DIR` shows one project's).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{BundleStatus, PluginHost};
+use c2_host::{BundleStatus, LanguageListing, PluginHost, Target};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
@@ -12,8 +14,14 @@ use crate::report;
 
 pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
     let listed = host.list();
+    let languages = host
+        .language_listing(&Target::User)
+        .map_err(crate::session::failure)?;
     if out.json() {
-        let records: Vec<Value> = listed.iter().map(status_json).collect();
+        let records: Vec<Value> = listed
+            .iter()
+            .map(|status| status_json(status, &languages))
+            .collect();
         return Ok(out.success(Value::Array(records), ""));
     }
     if listed.is_empty() {
@@ -49,7 +57,12 @@ pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
             contributions,
         ]);
     }
-    out.print(&report::table(&rows, ""));
+    let mut text = report::table(&rows, "");
+    if !languages.languages.is_empty() {
+        text.push_str("\nlanguage servers (user-wide; `c2-plugins lsp --list --project DIR` for a project):\n");
+        text.push_str(&super::lsp::languages_table(&languages));
+    }
+    out.print(&text);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -65,7 +78,7 @@ fn yes_no(value: bool) -> String {
     if value { "yes" } else { "no" }.to_owned()
 }
 
-fn status_json(status: &BundleStatus) -> Value {
+fn status_json(status: &BundleStatus, languages: &LanguageListing) -> Value {
     let record = &status.record;
     json!({
         "id": status.id,
@@ -82,5 +95,6 @@ fn status_json(status: &BundleStatus) -> Value {
         "installedAt": record.installed_at,
         "contributions": report::contributions_json(&record.inventory),
         "unsupported": report::unsupported_json(&record.inventory),
+        "languageServers": super::lsp::bundle_servers_json(languages, &status.id),
     })
 }

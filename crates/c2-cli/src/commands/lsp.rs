@@ -1,14 +1,24 @@
 //! `lsp <LANGUAGE> --project DIR`: start the language server the active plugins map to LANGUAGE
 //! in that project and bridge it to this process's stdio with Content-Length framing. stdout
 //! belongs to the editor, so every message of ours, failures included, goes to stderr.
+//!
+//! The exit code follows the LSP exit rule: 0 after the editor's `shutdown` and `exit` when the
+//! server exits 0 (or when the editor simply goes away and the server had not failed), 1 for
+//! `exit` without `shutdown`, a server that ends on its own, or a frame over the limit (the
+//! editor is also told with `window/showMessage`). A failure shows the server's last stderr
+//! lines.
+//!
+//! `lsp --list [--project DIR]`: every language mapping of that realm, starting nothing.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{BridgeEnd, PluginHost};
+use c2_host::{LanguageListing, LanguageRow, PluginHost, ServerOrigin};
+use serde_json::{Value, json};
 
 use crate::CmdResult;
 use crate::output::{Failure, Out};
+use crate::report;
 use crate::session;
 
 pub(crate) async fn run(
@@ -26,17 +36,172 @@ pub(crate) async fn run(
         server.pid()
     ));
     let report = server.bridge(tokio::io::stdin(), tokio::io::stdout()).await;
-    match report.ended {
-        BridgeEnd::ClientClosed => Ok(ExitCode::SUCCESS),
-        BridgeEnd::ServerClosed => Err(Failure::operation(
-            "process_exited",
-            format!("the {language} language server ended: {}", report.exit.exit),
+    match report.verdict {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // Why a server ended on its own is usually in its stderr, shown only with -v otherwise.
+        Err(failure) if failure.kind == "process_exited" => Err(Failure::operation(
+            failure.kind,
+            with_stderr_tail(failure.message, &report.stderr_tail),
         )),
-        BridgeEnd::ClientToServerFailed(why) | BridgeEnd::ServerToClientFailed(why) => {
-            Err(Failure::operation(
-                "command_failed",
-                format!("the {language} language-server bridge failed: {why}"),
-            ))
+        Err(failure) => Err(Failure::operation(failure.kind, failure.message)),
+    }
+}
+
+/// The message, then the server's last stderr lines, each on its own indented line with
+/// control characters escaped, so nothing the server wrote can pass for a line of ours.
+fn with_stderr_tail(message: String, tail: &[String]) -> String {
+    if tail.is_empty() {
+        return format!("{message} (it wrote nothing to stderr)");
+    }
+    let mut text = format!("{message}; its last stderr lines:");
+    for line in tail {
+        text.push_str("\n  | ");
+        for c in line.chars() {
+            if c.is_control() {
+                text.extend(c.escape_default());
+            } else {
+                text.push(c);
+            }
         }
     }
+    text
+}
+
+/// `lsp --list`.
+pub(crate) fn list(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let listing = host
+        .language_listing(&session::target(project))
+        .map_err(session::failure)?;
+    let human = if listing.languages.is_empty() {
+        format!(
+            "no language servers are installed or built in ({})",
+            realm_text(&listing)
+        )
+    } else {
+        format!(
+            "language servers in {}:\n{}",
+            realm_text(&listing),
+            languages_table(&listing)
+        )
+    };
+    Ok(out.success(listing_json(&listing), &human))
+}
+
+fn realm_text(listing: &LanguageListing) -> String {
+    if listing.realm == "global" {
+        "the user realm".to_owned()
+    } else {
+        format!("project {}", listing.realm)
+    }
+}
+
+/// One line per language and provider: active providers, providers that are installed but
+/// not active here, and the built-in mapping, each with what it means for `lsp <LANGUAGE>`.
+pub(crate) fn languages_table(listing: &LanguageListing) -> String {
+    let mut rows = vec![["LANGUAGE", "PROVIDER", "SERVER", "COMMAND", "STATUS"].map(str::to_owned)];
+    for row in &listing.languages {
+        for provider in &row.providers {
+            let status = if row.conflict {
+                format!(
+                    "conflict: {} active providers, none starts until policy removes the conflict",
+                    row.providers.len()
+                )
+            } else {
+                "selected".to_owned()
+            };
+            rows.push([
+                row.language.clone(),
+                provider.bundle.clone(),
+                provider.server.clone(),
+                provider.command.clone(),
+                status,
+            ]);
+        }
+        for provider in &row.inactive {
+            rows.push([
+                row.language.clone(),
+                provider.bundle.clone(),
+                provider.server.clone(),
+                provider.command.clone(),
+                "inactive: not trusted and enabled here".to_owned(),
+            ]);
+        }
+        if let Some(builtin) = &row.builtin {
+            let status = match &row.winner {
+                Some(ServerOrigin::BuiltIn) => "selected",
+                _ if row.conflict => "not used: the plugin conflict fails the language closed",
+                _ => "overridden by the plugin mapping",
+            };
+            let mut command = builtin.program.display().to_string();
+            for arg in &builtin.args {
+                command.push(' ');
+                command.push_str(arg);
+            }
+            rows.push([
+                row.language.clone(),
+                "built-in".to_owned(),
+                "-".to_owned(),
+                command,
+                status.to_owned(),
+            ]);
+        }
+        if row.providers.is_empty() && row.builtin.is_none() {
+            // Only inactive providers: say so once more in plain words.
+            rows.push([
+                row.language.clone(),
+                "-".to_owned(),
+                "-".to_owned(),
+                "-".to_owned(),
+                "unavailable: no active provider".to_owned(),
+            ]);
+        }
+    }
+    report::table(&rows, "  ")
+}
+
+/// `{realm, languages: [{language, winner, conflict, providers, inactive, builtin}], servers,
+/// builtins}`: the host's listing as it serializes.
+pub(crate) fn listing_json(listing: &LanguageListing) -> Value {
+    serde_json::to_value(listing).unwrap_or_default()
+}
+
+/// The language servers one bundle declares, each with the languages it wins and the ones in
+/// conflict in the listed realm: `[{id, languages, command, active, selected, conflicts}]`.
+pub(crate) fn bundle_servers_json(listing: &LanguageListing, bundle: &str) -> Value {
+    let rows_of = |server: &str, pick: fn(&LanguageRow, &str, &str) -> bool| -> Vec<String> {
+        listing
+            .languages
+            .iter()
+            .filter(|row| pick(row, bundle, server))
+            .map(|row| row.language.clone())
+            .collect()
+    };
+    let servers: Vec<Value> = listing
+        .servers
+        .iter()
+        .filter(|server| server.bundle == bundle)
+        .map(|server| {
+            json!({
+                "id": server.server,
+                "languages": server.languages,
+                "command": server.command,
+                "active": server.active,
+                "selected": rows_of(&server.server, wins),
+                "conflicts": rows_of(&server.server, conflicts),
+            })
+        })
+        .collect();
+    Value::Array(servers)
+}
+
+fn wins(row: &LanguageRow, bundle: &str, server: &str) -> bool {
+    matches!(&row.winner, Some(ServerOrigin::Plugin { bundle: b, server: s }) if b == bundle && s == server)
+}
+
+fn conflicts(row: &LanguageRow, bundle: &str, server: &str) -> bool {
+    row.conflict
+        && row
+            .providers
+            .iter()
+            .any(|p| p.bundle == bundle && p.server == server)
 }

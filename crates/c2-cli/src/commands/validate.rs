@@ -77,10 +77,89 @@ fn check(path: &Path, limits: &Limits) -> Checked {
         }
     } else {
         match c2_bundle_collector::collect(path, limits) {
-            Ok(bundle) => Checked::Bundle(Box::new(bundle)),
+            Ok(mut bundle) => {
+                let search_path = std::env::var_os("PATH");
+                let warnings = path_warnings(&bundle, search_path.as_deref());
+                bundle.diagnostics.extend(warnings);
+                Checked::Bundle(Box::new(bundle))
+            }
             Err(error) => Checked::Unreadable(store_failure(error)),
         }
     }
+}
+
+/// The code of the warning for a bare command found neither in the bundle root nor on `PATH`.
+pub(crate) const COMMAND_NOT_ON_PATH: &str = "command-not-on-path";
+
+/// A warning (not an error: `PATH` differs between machines) for each runtime or
+/// language-server command that is a bare name, not shipped in the bundle root and not found
+/// on `search_path` now, so it would fail to start here.
+fn path_warnings(
+    bundle: &CollectedBundle,
+    search_path: Option<&std::ffi::OsStr>,
+) -> Vec<c2_bundle_collector::Diagnostic> {
+    let Some(manifest) = &bundle.manifest else {
+        return Vec::new();
+    };
+    let codetwo = &manifest.codetwo;
+    let runtime = codetwo.runtime.iter().map(|runtime| {
+        (
+            "the runtime".to_owned(),
+            "/extensions/dev.codetwo/runtime/command".to_owned(),
+            runtime.executable(),
+        )
+    });
+    let servers = codetwo
+        .language_servers
+        .iter()
+        .enumerate()
+        .map(|(i, server)| {
+            (
+                format!("the language server `{}`", server.id),
+                format!("/extensions/dev.codetwo/languageServers/{i}/command"),
+                server.executable(),
+            )
+        });
+    runtime
+        .chain(servers)
+        .filter_map(|(owner, pointer, executable)| {
+            let c2_manifest::ExecutableRef::BareName(name) = executable else {
+                return None;
+            };
+            if bundle.files.contains_key(name) || on_path(name, search_path) {
+                return None;
+            }
+            Some(c2_bundle_collector::Diagnostic {
+                code: COMMAND_NOT_ON_PATH,
+                severity: c2_manifest::Severity::Warning,
+                file: Some("plugin.json".to_owned()),
+                pointer: Some(pointer),
+                line: None,
+                column: None,
+                message: format!(
+                    "{owner} command `{name}` is not in the bundle root and not on PATH here, so it cannot start on this machine"
+                ),
+                help: Some(format!(
+                    "install `{name}` where the host runs, or ship it in the bundle and name it by a bundle-relative path"
+                )),
+            })
+        })
+        .collect()
+}
+
+/// Whether an executable regular file `name` is in one of the absolute directories of
+/// `search_path` (relative entries are ignored, as the supervisor ignores them).
+fn on_path(name: &str, search_path: Option<&std::ffi::OsStr>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(search_path) = search_path else {
+        return false;
+    };
+    std::env::split_paths(search_path)
+        .filter(|dir| dir.is_absolute())
+        .any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// The catalog text, read again (bounded) only to show source lines; the check itself

@@ -484,33 +484,50 @@ async fn a_project_capable_bundle_disabled_in_one_project_stops_only_that_projec
     env.host.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_bridge_carries_content_length_frames_both_ways_and_stops_the_server() {
-    let env = Env::new().await;
-    install(&env, &server_bundle(&env, "zls", &["zig"]), true).await;
-    let project = env.project("app");
+/// A started server bridged to an in-memory editor stream.
+struct Bridged {
+    client: tokio::io::DuplexStream,
+    bridge: tokio::task::JoinHandle<c2_host::BridgeReport>,
+    pid: u32,
+}
+
+async fn bridged(env: &Env, project: &Path, max_body_bytes: usize) -> Bridged {
     let mut server = env
         .host
-        .start_language_server(&project, "zig")
+        .start_language_server(project, "zig")
         .await
         .unwrap();
     server.set_framing(ContentLengthOptions {
-        max_body_bytes: 1024,
+        max_body_bytes,
         ..ContentLengthOptions::default()
     });
     let pid = server.pid();
-    let (mut client, bridge_side) = tokio::io::duplex(64 * 1024);
+    let (client, bridge_side) = tokio::io::duplex(64 * 1024);
     let (bridge_in, bridge_out) = tokio::io::split(bridge_side);
     let bridge = tokio::spawn(server.bridge(bridge_in, bridge_out));
+    Bridged {
+        client,
+        bridge,
+        pid,
+    }
+}
+
+#[tokio::test]
+async fn the_bridge_carries_frames_both_ways_and_shutdown_then_exit_is_a_clean_end() {
+    let env = Env::new().await;
+    install(&env, &server_bundle(&env, "zls", &["zig"]), true).await;
+    let project = env.project("app");
+    let Bridged {
+        mut client,
+        bridge,
+        pid,
+    } = bridged(&env, &project, 1024).await;
 
     send(
         &mut client,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
     )
     .await;
-    // Over the bridge's limit: discarded on the way, and the stream goes on.
-    let big = json!({"jsonrpc": "2.0", "id": 2, "method": "test/echo", "params": "x".repeat(4096)});
-    send(&mut client, &big).await;
     // Split across writes, header name in lower case: the bridge re-frames whatever arrives.
     let echo = json!({"jsonrpc": "2.0", "id": 3, "method": "test/echo", "params": {"k": "v"}});
     let body = echo.to_string();
@@ -535,14 +552,281 @@ async fn the_bridge_carries_content_length_frames_both_ways_and_stops_the_server
     assert_eq!(second["result"]["params"], json!({"k": "v"}));
     assert_eq!(second["result"]["cwd"], json!(canonical(&project)));
 
-    // The editor goes away: the bridge ends and the server is stopped.
+    // The fixture answers nothing to `shutdown` but ends on `exit` with code 0.
+    send(
+        &mut client,
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}),
+    )
+    .await;
+    send(&mut client, &json!({"jsonrpc": "2.0", "method": "exit"})).await;
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    assert_eq!(report.ended, BridgeEnd::ServerClosed);
+    assert!(report.shutdown_requested && report.exit_sent);
+    assert_eq!(report.verdict, Ok(()), "{report:?}");
+    assert_eq!(report.to_server.frames, 4);
+    assert_eq!(report.to_client.frames, 2);
+    assert!(report.exit.already_exited);
+    assert!(gone(pid, WAIT).await);
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn exit_without_shutdown_and_a_server_that_ends_on_its_own_are_failures() {
+    let env = Env::new().await;
+    install(&env, &server_bundle(&env, "zls", &["zig"]), true).await;
+    let project = env.project("app");
+
+    let Bridged {
+        mut client, bridge, ..
+    } = bridged(&env, &project, 1024).await;
+    send(&mut client, &json!({"jsonrpc": "2.0", "method": "exit"})).await;
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    let failure = report.verdict.unwrap_err();
+    assert_eq!(failure.kind, "exit_without_shutdown", "{failure}");
+
+    // The editor went away: the bridge stopping a healthy server is the expected end.
+    let Bridged { client, bridge, .. } = bridged(&env, &project, 1024).await;
     drop(client);
     let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
     assert_eq!(report.ended, BridgeEnd::ClientClosed);
-    assert_eq!(report.to_server.frames, 2);
+    assert_eq!(report.verdict, Ok(()), "{report:?}");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_frame_over_the_limit_stops_the_server_and_tells_the_editor() {
+    let env = Env::new().await;
+    install(&env, &server_bundle(&env, "zls", &["zig"]), true).await;
+    let project = env.project("app");
+
+    // From the editor: a body over the bridge's limit.
+    let Bridged {
+        mut client,
+        bridge,
+        pid,
+    } = bridged(&env, &project, 1024).await;
+    let big = json!({"jsonrpc": "2.0", "id": 2, "method": "test/echo", "params": "x".repeat(4096)});
+    send(&mut client, &big).await;
+    let told = FrameReader::new().next(&mut client).await;
+    assert_eq!(told["method"], json!("window/showMessage"), "{told}");
+    assert_eq!(told["params"]["type"], json!(1));
+    let message = told["params"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("1024-byte limit"), "{message}");
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    assert!(
+        matches!(
+            report.ended,
+            BridgeEnd::ClientFrameTooLarge { limit: 1024, .. }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(report.verdict.unwrap_err().kind, "frame_too_large");
     assert_eq!(report.to_server.oversized, 1);
-    assert_eq!(report.to_client.frames, 2);
     assert!(gone(pid, WAIT).await);
+
+    // From the server: its answer to a request under the limit is over it.
+    let Bridged {
+        mut client,
+        bridge,
+        pid,
+    } = bridged(&env, &project, 1024).await;
+    let request =
+        json!({"jsonrpc": "2.0", "id": 5, "method": "test/echo", "params": "y".repeat(900)});
+    assert!(request.to_string().len() < 1024);
+    send(&mut client, &request).await;
+    let told = FrameReader::new().next(&mut client).await;
+    assert_eq!(told["method"], json!("window/showMessage"), "{told}");
+    let message = told["params"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("language server sent") && message.contains("stopped"),
+        "{message}"
+    );
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    assert!(
+        matches!(
+            report.ended,
+            BridgeEnd::ServerFrameTooLarge { limit: 1024, .. }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(report.verdict.unwrap_err().kind, "frame_too_large");
+    assert!(gone(pid, WAIT).await);
+    env.host.shutdown().await;
+}
+
+/// A bundle whose server writes to stderr and exits 2 at once, as a server given bad
+/// arguments does.
+fn broken_bundle(env: &Env, name: &str) -> PathBuf {
+    let dir = env.path("bundles").join(name);
+    let script = dir.join("bin/server");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'usage: server [--stdio]' >&2\necho 'server: error: unrecognized arguments: --bogus' >&2\nexit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let manifest = json!({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": name,
+        "version": "1.0.0",
+        "extensions": {"dev.codetwo": {
+            "standardVersion": "1.2.0",
+            "languageServers": [{"id": "broken", "languages": ["zig"], "command": "bin/server", "args": ["--bogus"]}],
+        }}
+    });
+    std::fs::write(dir.join("plugin.json"), manifest.to_string()).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_server_that_dies_at_start_is_a_failure_with_its_stderr_tail_even_after_stdin_closed() {
+    let env = Env::new().await;
+    install(&env, &broken_bundle(&env, "broken-ls"), true).await;
+    let project = env.project("app");
+
+    let Bridged { client, bridge, .. } = bridged(&env, &project, 1024).await;
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    drop(client);
+    let failure = report.verdict.clone().unwrap_err();
+    assert_eq!(failure.kind, "process_exited", "{report:?}");
+    assert!(failure.message.contains("code 2"), "{failure}");
+    assert_eq!(
+        report.stderr_tail.last().map(String::as_str),
+        Some("server: error: unrecognized arguments: --bogus"),
+        "{report:?}"
+    );
+
+    // The editor's input is already closed when the server dies: still a failure.
+    let Bridged { client, bridge, .. } = bridged(&env, &project, 1024).await;
+    drop(client);
+    let report = tokio::time::timeout(WAIT, bridge).await.unwrap().unwrap();
+    let failure = report.verdict.clone().unwrap_err();
+    assert_eq!(failure.kind, "process_exited", "{report:?}");
+    assert!(
+        report
+            .stderr_tail
+            .iter()
+            .any(|line| line.contains("unrecognized arguments")),
+        "{report:?}"
+    );
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_server_command_is_worded_as_a_language_server() {
+    let env = Env::new().await;
+    let dir = env.path("bundles").join("absent-ls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = json!({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": "absent-ls",
+        "version": "1.0.0",
+        "extensions": {"dev.codetwo": {
+            "standardVersion": "1.2.0",
+            "languageServers": [{"id": "zls", "languages": ["zig"], "command": "c2-no-such-language-server"}],
+        }}
+    });
+    std::fs::write(dir.join("plugin.json"), manifest.to_string()).unwrap();
+    let id = install(&env, &dir, true).await;
+    let error = env
+        .host
+        .start_language_server(&env.project("app"), "zig")
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert_eq!(error.kind(), "activation_failed");
+    assert!(
+        message.contains(&format!("{id}: the language server `zls` for `zig`"))
+            && message.contains("`c2-no-such-language-server`")
+            && message.contains("PATH")
+            && !message.contains("runtime command"),
+        "{message}"
+    );
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn disabling_one_provider_in_a_project_resolves_the_conflict_there_only() {
+    let env = Env::new().await;
+    let first = install(&env, &server_bundle(&env, "zls-a", &["zig"]), true).await;
+    let second = install(&env, &server_bundle(&env, "zls-b", &["Zig"]), true).await;
+    env.host
+        .register_builtin_language_server("zig", "python3", vec!["-c".to_owned()]);
+    let app = env.project("app");
+    let other = env.project("other");
+
+    let listing = env
+        .host
+        .language_listing(&Target::Project(app.clone()))
+        .unwrap();
+    let zig = &listing.languages[0];
+    assert!(zig.conflict && zig.winner.is_none(), "{zig:?}");
+    assert_eq!(zig.providers.len(), 2);
+    assert!(zig.builtin.is_some(), "the built-in mapping is listed");
+
+    env.host
+        .set_state(&second, &Target::Project(app.clone()), StateChange::Disable)
+        .await
+        .unwrap();
+    let listing = env
+        .host
+        .language_listing(&Target::Project(app.clone()))
+        .unwrap();
+    let zig = &listing.languages[0];
+    assert!(!zig.conflict, "{zig:?}");
+    assert_eq!(
+        zig.winner,
+        Some(ServerOrigin::Plugin {
+            bundle: first.clone(),
+            server: "echo".to_owned()
+        })
+    );
+    assert_eq!(zig.inactive[0].bundle, second);
+    let server = env.host.start_language_server(&app, "zig").await.unwrap();
+    assert_eq!(
+        server.origin(),
+        &ServerOrigin::Plugin {
+            bundle: first.clone(),
+            server: "echo".to_owned()
+        }
+    );
+
+    // Elsewhere, and user-wide, both stay enabled: the conflict stands there.
+    assert_eq!(
+        env.host
+            .resolve_language_server(&other, "zig")
+            .unwrap_err()
+            .kind(),
+        "language_conflict"
+    );
+    let user = env.host.language_listing(&Target::User).unwrap();
+    assert!(user.languages[0].conflict);
+    assert!(user.servers.iter().all(|s| s.active), "{user:?}");
+    let status = env.host.list();
+    assert!(
+        status.iter().all(|s| s.enabled),
+        "user-wide enablement stays"
+    );
+
+    // Disabling the winner in that project stops its server there; the other takes over.
+    let pid = server.pid();
+    env.host
+        .set_state(&first, &Target::Project(app.clone()), StateChange::Disable)
+        .await
+        .unwrap();
+    assert!(ended_in_time(&server).await);
+    assert!(gone(pid, WAIT).await);
+    env.host
+        .set_state(&second, &Target::Project(app.clone()), StateChange::Inherit)
+        .await
+        .unwrap();
+    let Resolved::Plugin { bundle, .. } = env.host.resolve_language_server(&app, "zig").unwrap()
+    else {
+        panic!("a plugin mapping wins");
+    };
+    assert_eq!(bundle, second);
     env.host.shutdown().await;
 }
 
