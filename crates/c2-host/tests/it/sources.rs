@@ -1,0 +1,293 @@
+//! Hostile sources through the host (issue 17): git repositories made here with symlinks,
+//! submodules and hooks, option-like refs, marketplace links, repeated zip names, edited
+//! installed files, validity options and read-only stores. Each case checks the disk after.
+
+use std::path::{Path, PathBuf};
+
+use c2_host::{InstallOptions, PluginHost};
+use serde_json::json;
+
+use crate::support::{Env, git, options};
+
+/// The installed ids (directories holding installed.json) in a plugins directory.
+fn stored(plugins: &Path) -> Vec<String> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test inspects what the store holds"
+    )]
+    let entries = std::fs::read_dir(plugins);
+    let Ok(entries) = entries else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("installed.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Scratch checkouts left in the store.
+fn fetch_leftovers(plugins: &Path) -> usize {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test inspects the store's scratch space"
+    )]
+    let entries = std::fs::read_dir(plugins.join(".git-fetch"));
+    entries.map_or(0, Iterator::count)
+}
+
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+fn commit_all(repo: &Path, message: &str) {
+    git(repo, &["add", "--all"]);
+    git(repo, &["commit", "--quiet", "-m", message]);
+}
+
+/// A plain bundle without a runtime, so it validates anywhere.
+fn plain_bundle(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("plugin.json"),
+        json!({"name": name, "version": "1.0.0",
+               "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("README.md"), format!("# {name}\n")).unwrap();
+}
+
+/// A hostile repository: `escape -> ../../../../outside` (relative, out of the clone),
+/// `absolute -> <outside>` and `inside -> packs/real` (a symlinked directory inside it), and a
+/// real bundle at packs/real.
+fn hostile_repo(env: &Env) -> (PathBuf, PathBuf) {
+    let outside = env.path("outside");
+    plain_bundle(&outside, "stolen");
+    std::fs::write(outside.join("secret.txt"), "the user's file\n").unwrap();
+    let repo = env.path("repo");
+    plain_bundle(&repo.join("packs/real"), "real");
+    symlink("../../../../outside", repo.join("escape"));
+    symlink(&outside, repo.join("absolute"));
+    symlink("packs/real", repo.join("inside"));
+    std::fs::create_dir_all(repo.join("via")).unwrap();
+    symlink("../packs", repo.join("via/packs"));
+    git(&repo, &["init", "--quiet", "--initial-branch=main"]);
+    commit_all(&repo, "hostile");
+    (repo, outside)
+}
+
+#[tokio::test]
+async fn a_git_subdirectory_through_a_symlink_is_refused_and_nothing_is_stored() {
+    let env = Env::new().await;
+    let (repo, outside) = hostile_repo(&env);
+    let plugins = env.path("plugins");
+    for subdir in [
+        "escape",
+        "absolute",
+        "inside",
+        "via/packs/real",
+        "packs/../escape",
+    ] {
+        let source = format!("git+file://{}#main:{subdir}", repo.display());
+        let error = env
+            .host
+            .install(&source, InstallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), "unsafe_source", "{subdir}: {error}");
+        assert!(error.to_string().contains("nothing was stored"), "{error}");
+        assert_eq!(stored(&plugins), Vec::<String>::new(), "{subdir}");
+        assert_eq!(fetch_leftovers(&plugins), 0);
+    }
+    assert!(env.host.list().is_empty());
+    // The outside directory is as it was.
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "the user's file\n"
+    );
+    // The real directory of the same repository installs.
+    let source = format!("git+file://{}#main:packs/real", repo.display());
+    let outcome = env
+        .host
+        .install(&source, InstallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome.record.name, "real");
+    assert_eq!(stored(&plugins), vec![outcome.record.id.clone()]);
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_option_like_ref_is_refused_before_git_runs() {
+    let env = Env::new().await;
+    let repo = env.path("repo");
+    plain_bundle(&repo.join("pack"), "pack");
+    git(&repo, &["init", "--quiet", "--initial-branch=main"]);
+    commit_all(&repo, "pack");
+    // Each of these reached git as an option before.
+    for reference in ["--recurse-submodules", "-p", "--upload-pack=touch x"] {
+        let source = format!("git+file://{}#{reference}:pack", repo.display());
+        let error = env
+            .host
+            .install(&source, InstallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), "unsafe_source", "{reference}: {error}");
+        assert!(error.to_string().contains("starts with `-`"), "{error}");
+    }
+    assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
+    assert!(!env.path("plugins/.git-fetch").exists() || fetch_leftovers(&env.path("plugins")) == 0);
+    env.host.shutdown().await;
+}
+
+/// Writes a git wrapper whose "user configuration" turns on everything the host must turn
+/// off: a hooks path and a template directory with hooks that write `marker`, recursive
+/// submodules and real symlinks. Returns (wrapper, global config, marker).
+fn hostile_git(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let marker = env.path("HOOK-RAN");
+    let hooks = env.path("evil/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let template = env.path("evil/template");
+    std::fs::create_dir_all(template.join("hooks")).unwrap();
+    for dir in [hooks.clone(), template.join("hooks")] {
+        for hook in [
+            "post-checkout",
+            "post-merge",
+            "reference-transaction",
+            "post-index-change",
+        ] {
+            let path = dir.join(hook);
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho {hook} >> '{}'\n", marker.display()),
+            )
+            .unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let config = env.path("evil/gitconfig");
+    std::fs::write(
+        &config,
+        format!(
+            "[core]\n\thooksPath = {}\n\tsymlinks = true\n[init]\n\ttemplateDir = {}\n[submodule]\n\trecurse = true\n[protocol \"file\"]\n\tallow = always\n",
+            hooks.display(),
+            template.display()
+        ),
+    )
+    .unwrap();
+    let wrapper = env.path("evil/git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nGIT_CONFIG_GLOBAL='{}' exec git \"$@\"\n",
+            config.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (wrapper, config, marker)
+}
+
+/// A repository whose bundle has a submodule (with a file of its own), an inside symlink and
+/// a committed `.git/hooks`-like folder that must stay inert data.
+fn repo_with_submodule(env: &Env) -> PathBuf {
+    let sub = env.path("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("FROM-SUBMODULE"), "fetched\n").unwrap();
+    git(&sub, &["init", "--quiet", "--initial-branch=main"]);
+    commit_all(&sub, "sub");
+    let repo = env.path("repo");
+    plain_bundle(&repo.join("pack"), "pack");
+    symlink("README.md", repo.join("pack/link"));
+    git(&repo, &["init", "--quiet", "--initial-branch=main"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "--quiet",
+            sub.to_str().unwrap(),
+            "pack/sub",
+        ],
+    );
+    commit_all(&repo, "with submodule");
+    repo
+}
+
+#[tokio::test]
+async fn git_sources_run_no_hook_fetch_no_submodule_and_store_no_symlink() {
+    let root = tempfile::tempdir().unwrap();
+    let probe = Env::with(|_| {}).await;
+    let (wrapper, _config, marker) = hostile_git(&probe);
+    let repo = repo_with_submodule(&probe);
+    // The hostile configuration is real: a clone through the wrapper runs the hooks, and
+    // the file protocol it allows fetches the submodule when asked to.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test proves the hostile git configuration is live"
+    )]
+    let plain = std::process::Command::new(&wrapper)
+        .args(["clone", "--quiet", "--recurse-submodules", "--"])
+        .arg(&repo)
+        .arg(root.path().join("plain"))
+        .output()
+        .unwrap();
+    assert!(plain.status.success(), "{plain:?}");
+    assert!(marker.exists(), "the hooks of the hostile config would run");
+    assert!(root.path().join("plain/pack/sub/FROM-SUBMODULE").exists());
+    std::fs::remove_file(&marker).unwrap();
+
+    let mut host_options = options(probe.root.path());
+    host_options.plugins_dir = root.path().join("plugins");
+    host_options.git_program = wrapper;
+    let host = PluginHost::open(host_options).await.unwrap();
+    let source = format!("git+file://{}#main:pack", repo.display());
+    let outcome = host
+        .install(&source, InstallOptions::default())
+        .await
+        .unwrap();
+    assert!(!marker.exists(), "a hook ran during install");
+    let bundle = root
+        .path()
+        .join("plugins")
+        .join(&outcome.record.id)
+        .join("bundle");
+    assert!(bundle.join("plugin.json").is_file());
+    assert!(
+        !bundle.join("sub/FROM-SUBMODULE").exists(),
+        "a submodule was fetched"
+    );
+    assert!(
+        !bundle.join("link").exists(),
+        "a symlink placeholder was stored"
+    );
+    assert!(
+        outcome
+            .notes
+            .iter()
+            .any(|n| n.contains("symlink-skipped") && n.contains("link")),
+        "{:?}",
+        outcome.notes
+    );
+    // A submodule as the subdirectory is refused.
+    let source = format!("git+file://{}#main:pack/sub", repo.display());
+    let error = host
+        .install(&source, InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "unsafe_source", "{error}");
+    assert!(error.to_string().contains("submodule"), "{error}");
+    assert!(!marker.exists());
+    assert_eq!(
+        stored(&root.path().join("plugins")),
+        vec![outcome.record.id.clone()]
+    );
+    host.shutdown().await;
+    probe.host.shutdown().await;
+}
