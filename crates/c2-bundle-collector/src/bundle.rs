@@ -70,6 +70,29 @@ impl CollectedBundle {
     pub fn version(&self) -> Option<&str> {
         self.manifest.as_ref().map(|m| m.version.as_str())
     }
+
+    /// Validates the collected `plugin.json` again under `options` (an embedder's reserved
+    /// namespaces, say) and returns its diagnostics, for a caller whose options decide
+    /// validity before anything is stored. A bundle without a readable manifest gives the
+    /// missing-manifest error.
+    pub fn check_manifest(&self, options: &ManifestOptions) -> Vec<Diagnostic> {
+        let text = self
+            .files
+            .get(MANIFEST)
+            .and_then(|entry| std::str::from_utf8(&entry.bytes).ok());
+        let Some(text) = text else {
+            return vec![Diagnostic::error(
+                codes::MISSING_MANIFEST,
+                MANIFEST.to_owned(),
+                "no readable plugin.json at the bundle root".to_owned(),
+            )];
+        };
+        c2_manifest::validate_manifest(text, options)
+            .diagnostics
+            .into_iter()
+            .map(|d| from_document(d, MANIFEST))
+            .collect()
+    }
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below
