@@ -291,3 +291,228 @@ async fn git_sources_run_no_hook_fetch_no_submodule_and_store_no_symlink() {
     host.shutdown().await;
     probe.host.shutdown().await;
 }
+
+/// The files of a stored bundle, by relative path, with their bytes.
+fn bundle_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let collected =
+        c2_bundle_collector::collect_dir(dir, &c2_bundle_collector::Limits::default()).unwrap();
+    collected
+        .files
+        .into_iter()
+        .map(|(path, entry)| (path, entry.bytes))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_zip_with_a_repeated_name_or_too_many_entries_stores_nothing() {
+    let env = Env::new().await;
+    let manifest = json!({"name": "zipped", "version": "1.0.0",
+        "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+    .to_string();
+    let repeated = c2_testkit::archive::stored_zip(&[
+        ("plugin.json", manifest.as_bytes()),
+        ("README.md", b"what a reviewer reads"),
+        ("./README.md", b"what would be stored"),
+    ]);
+    let path = env.path("repeated.zip");
+    std::fs::write(&path, repeated).unwrap();
+    let error = env
+        .host
+        .install(path.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap_err();
+    let c2_host::HostError::InvalidBundle { diagnostics, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        diagnostics[0].code, "archive-duplicate-entry",
+        "{diagnostics:?}"
+    );
+
+    let names: Vec<String> = (0..340_000).map(|i| format!("d/{i:06}")).collect();
+    let mut entries: Vec<(&str, &[u8])> = vec![("plugin.json", manifest.as_bytes())];
+    entries.extend(names.iter().map(|n| (n.as_str(), &b""[..])));
+    let path = env.path("many.zip");
+    std::fs::write(&path, c2_testkit::archive::stored_zip(&entries)).unwrap();
+    let error = env
+        .host
+        .install(path.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap_err();
+    let c2_host::HostError::InvalidBundle { diagnostics, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(diagnostics[0].code, "limit-entries", "{diagnostics:?}");
+    assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_edited_installed_file_fails_closed_as_content_changed() {
+    let env = Env::new().await;
+    let source = crate::support::FixtureBundle::new("edited").write(&env.path("bundles"));
+    let id = env.install_ready(&source).await;
+    let bundle = env.path("plugins").join(&id).join("bundle");
+    let marker = env.path("EDITED-CODE-RAN");
+    // Another tool rewrites the trusted launcher after the user trusted it.
+    let launcher = bundle.join("bin/fixture");
+    let original = std::fs::read_to_string(&launcher).unwrap();
+    std::fs::write(
+        &launcher,
+        original.replace("exec ", &format!("touch '{}'\nexec ", marker.display())),
+    )
+    .unwrap();
+    let error = env.invoke("fixture.echo", json!(1)).await.unwrap_err();
+    assert_eq!(error.kind(), "content_changed", "{error}");
+    assert!(
+        error.to_string().contains("reinstall it from its source"),
+        "{error}"
+    );
+    assert!(!marker.exists(), "the edited code ran");
+    assert_eq!(env.host.stats().spawns, 0);
+    let listed = env.host.list();
+    assert_eq!(listed[0].state, "content_changed", "{listed:?}");
+    assert!(listed[0].trusted, "trust is not withdrawn silently");
+    assert!(
+        listed[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("changed on disk")),
+        "{listed:?}"
+    );
+    assert_eq!(env.host.extensions().failed[0].id, id);
+
+    // A file planted next to the trusted ones counts as a change too.
+    std::fs::write(&launcher, &original).unwrap();
+    // (The runtime remembers its failed activation until the next call retries.)
+    assert_ne!(env.host.list()[0].state, "content_changed");
+    std::fs::create_dir_all(bundle.join("node_modules/evil")).unwrap();
+    std::fs::write(bundle.join("node_modules/evil/index.js"), "evil()").unwrap();
+    assert_eq!(env.host.list()[0].state, "content_changed");
+    std::fs::remove_dir_all(bundle.join("node_modules")).unwrap();
+    std::fs::write(bundle.join("extra.js"), "more()").unwrap();
+    assert_eq!(env.host.list()[0].state, "content_changed");
+    std::fs::remove_file(bundle.join("extra.js")).unwrap();
+
+    // Restored and reloaded, it runs again without being trusted anew.
+    for state in [c2_host::StateChange::Disable, c2_host::StateChange::Enable] {
+        env.host
+            .set_state(&id, &c2_host::Target::User, state)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        env.invoke("fixture.echo", json!(2)).await.unwrap(),
+        json!(2)
+    );
+    assert!(!marker.exists());
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn validity_options_apply_before_storing_and_broken_entries_stay_removable() {
+    let reserve = |options: &mut c2_host::HostOptions| {
+        options
+            .manifest
+            .reserved_namespaces
+            .insert("fixture".to_owned());
+    };
+    // Installed under the default options...
+    let env = Env::new().await;
+    let source = crate::support::FixtureBundle::new("reserved").write(&env.path("bundles"));
+    let outcome = env
+        .host
+        .install(source.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap();
+    let id = outcome.record.id.clone();
+    env.host.shutdown().await;
+    let plugins = env.path("plugins");
+    let before = bundle_files(&plugins.join(&id).join("bundle"));
+    let record_before = std::fs::read(plugins.join(&id).join("installed.json")).unwrap();
+
+    // ... an embedder that reserves `fixture` refuses the update before storing anything,
+    let mut tweaked = options(env.root.path());
+    reserve(&mut tweaked);
+    let host = PluginHost::open(tweaked.clone()).await.unwrap();
+    assert!(
+        host.diagnostics().iter().any(|d| d.contains(&id)),
+        "{:?}",
+        host.diagnostics()
+    );
+    std::fs::write(source.join("NEW.md"), "an update").unwrap();
+    let error = host
+        .install(source.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap_err();
+    let c2_host::HostError::InvalidBundle { diagnostics, .. } = &error else {
+        panic!("{error}");
+    };
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.code == "command-namespace-reserved"),
+        "{diagnostics:?}"
+    );
+    // The old bundle is intact, byte for byte, and nothing else was written.
+    assert_eq!(bundle_files(&plugins.join(&id).join("bundle")), before);
+    assert_eq!(
+        std::fs::read(plugins.join(&id).join("installed.json")).unwrap(),
+        record_before
+    );
+    assert_eq!(stored(&plugins), vec![id.clone()]);
+
+    // ... and the entry it cannot load is still removable.
+    let removed = host.uninstall(&id).await.unwrap();
+    assert_eq!(removed.record.map(|r| r.id), Some(id.clone()));
+    assert!(!plugins.join(&id).exists());
+    assert!(host.diagnostics().is_empty(), "{:?}", host.diagnostics());
+    host.shutdown().await;
+    let again = PluginHost::open(tweaked.clone()).await.unwrap();
+    assert!(again.diagnostics().is_empty(), "{:?}", again.diagnostics());
+
+    // A fresh install under those options stores nothing at all.
+    let error = again
+        .install(source.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_bundle", "{error}");
+    assert_eq!(stored(&plugins), Vec::<String>::new());
+
+    // An entry whose installed.json is garbage is removable too.
+    std::fs::create_dir_all(plugins.join("garbage-0000/bundle")).unwrap();
+    std::fs::write(plugins.join("garbage-0000/installed.json"), "{not json").unwrap();
+    again.shutdown().await;
+    let host = PluginHost::open(tweaked).await.unwrap();
+    let removed = host.uninstall("garbage-0000").await.unwrap();
+    assert!(removed.record.is_none());
+    assert!(!plugins.join("garbage-0000").exists());
+    let missing = host.uninstall("garbage-0000").await.unwrap_err();
+    assert_eq!(missing.kind(), "not_installed");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn resetting_an_unknown_id_is_an_error_and_writes_no_policy() {
+    let env = Env::new().await;
+    let source = crate::support::FixtureBundle::new("known").write(&env.path("bundles"));
+    let id = env.install_ready(&source).await;
+    let policy = env.path("plugins/policy.json");
+    let before = std::fs::read(&policy).unwrap();
+    let error = env
+        .host
+        .reset(Some("no-such-bundle-1234"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "not_installed", "{error}");
+    assert_eq!(
+        std::fs::read(&policy).unwrap(),
+        before,
+        "the policy was written"
+    );
+    // A known id still resets and moves the revision.
+    let revision = env.host.reset(Some(&id)).await.unwrap();
+    assert!(std::fs::read(&policy).unwrap() != before);
+    assert!(revision > 0);
+    env.host.shutdown().await;
+}
