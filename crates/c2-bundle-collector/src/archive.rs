@@ -138,7 +138,7 @@ fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Re
     // The zip reader indexes the whole central directory by name before anything else:
     // that costs memory per entry, and a repeated name silently keeps one copy. So the
     // central directory is counted and checked for repeated names first, from the bytes.
-    scan_central_directory(bytes, tree)?;
+    let count = scan_central_directory(bytes, tree)?;
     let mut archive = match zip::ZipArchive::new(Cursor::new(bytes)) {
         Ok(archive) => archive,
         Err(error) => {
@@ -146,6 +146,17 @@ fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Re
             return Err(Stop);
         }
     };
+    // The reader must have found the directory that was checked: same entries, no repeat.
+    if archive.has_duplicate_names() {
+        tree.refuse(duplicate("(a name in the central directory)"));
+        return Err(Stop);
+    }
+    if archive.len() as u64 != count {
+        tree.refuse(malformed(
+            "the archive holds more than one central directory",
+        ));
+        return Err(Stop);
+    }
     for index in 0..archive.len() {
         let mut entry = match archive.by_index(index) {
             Ok(entry) => entry,
@@ -240,9 +251,12 @@ struct CentralDirectory {
 fn locate_central_directory(bytes: &[u8]) -> Option<CentralDirectory> {
     let earliest = bytes.len().checked_sub(EOCD_LEN)?;
     let latest = bytes.len().saturating_sub(EOCD_LEN + usize::from(u16::MAX));
-    let eocd = (latest..=earliest)
-        .rev()
-        .find(|&at| le32(bytes, at) == Some(u64::from(EOCD_SIGNATURE)))?;
+    // The record's comment runs to the end of the archive; a signature inside a comment
+    // whose length does not fit is not the record.
+    let eocd = (latest..=earliest).rev().find(|&at| {
+        le32(bytes, at) == Some(u64::from(EOCD_SIGNATURE))
+            && le16(bytes, at + 20).is_some_and(|len| at + EOCD_LEN + len as usize == bytes.len())
+    })?;
     let mut entries = le16(bytes, eocd + 10)?;
     let mut size = le32(bytes, eocd + 12)?;
     let mut offset = le32(bytes, eocd + 16)?;
@@ -270,7 +284,7 @@ fn locate_central_directory(bytes: &[u8]) -> Option<CentralDirectory> {
 /// Refuses a zip whose central directory announces or holds more entries than
 /// [`Limits::max_entries`], or names one path twice after normalization, before a single
 /// entry is inflated or indexed. Costs one hash per entry, at most `max_entries` of them.
-fn scan_central_directory(bytes: &[u8], tree: &mut Tree) -> Result<(), Stop> {
+fn scan_central_directory(bytes: &[u8], tree: &mut Tree) -> Result<u64, Stop> {
     let Some(directory) = locate_central_directory(bytes) else {
         tree.refuse(malformed("no end of central directory record"));
         return Err(Stop);
@@ -336,7 +350,7 @@ fn scan_central_directory(bytes: &[u8], tree: &mut Tree) -> Result<(), Stop> {
         )));
         return Err(Stop);
     }
-    Ok(())
+    Ok(count)
 }
 
 fn too_many_entries(max: usize, found: u64) -> Diagnostic {
