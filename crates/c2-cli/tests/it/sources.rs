@@ -341,7 +341,8 @@ fn run_read_only(sandbox: &Sandbox, args: &[&str]) -> Run {
     }
 }
 
-/// Sets every directory under `dir` (and `dir`) to 0555, or back to 0755.
+/// Makes `dir` and everything under it read-only (directories 0555, files 0444), or back
+/// (0755, 0644).
 fn set_read_only(dir: &Path, read_only: bool) {
     let mode = if read_only { 0o555 } else { 0o755 };
     if !read_only {
@@ -364,6 +365,9 @@ fn set_read_only(dir: &Path, read_only: bool) {
         let is_dir = std::fs::symlink_metadata(&path).unwrap().is_dir();
         if is_dir {
             set_read_only(&path, read_only);
+        } else {
+            let mode = if read_only { 0o444 } else { 0o644 };
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         }
     }
     if read_only {
@@ -382,9 +386,7 @@ fn a_read_only_store_lists_and_an_unknown_reset_writes_nothing() {
     assert_eq!(error_kind(&reset), "not_installed", "{reset:#?}");
     assert_eq!(std::fs::read(&policy).unwrap(), before);
 
-    // The lock file may not exist yet on a store only ever read: remove it to prove
-    // reading does not need to create it either.
-    let _ = std::fs::remove_file(sandbox.plugins.join(".lock"));
+    assert!(sandbox.plugins.join(".lock").is_file());
     set_read_only(&sandbox.plugins, true);
     let proof = run_read_only(
         &sandbox,
@@ -397,5 +399,13 @@ fn a_read_only_store_lists_and_an_unknown_reset_writes_nothing() {
     let listed = list.json();
     assert_eq!(listed["result"][0]["id"], id.as_str(), "{list:#?}");
     assert_eq!(listed["result"][0]["trusted"], true);
+    // A store whose lock file is missing is read without creating it.
+    std::fs::remove_file(sandbox.plugins.join(".lock")).unwrap();
+    set_read_only(&sandbox.plugins, true);
+    let list = run_read_only(&sandbox, &["list", "--format", "json"]);
+    set_read_only(&sandbox.plugins, false);
+    assert_eq!(list.code, 0, "{list:#?}");
+    assert_eq!(list.json()["result"][0]["id"], id.as_str(), "{list:#?}");
+    assert!(!sandbox.plugins.join(".lock").exists());
     assert_eq!(stored(&sandbox), vec![id]);
 }
