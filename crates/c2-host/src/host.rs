@@ -734,12 +734,13 @@ impl PluginHost {
                 diagnostics: bundle.diagnostics.clone(),
             });
         }
-        // Every option that decides validity applies before anything is stored: the
-        // collector validated plugin.json with the default options, the host's may reserve
-        // more namespaces.
+        // Every option that decides validity applies before anything is stored: the bundle
+        // may have been collected under other limits, and the collector validated
+        // plugin.json with the default options while the host's may reserve more namespaces.
         let refusals: Vec<_> = bundle
-            .check_manifest(&self.shared.options.manifest)
+            .check_limits(&self.shared.options.limits)
             .into_iter()
+            .chain(bundle.check_manifest(&self.shared.options.manifest))
             .filter(c2_bundle_collector::Diagnostic::is_error)
             .collect();
         if !refusals.is_empty() {

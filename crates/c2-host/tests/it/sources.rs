@@ -516,3 +516,41 @@ async fn resetting_an_unknown_id_is_an_error_and_writes_no_policy() {
     assert!(revision > 0);
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_bundle_collected_under_looser_limits_is_refused_before_storing() {
+    let env = Env::with(|options| {
+        options.limits.max_files = 2;
+        options.limits.max_file_bytes = 1024;
+    })
+    .await;
+    let dir = env.path("bundles/loose");
+    plain_bundle(&dir, "loose");
+    std::fs::write(dir.join("big.txt"), "x".repeat(2048)).unwrap();
+    let collected =
+        c2_bundle_collector::collect_dir(&dir, &c2_bundle_collector::Limits::default()).unwrap();
+    assert!(collected.is_valid());
+    let request = c2_bundle_collector::InstallRequest::new(
+        c2_bundle_collector::SourceIdentity::local(&dir).unwrap(),
+    );
+    let error = env
+        .host
+        .install_collected(&collected, request, InstallOptions::default())
+        .await
+        .unwrap_err();
+    let c2_host::HostError::InvalidBundle { diagnostics, .. } = &error else {
+        panic!("{error}");
+    };
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["limit-files", "limit-file-size"], "{diagnostics:?}");
+    assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
+    // Through a source path the host's limits refuse it while collecting.
+    let error = env
+        .host
+        .install(dir.to_str().unwrap(), InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_bundle", "{error}");
+    assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
+    env.host.shutdown().await;
+}
