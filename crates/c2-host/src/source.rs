@@ -49,7 +49,7 @@ pub(crate) fn parse_git(source: &str) -> Option<GitSource> {
         return Some(GitSource {
             url: url.to_owned(),
             reference: reference.filter(|r| !r.is_empty()).map(str::to_owned),
-            subdir: subdir.trim_matches('/').to_owned(),
+            subdir: normalize_subdir(subdir),
         });
     }
     let rest = source
@@ -68,10 +68,19 @@ pub(crate) fn parse_git(source: &str) -> Option<GitSource> {
         Some(&"tree") => Some(GitSource {
             url,
             reference: parts.get(3).map(|r| (*r).to_owned()),
-            subdir: parts.get(4..).map(|p| p.join("/")).unwrap_or_default(),
+            subdir: normalize_subdir(&parts.get(4..).map(|p| p.join("/")).unwrap_or_default()),
         }),
         Some(_) => None,
     }
+}
+
+/// `./a//b/` is `a/b`, as [`SourceIdentity::git`] has it; `..` stays, to be refused.
+fn normalize_subdir(subdir: &str) -> String {
+    subdir
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 pub(crate) async fn fetch(source: &str, options: &HostOptions) -> Result<Fetched, HostError> {
@@ -386,6 +395,14 @@ mod tests {
             })
         );
         assert_eq!(parse_git("https://github.com/o/r").unwrap().reference, None);
+        assert_eq!(
+            parse_git("git+file:///r#main:./a//b/").unwrap().subdir,
+            "a/b"
+        );
+        assert_eq!(
+            parse_git("git+file:///r#main:a/../b").unwrap().subdir,
+            "a/../b"
+        );
         assert_eq!(parse_git("https://github.com/o/r/blob/main/x"), None);
         assert_eq!(parse_git("./packs/hello"), None);
     }

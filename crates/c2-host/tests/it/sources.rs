@@ -173,7 +173,7 @@ fn hostile_git(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
     std::fs::write(
         &config,
         format!(
-            "[core]\n\thooksPath = {}\n\tsymlinks = true\n[init]\n\ttemplateDir = {}\n[submodule]\n\trecurse = true\n[protocol \"file\"]\n\tallow = always\n",
+            "[core]\n\thooksPath = {}\n\tsymlinks = true\n[init]\n\ttemplateDir = {}\n[submodule]\n\trecurse = true\n[protocol \"file\"]\n\tallow = always\n[protocol \"ext\"]\n\tallow = always\n",
             hooks.display(),
             template.display()
         ),
@@ -284,6 +284,15 @@ async fn git_sources_run_no_hook_fetch_no_submodule_and_store_no_symlink() {
     assert_eq!(error.kind(), "unsafe_source", "{error}");
     assert!(error.to_string().contains("submodule"), "{error}");
     assert!(!marker.exists());
+    // The `ext::` transport runs a command; the user configuration allows it, the host not.
+    let ext_marker = probe.path("EXT-RAN");
+    let source = format!("git+ext::sh -c touch% {}", ext_marker.display());
+    let error = host
+        .install(&source, InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "git_failed", "{error}");
+    assert!(!ext_marker.exists(), "the ext transport ran a command");
     assert_eq!(
         stored(&root.path().join("plugins")),
         vec![outcome.record.id.clone()]
