@@ -853,8 +853,13 @@ impl PluginHost {
     }
 
     /// Trusts the installed content of `id` (trust is bound to the content digest).
+    /// Refused as `content_changed` when the files on disk are no longer the installed ones:
+    /// the digest being trusted would not be that of the bytes that would run.
     pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
         let module = self.bundle(id)?;
+        self.shared
+            .verify_content(module.bundle())
+            .map_err(|message| HostError::command("content_changed", message))?;
         let digest = module.bundle().record.digest.clone();
         self.change(
             module.bundle().module_name(),

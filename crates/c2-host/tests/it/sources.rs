@@ -390,6 +390,9 @@ async fn an_edited_installed_file_fails_closed_as_content_changed() {
         "{listed:?}"
     );
     assert_eq!(env.host.extensions().failed[0].id, id);
+    // Trusting again would bind the old digest to the new bytes: refused.
+    let error = env.host.trust(&id).await.unwrap_err();
+    assert_eq!(error.kind(), "content_changed", "{error}");
 
     // A file planted next to the trusted ones counts as a change too.
     std::fs::write(&launcher, &original).unwrap();
