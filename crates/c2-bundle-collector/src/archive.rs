@@ -135,6 +135,10 @@ fn read_tar_gz(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) ->
 }
 
 fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Result<(), Stop> {
+    // The zip reader indexes the whole central directory by name before anything else:
+    // that costs memory per entry, and a repeated name silently keeps one copy. So the
+    // central directory is counted and checked for repeated names first, from the bytes.
+    let count = scan_central_directory(bytes, tree)?;
     let mut archive = match zip::ZipArchive::new(Cursor::new(bytes)) {
         Ok(archive) => archive,
         Err(error) => {
@@ -142,6 +146,17 @@ fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Re
             return Err(Stop);
         }
     };
+    // The reader must have found the directory that was checked: same entries, no repeat.
+    if archive.has_duplicate_names() {
+        tree.refuse(duplicate("(a name in the central directory)"));
+        return Err(Stop);
+    }
+    if archive.len() as u64 != count {
+        tree.refuse(malformed(
+            "the archive holds more than one central directory",
+        ));
+        return Err(Stop);
+    }
     for index in 0..archive.len() {
         let mut entry = match archive.by_index(index) {
             Ok(entry) => entry,
@@ -197,6 +212,165 @@ fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Re
         }
     }
     Ok(())
+}
+
+const EOCD_SIGNATURE: u32 = 0x0605_4b50;
+const EOCD_LEN: usize = 22;
+const ZIP64_LOCATOR_SIGNATURE: u32 = 0x0706_4b50;
+const ZIP64_LOCATOR_LEN: usize = 20;
+const ZIP64_EOCD_SIGNATURE: u32 = 0x0606_4b50;
+const CENTRAL_SIGNATURE: u32 = 0x0201_4b50;
+const CENTRAL_LEN: usize = 46;
+
+fn le16(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at + 2)?;
+    Some(u64::from(u16::from_le_bytes([b[0], b[1]])))
+}
+
+fn le32(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at + 4)?;
+    Some(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+}
+
+fn le64(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at + 8)?;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(b);
+    Some(u64::from_le_bytes(word))
+}
+
+/// Where the central directory is and how many entries it announces.
+struct CentralDirectory {
+    entries: u64,
+    offset: usize,
+    size: usize,
+}
+
+/// Finds the end-of-central-directory record (and its zip64 form) by reading only the tail
+/// of the archive.
+fn locate_central_directory(bytes: &[u8]) -> Option<CentralDirectory> {
+    let earliest = bytes.len().checked_sub(EOCD_LEN)?;
+    let latest = bytes.len().saturating_sub(EOCD_LEN + usize::from(u16::MAX));
+    // The record's comment runs to the end of the archive; a signature inside a comment
+    // whose length does not fit is not the record.
+    let eocd = (latest..=earliest).rev().find(|&at| {
+        le32(bytes, at) == Some(u64::from(EOCD_SIGNATURE))
+            && le16(bytes, at + 20).is_some_and(|len| at + EOCD_LEN + len as usize == bytes.len())
+    })?;
+    let mut entries = le16(bytes, eocd + 10)?;
+    let mut size = le32(bytes, eocd + 12)?;
+    let mut offset = le32(bytes, eocd + 16)?;
+    let zip64 = entries == 0xFFFF || size == 0xFFFF_FFFF || offset == 0xFFFF_FFFF;
+    if zip64 {
+        let locator = eocd.checked_sub(ZIP64_LOCATOR_LEN)?;
+        if le32(bytes, locator) != Some(u64::from(ZIP64_LOCATOR_SIGNATURE)) {
+            return None;
+        }
+        let record = usize::try_from(le64(bytes, locator + 8)?).ok()?;
+        if le32(bytes, record) != Some(u64::from(ZIP64_EOCD_SIGNATURE)) {
+            return None;
+        }
+        entries = le64(bytes, record + 32)?;
+        size = le64(bytes, record + 40)?;
+        offset = le64(bytes, record + 48)?;
+    }
+    Some(CentralDirectory {
+        entries,
+        offset: usize::try_from(offset).ok()?,
+        size: usize::try_from(size).ok()?,
+    })
+}
+
+/// Refuses a zip whose central directory announces or holds more entries than
+/// [`Limits::max_entries`], or names one path twice after normalization, before a single
+/// entry is inflated or indexed. Costs one hash per entry, at most `max_entries` of them.
+fn scan_central_directory(bytes: &[u8], tree: &mut Tree) -> Result<u64, Stop> {
+    let Some(directory) = locate_central_directory(bytes) else {
+        tree.refuse(malformed("no end of central directory record"));
+        return Err(Stop);
+    };
+    let max = tree.limits.max_entries;
+    if directory.entries > max as u64 {
+        tree.refuse(too_many_entries(max, directory.entries));
+        return Err(Stop);
+    }
+    let Some(records) = directory
+        .offset
+        .checked_add(directory.size)
+        .and_then(|end| bytes.get(directory.offset..end))
+    else {
+        tree.refuse(malformed("the central directory lies outside the archive"));
+        return Err(Stop);
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut at = 0;
+    let mut count: u64 = 0;
+    while at < records.len() {
+        let header = (
+            le32(records, at),
+            le16(records, at + 28),
+            le16(records, at + 30),
+            le16(records, at + 32),
+        );
+        let (Some(signature), Some(name_len), Some(extra_len), Some(comment_len)) = header else {
+            tree.refuse(malformed("a central directory record is truncated"));
+            return Err(Stop);
+        };
+        if signature != u64::from(CENTRAL_SIGNATURE) {
+            // Whatever follows the records (a zip64 end record, say) is not an entry.
+            break;
+        }
+        count += 1;
+        if count > max as u64 {
+            tree.refuse(too_many_entries(max, count));
+            return Err(Stop);
+        }
+        let name_start = at + CENTRAL_LEN;
+        // Lengths are 16-bit, so none of these sums can overflow.
+        let name_end = name_start + usize::try_from(name_len).unwrap_or(usize::MAX);
+        let Some(name) = records.get(name_start..name_end) else {
+            tree.refuse(malformed("a central directory record is truncated"));
+            return Err(Stop);
+        };
+        let shown = String::from_utf8_lossy(name);
+        if let Ok(Some(rel)) = normalize(&shown)
+            && !seen.insert(blake3::hash(rel.as_bytes()))
+        {
+            tree.refuse(duplicate(&rel));
+            return Err(Stop);
+        }
+        at = name_end
+            + usize::try_from(extra_len).unwrap_or(usize::MAX)
+            + usize::try_from(comment_len).unwrap_or(usize::MAX);
+    }
+    if count != directory.entries {
+        tree.refuse(malformed(&format!(
+            "the central directory holds {count} entries but its end record announces {}",
+            directory.entries
+        )));
+        return Err(Stop);
+    }
+    Ok(count)
+}
+
+fn too_many_entries(max: usize, found: u64) -> Diagnostic {
+    Diagnostic::error(
+        codes::LIMIT_ENTRIES,
+        None,
+        format!(
+            "entry count limit ({max}) exceeded: the zip's central directory lists {found} or more entries"
+        ),
+    )
+    .with_help("remove files, folders or links from the bundle")
+}
+
+fn duplicate(rel: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::ARCHIVE_DUPLICATE_ENTRY,
+        rel.to_owned(),
+        format!("archive entry {rel} appears twice"),
+    )
+    .with_help("repack the archive")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,14 +441,7 @@ fn admit(
         Kind::Dir | Kind::File => {}
     }
     if tree.files.contains_key(&rel) || (kind == Kind::File && tree.dirs.contains(&rel)) {
-        tree.refuse(
-            Diagnostic::error(
-                codes::ARCHIVE_DUPLICATE_ENTRY,
-                rel.clone(),
-                format!("archive entry {rel} appears twice"),
-            )
-            .with_help("repack the archive"),
-        );
+        tree.refuse(duplicate(&rel));
         return Ok(None);
     }
     let mut ancestor = rel.as_str();

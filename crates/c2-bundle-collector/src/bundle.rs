@@ -70,6 +70,80 @@ impl CollectedBundle {
     pub fn version(&self) -> Option<&str> {
         self.manifest.as_ref().map(|m| m.version.as_str())
     }
+
+    /// Checks the collected files against `limits` again, for a caller that received a
+    /// bundle collected elsewhere (perhaps under looser limits) and must apply its own before
+    /// storing it. Returns one error per exceeded limit; the entry and archive limits bound
+    /// reading and cannot be re-checked from the result.
+    pub fn check_limits(&self, limits: &Limits) -> Vec<Diagnostic> {
+        let mut tree = Tree::new(*limits);
+        for path in self.directories.iter().chain(self.files.keys()) {
+            if tree.check_path(path).is_err() {
+                break;
+            }
+        }
+        let mut diagnostics = tree.diagnostics;
+        let refuse = |code, path: &str, message: String| {
+            Diagnostic::error(code, path.to_owned(), message)
+                .with_help("collect the bundle again under these limits")
+        };
+        if self.files.len() > limits.max_files {
+            diagnostics.push(refuse(
+                codes::LIMIT_FILES,
+                "",
+                format!("file count limit ({}) exceeded", limits.max_files),
+            ));
+        }
+        let mut total: u64 = 0;
+        for (path, entry) in &self.files {
+            let len = entry.bytes.len() as u64;
+            if len > limits.max_file_bytes {
+                diagnostics.push(refuse(
+                    codes::LIMIT_FILE_SIZE,
+                    path,
+                    format!(
+                        "file size limit ({} bytes) exceeded by {path}",
+                        limits.max_file_bytes
+                    ),
+                ));
+            }
+            total = total.saturating_add(len);
+        }
+        if total > limits.max_bundle_bytes {
+            diagnostics.push(refuse(
+                codes::LIMIT_BUNDLE_SIZE,
+                "",
+                format!(
+                    "bundle size limit ({} bytes) exceeded",
+                    limits.max_bundle_bytes
+                ),
+            ));
+        }
+        diagnostics
+    }
+
+    /// Validates the collected `plugin.json` again under `options` (an embedder's reserved
+    /// namespaces, say) and returns its diagnostics, for a caller whose options decide
+    /// validity before anything is stored. A bundle without a readable manifest gives the
+    /// missing-manifest error.
+    pub fn check_manifest(&self, options: &ManifestOptions) -> Vec<Diagnostic> {
+        let text = self
+            .files
+            .get(MANIFEST)
+            .and_then(|entry| std::str::from_utf8(&entry.bytes).ok());
+        let Some(text) = text else {
+            return vec![Diagnostic::error(
+                codes::MISSING_MANIFEST,
+                MANIFEST.to_owned(),
+                "no readable plugin.json at the bundle root".to_owned(),
+            )];
+        };
+        c2_manifest::validate_manifest(text, options)
+            .diagnostics
+            .into_iter()
+            .map(|d| from_document(d, MANIFEST))
+            .collect()
+    }
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below

@@ -39,4 +39,4 @@ pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
 pub use store::{FaultPoint, InstallRequest, InstalledRecord, ListedBundle, Store, StoreOptions};
 pub use tree::FileEntry;
-pub use walk::SKIPPED_DIRECTORIES;
+pub use walk::{SKIPPED_DIRECTORIES, SubdirectoryRefusal, resolve_subdirectory};

@@ -1,4 +1,6 @@
-//! Cross-checking a `marketplace.json` catalog against the local bundles it lists.
+//! Cross-checking a `marketplace.json` catalog against the local bundles it lists. A `local`
+//! path is resolved under the catalog's directory without following symlinks: one that is or
+//! passes through a symlink refuses the entry, wherever the link points.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,7 @@ use crate::bundle::{CollectedBundle, collect_dir, from_document};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::walk::read_bounded;
+use crate::walk::{SubdirectoryRefusal, read_bounded, resolve_subdirectory};
 
 /// A validated catalog and its checked `local` entries. Valid iff no diagnostic is an error.
 #[derive(Debug)]
@@ -84,8 +86,31 @@ pub fn check_marketplace(path: &Path, limits: &Limits) -> Result<MarketplaceChec
             continue;
         };
         let bundle_path = base.join(local);
-        let bundle = collect_dir(&bundle_path, limits).ok();
         let label = format!("{} ({local})", entry.name);
+        // The entry must name a real directory under the catalog's: a symlink on the way
+        // would validate some other tree than the one the catalog ships.
+        let plain: Vec<&str> = local
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        let bundle = match resolve_subdirectory(base, &plain.join("/")) {
+            Ok(resolved) => collect_dir(&resolved, limits).ok(),
+            Err(why @ SubdirectoryRefusal::Symlink(_))
+            | Err(why @ SubdirectoryRefusal::NotPlain) => {
+                check.diagnostics.push(entry_invalid(
+                    &file_name,
+                    format!("entry {label} cannot be collected: {why}"),
+                ));
+                check.entries.push(CheckedEntry {
+                    name: entry.name.clone(),
+                    version: entry.version.clone(),
+                    path: bundle_path,
+                    bundle: None,
+                });
+                continue;
+            }
+            Err(_) => None,
+        };
         match &bundle {
             None => check.diagnostics.push(entry_invalid(
                 &file_name,

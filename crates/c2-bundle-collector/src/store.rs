@@ -124,9 +124,24 @@ impl Store {
             dir: dir.to_owned(),
             options,
         };
-        let _lock = store.lock(FlockArg::LockExclusive)?;
-        store.recover()?;
+        // Only an interrupted change needs the exclusive lock (and write access): opening a
+        // clean store, read-only or not, writes nothing.
+        if store.needs_recovery()? {
+            let _lock = store.lock(FlockArg::LockExclusive)?;
+            store.recover()?;
+        }
         Ok(store)
+    }
+
+    /// Whether staging or the trash holds anything a crash may have left.
+    fn needs_recovery(&self) -> Result<bool> {
+        for root in [STAGING, TRASH] {
+            let path = self.dir.join(root);
+            if is_real_dir(&path)? && !dir_names(&path)?.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     pub fn dir(&self) -> &Path {
@@ -211,13 +226,39 @@ impl Store {
     pub fn uninstall(&self, id: &str) -> Result<InstalledRecord> {
         let _lock = self.lock(FlockArg::LockExclusive)?;
         let record = self.read(id)?;
+        self.remove_locked(id)?;
+        Ok(record)
+    }
+
+    /// Removes the entry `<id>` whatever state it is in: a record that is unreadable or
+    /// missing, files that no longer validate. `Ok(None)` when its record could not be read.
+    /// [`Error::NotInstalled`] when there is no such directory.
+    pub fn remove(&self, id: &str) -> Result<Option<InstalledRecord>> {
+        check_id(id)?;
+        let _lock = self.lock(FlockArg::LockExclusive)?;
+        if !is_real_dir(&self.dir.join(id))? {
+            return Err(Error::NotInstalled { id: id.to_owned() });
+        }
+        let record = self.read(id).ok();
+        self.remove_locked(id)?;
+        Ok(record)
+    }
+
+    /// Whether the store has an entry directory `<id>` (loadable or not).
+    pub fn contains(&self, id: &str) -> Result<bool> {
+        if check_id(id).is_err() {
+            return Ok(false);
+        }
+        is_real_dir(&self.dir.join(id))
+    }
+
+    fn remove_locked(&self, id: &str) -> Result<()> {
         let slot = self.trash_slot(UNINSTALL_SUFFIX)?;
         rename(&self.dir.join(id), &slot.join(id))?;
         sync_dir(&slot)?;
         sync_dir(&self.dir)?;
         self.fault(FaultPoint::AfterUninstallTrashed)?;
-        remove_dir_all(&slot)?;
-        Ok(record)
+        remove_dir_all(&slot)
     }
 
     /// The record of one installed bundle.
@@ -256,6 +297,19 @@ impl Store {
             });
         }
         Ok(listed)
+    }
+
+    /// The content digest of what is on disk now under `<id>/bundle/`, for checking it
+    /// against the digest the user trusted before anything runs. `Ok(None)` when the tree is
+    /// no longer one the store could have written: a symlink, a FIFO, a skipped directory
+    /// (`node_modules`, ...), an unreadable file or an exceeded limit was found in it.
+    pub fn current_digest(&self, id: &str, limits: &Limits) -> Result<Option<String>> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        let tree = crate::walk::walk_dir(&self.bundle_dir(id)?, *limits)?;
+        if tree.stopped || !tree.diagnostics.is_empty() || !tree.links.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(crate::digest::content_digest(&tree.files)))
     }
 
     /// Re-collects an installed bundle's files from disk (for scaffolds or a re-check).
@@ -304,17 +358,47 @@ impl Store {
     }
 
     /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
-    /// a caller holding one must not take another (it would wait on itself).
-    fn lock(&self, kind: FlockArg) -> Result<Flock<File>> {
+    /// a caller holding one must not take another (it would wait on itself). The lock file
+    /// is opened read-only (flock needs no write access), so a read-only store can be read;
+    /// it is created only when missing. A reader that cannot create it (a read-only store
+    /// that never had one) reads unlocked: no writer can have taken it either.
+    fn lock(&self, kind: FlockArg) -> Result<Option<Flock<File>>> {
         let path = self.dir.join(LOCK);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(Error::io("open", &path))?;
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits())
+            .open(&path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let created = OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .mode(0o600)
+                    .custom_flags(
+                        (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits(),
+                    )
+                    .open(&path);
+                match created {
+                    Ok(file) => file,
+                    Err(error)
+                        if kind == FlockArg::LockShared
+                            && matches!(
+                                error.kind(),
+                                std::io::ErrorKind::PermissionDenied
+                                    | std::io::ErrorKind::ReadOnlyFilesystem
+                            ) =>
+                    {
+                        return Ok(None);
+                    }
+                    Err(error) => return Err(Error::io("create", &path)(error)),
+                }
+            }
+            Err(error) => return Err(Error::io("open", &path)(error)),
+        };
         Flock::lock(file, kind)
+            .map(Some)
             .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
     }
 

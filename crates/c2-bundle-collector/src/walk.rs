@@ -339,6 +339,70 @@ fn read_failed(rel: &str, error: &std::io::Error) -> Diagnostic {
     .with_help("check the file's permissions")
 }
 
+/// Why a subdirectory of a trusted root cannot be the root of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubdirectoryRefusal {
+    /// Empty components, `.`, `..`, a backslash or a NUL: not a plain relative path.
+    NotPlain,
+    /// This prefix of the subdirectory is a symlink (never followed, whatever it points to).
+    Symlink(String),
+    /// This prefix does not exist.
+    Missing(String),
+    /// This prefix is a file, a FIFO or a device, not a directory.
+    NotADirectory(String),
+}
+
+impl std::fmt::Display for SubdirectoryRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotPlain => {
+                f.write_str("it is not a plain relative path (no `.`, `..` or empty parts)")
+            }
+            Self::Symlink(at) => write!(f, "{at} is a symlink, which is never followed"),
+            Self::Missing(at) => write!(f, "{at} does not exist"),
+            Self::NotADirectory(at) => write!(f, "{at} is not a directory"),
+        }
+    }
+}
+
+/// Resolves `subdir` (`/`-separated, relative) inside `root` one component at a time without
+/// following any symlink, so the result is a real directory inside `root`: a symlink anywhere
+/// on the way refuses it, wherever it points. An empty `subdir` is `root` itself.
+pub fn resolve_subdirectory(
+    root: &Path,
+    subdir: &str,
+) -> std::result::Result<std::path::PathBuf, SubdirectoryRefusal> {
+    let mut path = root.to_path_buf();
+    let mut shown = String::new();
+    if subdir.is_empty() {
+        return Ok(path);
+    }
+    for part in subdir.split('/') {
+        if part.is_empty() || part == "." || part == ".." || part.contains(['\\', '\0']) {
+            return Err(SubdirectoryRefusal::NotPlain);
+        }
+        path.push(part);
+        if !shown.is_empty() {
+            shown.push('/');
+        }
+        shown.push_str(part);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the collector owns symlink inspection"
+        )]
+        let meta = std::fs::symlink_metadata(&path);
+        match meta {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(SubdirectoryRefusal::Symlink(shown));
+            }
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(SubdirectoryRefusal::NotADirectory(shown)),
+            Err(_) => return Err(SubdirectoryRefusal::Missing(shown)),
+        }
+    }
+    Ok(path)
+}
+
 /// Opens a path for reading without following a final symlink.
 pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()

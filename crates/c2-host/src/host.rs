@@ -82,6 +82,33 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Whether the files under the bundle's directory are still the ones installed (and so
+    /// the ones trusted): the digest is recomputed from disk. `Err` says what changed and
+    /// what to do; nothing is untrusted by it.
+    pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
+        let id = &bundle.record.id;
+        let what_to_do = format!(
+            "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or `c2-plugins uninstall {id}`"
+        );
+        match self.store.current_digest(id, &self.options.limits) {
+            Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
+            Ok(Some(digest)) => Err(format!(
+                "the installed files of {id} changed on disk since it was installed (content digest {} instead of {}); {what_to_do}",
+                &digest[..16.min(digest.len())],
+                &bundle.record.digest[..16.min(bundle.record.digest.len())]
+            )),
+            Ok(None) => Err(format!(
+                "the installed files of {id} changed on disk since it was installed (a symlink, special file or unexpected directory appeared in {}); {what_to_do}",
+                bundle.dir.display()
+            )),
+            Err(error) => Err(format!(
+                "the installed files of {id} cannot be checked against its digest: {error}; {what_to_do}"
+            )),
+        }
+    }
+}
+
 /// The plugin host a desktop, TUI or server embeds, and that the `c2-plugins` CLI runs.
 #[derive(Clone)]
 pub struct PluginHost {
@@ -116,6 +143,25 @@ pub struct InstallOutcome {
     /// Things the user should know: an untrusted runtime, trust lost to changed content,
     /// validation warnings.
     pub notes: Vec<String>,
+}
+
+/// The result of an uninstall: the id and its record, `None` when the entry's record was
+/// unreadable. Serialized as the record itself, or `{"id": ..., "record": null}`.
+#[derive(Debug, Clone)]
+pub struct Uninstalled {
+    /// The removed id.
+    pub id: String,
+    /// What installed.json said, when it could be read.
+    pub record: Option<InstalledRecord>,
+}
+
+impl Serialize for Uninstalled {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.record {
+            Some(record) => record.serialize(serializer),
+            None => serde_json::json!({ "id": self.id, "record": null }).serialize(serializer),
+        }
+    }
 }
 
 /// The plugin-level switch of a policy change.
@@ -184,7 +230,8 @@ pub struct BundleStatus {
     pub trusted: bool,
     /// Whether the user enabled it (user scope).
     pub enabled: bool,
-    /// `untrusted`, `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
+    /// `content_changed` (the files on disk are not the installed ones), `untrusted`,
+    /// `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
     pub state: String,
     /// Why it is failed or pending.
     pub reason: Option<String>,
@@ -687,6 +734,23 @@ impl PluginHost {
                 diagnostics: bundle.diagnostics.clone(),
             });
         }
+        // Every option that decides validity applies before anything is stored: the bundle
+        // may have been collected under other limits, and the collector validated
+        // plugin.json with the default options while the host's may reserve more namespaces.
+        let refusals: Vec<_> = bundle
+            .check_limits(&self.shared.options.limits)
+            .into_iter()
+            .chain(bundle.check_manifest(&self.shared.options.manifest))
+            .filter(c2_bundle_collector::Diagnostic::is_error)
+            .collect();
+        if !refusals.is_empty() {
+            let mut diagnostics = bundle.diagnostics.clone();
+            diagnostics.extend(refusals.iter().cloned());
+            return Err(HostError::InvalidBundle {
+                errors: refusals.len(),
+                diagnostics,
+            });
+        }
         let mut notes: Vec<String> = bundle
             .diagnostics
             .iter()
@@ -753,27 +817,49 @@ impl PluginHost {
     }
 
     /// Stops every realm's runtime, removes the bundle from the store and forgets its policy.
-    pub async fn uninstall(&self, id: &str) -> Result<InstalledRecord, HostError> {
+    /// A store entry that does not load (its record or plugin.json is unreadable or no longer
+    /// valid) is removed too: it never ran, so there is nothing to stop.
+    pub async fn uninstall(&self, id: &str) -> Result<Uninstalled, HostError> {
         let _changes = self.shared.changes.lock().await;
-        let module = self.bundle(id)?;
-        let name = module.bundle().module_name();
-        // Unload first: commands disappear and processes stop before the files go.
-        self.shared.kernel.remove_factory(&name)?;
-        lock(&self.shared.bundles).remove(id);
-        self.reconcile_locked().await;
-        let record = self.shared.store.uninstall(id)?;
+        let name = module_name(id);
+        let record = match self.bundle(id) {
+            Ok(_) => {
+                // Unload first: commands disappear and processes stop before the files go.
+                self.shared.kernel.remove_factory(&name)?;
+                lock(&self.shared.bundles).remove(id);
+                self.reconcile_locked().await;
+                Some(self.shared.store.uninstall(id)?)
+            }
+            Err(not_loaded) => {
+                if !self.shared.store.contains(id)? {
+                    return Err(not_loaded);
+                }
+                let record = self.shared.store.remove(id)?;
+                let prefix = format!("installed bundle {id} cannot be loaded");
+                lock(&self.shared.load_problems).retain(|p| !p.starts_with(&prefix));
+                record
+            }
+        };
         let mut policy = lock(&self.shared.policy);
         if !policy.is_safe_mode()
             && let Ok(revision) = policy.reset(Some(&name))
         {
             policy.confirm(revision).ok();
         }
-        Ok(record)
+        Ok(Uninstalled {
+            id: id.to_owned(),
+            record,
+        })
     }
 
     /// Trusts the installed content of `id` (trust is bound to the content digest).
+    /// Refused as `content_changed` when the files on disk are no longer the installed ones:
+    /// the digest being trusted would not be that of the bytes that would run.
     pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
         let module = self.bundle(id)?;
+        self.shared
+            .verify_content(module.bundle())
+            .map_err(|message| HostError::command("content_changed", message))?;
         let digest = module.bundle().record.digest.clone();
         self.change(
             module.bundle().module_name(),
@@ -825,9 +911,20 @@ impl PluginHost {
     }
 
     /// Recovery: clears one plugin's policy, or all policy (leaving safe mode).
+    /// Resetting one id that is neither installed nor named by the policy is
+    /// [`HostError::NotInstalled`], and the policy is not written.
     pub async fn reset(&self, id: Option<&str>) -> Result<u64, HostError> {
         let _changes = self.shared.changes.lock().await;
         let module = id.map(module_name);
+        if let (Some(id), Some(module)) = (id, module.as_deref()) {
+            let loaded = lock(&self.shared.bundles).contains_key(id);
+            let named = lock(&self.shared.policy).document().is_some_and(|d| {
+                d.user.contains_key(module) || d.projects.values().any(|p| p.contains_key(module))
+            });
+            if !loaded && !named && !self.shared.store.contains(id)? {
+                return Err(HostError::NotInstalled { id: id.to_owned() });
+            }
+        }
         let revision = lock(&self.shared.policy).reset(module.as_deref())?;
         self.reconcile_locked().await;
         lock(&self.shared.policy).confirm(revision)?;
@@ -919,6 +1016,7 @@ impl PluginHost {
                 let bundle = module.bundle();
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
+                let changed = self.shared.verify_content(bundle).err();
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
@@ -930,6 +1028,7 @@ impl PluginHost {
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
+                    _ if changed.is_some() => ("content_changed", changed),
                     (false, _, _) => ("untrusted", None),
                     (true, false, _) => ("disabled", None),
                     (true, true, Some(ModuleState::Failed { reason })) => ("failed", Some(reason)),
@@ -965,7 +1064,7 @@ impl PluginHost {
                 "untrusted" => list.untrusted.push(status.id),
                 "disabled" => list.disabled.push(status.id),
                 "active" => list.active.push(status.id),
-                "failed" | "pending" => list.failed.push(FailedExtension {
+                "failed" | "pending" | "content_changed" => list.failed.push(FailedExtension {
                     id: status.id,
                     reason: status.reason.unwrap_or_default(),
                 }),

@@ -41,7 +41,7 @@ pub use connector::{
 pub use error::HostError;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
-    ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target,
+    ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,
 };
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,

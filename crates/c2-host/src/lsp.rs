@@ -364,6 +364,9 @@ impl PluginHost {
                 program,
             } => {
                 let id = bundle.record.id.clone();
+                self.shared
+                    .verify_content(&bundle)
+                    .map_err(|message| HostError::command("content_changed", message))?;
                 let realm = if bundle.project_capable() {
                     // The project realm needs its desired state before it can be built.
                     Realm::project(self.register_project(project.path())?)

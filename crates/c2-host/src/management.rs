@@ -315,6 +315,9 @@ impl PluginHost {
             PlannedKind::State(StateChange::Inherit) => c2_policy::ChangeKind::Inherit,
             PlannedKind::Configure(config) => c2_policy::ChangeKind::Configure(config),
             PlannedKind::Trust => {
+                self.shared
+                    .verify_content(module.bundle())
+                    .map_err(|message| HostError::command("content_changed", message))?;
                 c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone())
             }
             PlannedKind::Untrust => c2_policy::ChangeKind::Untrust,

@@ -320,6 +320,10 @@ impl RuntimeInstance {
                 ),
             ));
         }
+        // ... and against the bytes that would run: the files on disk must still be the
+        // ones whose digest the user trusted.
+        host.verify_content(bundle)
+            .map_err(|message| failure("content_changed", message))?;
         if !self.scope.is_current() || *self.stopping.borrow() {
             return Err(failure(
                 "unloaded",

@@ -2,10 +2,13 @@
 //!
 //! Git sources (`git+URL#REF:SUBDIR`, or a GitHub repository or `/tree/<ref>/<path>` URL) are
 //! cloned with the system `git` through c2-supervisor's one-shot runner into a temporary
-//! directory inside the store, checked out at the requested ref with hooks disabled, collected
-//! like a directory, and the exact commit is recorded. Nothing from the repository runs.
+//! directory inside the store, checked out at the requested ref with hooks, submodules and
+//! symlinks disabled, collected like a directory, and the exact commit is recorded. Nothing
+//! from the repository runs. A ref that starts with `-` is refused before git sees it, and
+//! the subdirectory must be a real directory of the commit's trees and of the checkout: a
+//! symlink or a submodule on the way refuses the source.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, SourceIdentity};
@@ -46,7 +49,7 @@ pub(crate) fn parse_git(source: &str) -> Option<GitSource> {
         return Some(GitSource {
             url: url.to_owned(),
             reference: reference.filter(|r| !r.is_empty()).map(str::to_owned),
-            subdir: subdir.trim_matches('/').to_owned(),
+            subdir: normalize_subdir(subdir),
         });
     }
     let rest = source
@@ -65,10 +68,19 @@ pub(crate) fn parse_git(source: &str) -> Option<GitSource> {
         Some(&"tree") => Some(GitSource {
             url,
             reference: parts.get(3).map(|r| (*r).to_owned()),
-            subdir: parts.get(4..).map(|p| p.join("/")).unwrap_or_default(),
+            subdir: normalize_subdir(&parts.get(4..).map(|p| p.join("/")).unwrap_or_default()),
         }),
         Some(_) => None,
     }
+}
+
+/// `./a//b/` is `a/b`, as [`SourceIdentity::git`] has it; `..` stays, to be refused.
+fn normalize_subdir(subdir: &str) -> String {
+    subdir
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 pub(crate) async fn fetch(source: &str, options: &HostOptions) -> Result<Fetched, HostError> {
@@ -95,6 +107,25 @@ pub(crate) async fn fetch(source: &str, options: &HostOptions) -> Result<Fetched
 }
 
 async fn fetch_git(source: &GitSource, options: &HostOptions) -> Result<Fetched, HostError> {
+    if let Some(reference) = source.reference.as_deref()
+        && reference.starts_with('-')
+    {
+        return Err(HostError::command(
+            "unsafe_source",
+            format!(
+                "the ref `{reference}` starts with `-`, so git would read it as an option; nothing was fetched: name a branch, tag or commit"
+            ),
+        ));
+    }
+    if source.url.starts_with('-') {
+        return Err(HostError::command(
+            "unsafe_source",
+            format!(
+                "the URL `{}` starts with `-`; nothing was fetched: give a repository URL",
+                source.url
+            ),
+        ));
+    }
     let work = options.plugins_dir.join(".git-fetch").join(unique_name());
     std::fs::create_dir_all(&work).map_err(HostError::io("create", &work))?;
     let result = clone_and_collect(source, options, &work).await;
@@ -118,6 +149,8 @@ async fn clone_and_collect(
             "--quiet",
             "--no-checkout",
             "--no-recurse-submodules",
+            // No template directory: no hooks copied in from the user's `init.templateDir`.
+            "--template=",
             "--",
             &source.url,
             "checkout",
@@ -125,46 +158,179 @@ async fn clone_and_collect(
     )
     .await?;
     let reference = source.reference.as_deref().unwrap_or("HEAD");
+    // A branch other than the default one exists only as a remote-tracking ref after clone.
+    let mut commit = None;
+    for candidate in [
+        format!("{reference}^{{commit}}"),
+        format!("refs/remotes/origin/{reference}^{{commit}}"),
+    ] {
+        let args = [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &candidate,
+        ];
+        if let Ok(found) = git(options, &checkout, &args).await {
+            commit = Some(found.trim().to_owned());
+            break;
+        }
+    }
+    let commit = commit.ok_or_else(|| {
+        HostError::Git(format!(
+            "`{reference}` is not a branch, tag or commit of {}: check the ref after `#`",
+            source.url
+        ))
+    })?;
+    check_subdirectory_in_tree(options, &checkout, &commit, source).await?;
     git(
         options,
         &checkout,
-        &["checkout", "--quiet", "--detach", reference, "--"],
+        &[
+            "checkout",
+            "--quiet",
+            "--detach",
+            "--no-recurse-submodules",
+            &commit,
+            "--",
+        ],
     )
     .await?;
-    let commit = git(options, &checkout, &["rev-parse", "HEAD"]).await?;
-    let dir: PathBuf = if source.subdir.is_empty() {
-        checkout.clone()
-    } else {
-        if source
-            .subdir
-            .split('/')
-            .any(|part| part == ".." || part.is_empty())
-        {
-            return Err(HostError::UnsupportedSource(format!(
-                "the subdirectory `{}` must be a plain relative path",
-                source.subdir
-            )));
-        }
-        checkout.join(&source.subdir)
-    };
-    if !dir.is_dir() {
-        return Err(HostError::UnsupportedSource(format!(
-            "`{}` is not a directory at {reference} of {}",
-            source.subdir, source.url
-        )));
+    // Checked again on disk, without following anything: the checkout must agree.
+    let dir = c2_bundle_collector::resolve_subdirectory(&checkout, &source.subdir)
+        .map_err(|why| unsafe_subdirectory(source, &why.to_string()))?;
+    let skipped = remove_link_placeholders(options, &checkout, &commit, source).await?;
+    let mut bundle = c2_bundle_collector::collect_dir(&dir, &options.limits)?;
+    for rel in skipped {
+        bundle.diagnostics.push(c2_bundle_collector::Diagnostic {
+            code: c2_bundle_collector::codes::SYMLINK_SKIPPED,
+            severity: c2_bundle_collector::Severity::Warning,
+            file: Some(rel.clone()),
+            pointer: None,
+            line: None,
+            column: None,
+            message: format!("symlink {rel} skipped: git sources are checked out without symlinks"),
+            help: Some("replace the symlink with the file it points to".to_owned()),
+        });
     }
-    let bundle = c2_bundle_collector::collect(&dir, &options.limits)?;
     let mut request = InstallRequest::new(SourceIdentity::git(&source.url, &source.subdir));
-    request.commit = Some(commit.trim().to_owned());
+    request.commit = Some(commit);
     Ok(Fetched { bundle, request })
 }
 
-/// Runs git with hooks, prompts and system configuration out of the way; returns stdout.
+fn unsafe_subdirectory(source: &GitSource, why: &str) -> HostError {
+    HostError::command(
+        "unsafe_source",
+        format!(
+            "the subdirectory `{}` of {} cannot be a bundle root: {why}; nothing was stored: name a real directory of the repository",
+            source.subdir, source.url
+        ),
+    )
+}
+
+/// Walks the subdirectory through the commit's trees, one component at a time: each must be
+/// a tree object, never a symlink (mode 120000) or a submodule (160000).
+async fn check_subdirectory_in_tree(
+    options: &HostOptions,
+    checkout: &Path,
+    commit: &str,
+    source: &GitSource,
+) -> Result<(), HostError> {
+    if source.subdir.is_empty() {
+        return Ok(());
+    }
+    let mut prefix = String::new();
+    for part in source.subdir.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Err(unsafe_subdirectory(
+                source,
+                "it is not a plain relative path (no `.`, `..` or empty parts)",
+            ));
+        }
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        let listing = git(
+            options,
+            checkout,
+            &["ls-tree", "-z", "--full-tree", commit, "--", &prefix],
+        )
+        .await?;
+        let mode = listing
+            .split('\0')
+            .filter_map(|record| record.split_once('\t'))
+            .find(|(_, path)| *path == prefix)
+            .and_then(|(meta, _)| meta.split(' ').next());
+        let why = match mode {
+            Some("040000") => continue,
+            Some("120000") => format!("{prefix} is a symlink, which is never followed"),
+            Some("160000") => format!("{prefix} is a submodule, which is never fetched"),
+            Some(_) => format!("{prefix} is a file, not a directory"),
+            None => format!("{prefix} does not exist at {commit}"),
+        };
+        return Err(unsafe_subdirectory(source, &why));
+    }
+    Ok(())
+}
+
+/// With `core.symlinks=false` git writes a symlink as a small file holding its target; those
+/// placeholders are removed so they are never stored as content. Returns their bundle paths.
+async fn remove_link_placeholders(
+    options: &HostOptions,
+    checkout: &Path,
+    commit: &str,
+    source: &GitSource,
+) -> Result<Vec<String>, HostError> {
+    let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit];
+    if !source.subdir.is_empty() {
+        args.extend(["--", source.subdir.as_str()]);
+    }
+    let listing = git(options, checkout, &args).await?;
+    let mut skipped = Vec::new();
+    for (meta, path) in listing
+        .split('\0')
+        .filter_map(|record| record.split_once('\t'))
+    {
+        if !meta.starts_with("120000 ") {
+            continue;
+        }
+        let rel = match source.subdir.as_str() {
+            "" => path,
+            subdir => match path
+                .strip_prefix(subdir)
+                .and_then(|rest| rest.strip_prefix('/'))
+            {
+                Some(rel) => rel,
+                None => continue,
+            },
+        };
+        let placeholder = checkout.join(path);
+        match std::fs::remove_file(&placeholder) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(HostError::io("remove", &placeholder)(error)),
+        }
+        skipped.push(rel.to_owned());
+    }
+    Ok(skipped)
+}
+
+/// Runs git with hooks, symlinks, submodules, prompts, fsmonitor, the `ext::` transport and
+/// the system configuration out of the way; returns stdout.
 async fn git(options: &HostOptions, cwd: &Path, args: &[&str]) -> Result<String, HostError> {
     let spec = ProcessSpec::new(&options.git_program, cwd)
         .args([
             "-c",
             "core.hooksPath=/dev/null",
+            "-c",
+            "core.symlinks=false",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "submodule.recurse=false",
+            "-c",
+            "protocol.ext.allow=never",
             "-c",
             "advice.detachedHead=false",
         ])
@@ -229,6 +395,14 @@ mod tests {
             })
         );
         assert_eq!(parse_git("https://github.com/o/r").unwrap().reference, None);
+        assert_eq!(
+            parse_git("git+file:///r#main:./a//b/").unwrap().subdir,
+            "a/b"
+        );
+        assert_eq!(
+            parse_git("git+file:///r#main:a/../b").unwrap().subdir,
+            "a/../b"
+        );
         assert_eq!(parse_git("https://github.com/o/r/blob/main/x"), None);
         assert_eq!(parse_git("./packs/hello"), None);
     }

@@ -50,6 +50,7 @@
 //! stdin closes. `echo`: no protocol at all; every stdin line is written back to stdout
 //! unchanged, flushed, until stdin closes (the floor baseline of `cargo xtask bench`).
 
+pub mod archive;
 mod error;
 mod fixture;
 

@@ -395,3 +395,68 @@ fn a_tar_entry_whose_name_is_not_utf8_is_refused() {
     let bundle = tar_gz(&gzip(&builder.into_inner().unwrap()));
     only_error(&bundle, codes::NON_UTF8_NAME);
 }
+
+#[test]
+fn a_zip_naming_a_file_twice_is_refused_like_a_tar() {
+    let manifest = MANIFEST.as_bytes();
+    for (first, second) in [
+        ("plugin.json", "plugin.json"),
+        ("README.md", "./README.md"),
+        ("lib/greet.txt", "lib//greet.txt"),
+    ] {
+        let bytes = c2_testkit::archive::stored_zip(&[
+            ("plugin.json", manifest),
+            (first, b"what a reviewer reads"),
+            (second, b"what would run"),
+        ]);
+        let bundle = zip(&bytes);
+        let d = only_error(&bundle, codes::ARCHIVE_DUPLICATE_ENTRY);
+        assert!(d.message.contains("appears twice"), "{d:?}");
+        assert!(bundle.files.is_empty(), "nothing is inflated: {bundle:?}");
+    }
+    // The same archive without the repeat is a valid bundle.
+    let plain = br#"{"name": "plain", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#;
+    let bytes = c2_testkit::archive::stored_zip(&[("plugin.json", plain), ("a", b"x")]);
+    let bundle = zip(&bytes);
+    assert_valid(&bundle);
+    assert_eq!(bundle.files["a"].bytes, b"x");
+}
+
+#[test]
+fn a_zip_of_too_many_entries_is_refused_from_its_central_directory() {
+    let names: Vec<String> = (0..340_000).map(|i| format!("d/{i:06}")).collect();
+    let entries: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
+    let bytes = c2_testkit::archive::stored_zip(&entries);
+    assert!(bytes.len() < 32 * 1024 * 1024, "{} bytes", bytes.len());
+    let started = std::time::Instant::now();
+    let bundle = zip(&bytes);
+    let elapsed = started.elapsed();
+    let d = only_error(&bundle, codes::LIMIT_ENTRIES);
+    assert!(
+        d.message.contains("central directory lists 340000"),
+        "{d:?}"
+    );
+    assert!(bundle.files.is_empty());
+    // Reading one end record is instant; inflating 340k entries took seconds. Generous bound.
+    assert!(elapsed < std::time::Duration::from_secs(2), "{elapsed:?}");
+
+    // An end record that understates the count does not get past: the records are counted.
+    let small = c2_testkit::archive::stored_zip(&entries[..20]);
+    let limits = Limits {
+        max_entries: 10,
+        ..Limits::default()
+    };
+    let d = only_error(
+        &collect_archive_bytes(&small, ArchiveFormat::Zip, &limits),
+        codes::LIMIT_ENTRIES,
+    );
+    assert!(d.message.contains("limit (10)"), "{d:?}");
+    let mut lying = small.clone();
+    let end = lying.len() - 22;
+    lying[end + 8..end + 12].copy_from_slice(&[5, 0, 5, 0]);
+    let d = only_error(
+        &collect_archive_bytes(&lying, ArchiveFormat::Zip, &limits),
+        codes::LIMIT_ENTRIES,
+    );
+    assert!(d.message.contains("11 or more"), "{d:?}");
+}

@@ -90,3 +90,35 @@ fn an_invalid_catalog_carries_its_diagnostics_with_the_catalog_file() {
             .all(|d| d.file.as_deref() == Some("marketplace.json"))
     );
 }
+
+#[test]
+fn a_local_entry_that_is_or_passes_through_a_symlink_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    // A valid bundle outside the catalog, and one inside it.
+    fill_hello(&root.path().join("outside/hello"));
+    let catalog_dir = root.path().join("catalog");
+    fill_hello(&catalog_dir.join("packs/hello"));
+    std::os::unix::fs::symlink("../outside/hello", catalog_dir.join("linked")).unwrap();
+    std::os::unix::fs::symlink("../outside", catalog_dir.join("via")).unwrap();
+    std::os::unix::fs::symlink("packs/hello", catalog_dir.join("inside")).unwrap();
+    for path in ["linked", "via/hello", "inside", "./linked"] {
+        write(
+            &catalog_dir,
+            "marketplace.json",
+            &catalog(&entry("hello-runtime", "1.0.0", path)),
+        );
+        let check =
+            check_marketplace(&catalog_dir.join("marketplace.json"), &Limits::default()).unwrap();
+        let codes_found: Vec<_> = check.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes_found, [codes::MARKETPLACE_ENTRY_INVALID], "{path}");
+        assert!(
+            check.diagnostics[0].message.contains("is a symlink"),
+            "{:?}",
+            check.diagnostics[0]
+        );
+        assert!(
+            check.entries[0].bundle.is_none(),
+            "{path}: collected anyway"
+        );
+    }
+}

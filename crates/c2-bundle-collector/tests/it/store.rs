@@ -104,7 +104,8 @@ fn an_invalid_bundle_is_refused_before_anything_is_written() {
         matches!(result, Err(Error::InvalidBundle { errors: 1 })),
         "{result:?}"
     );
-    assert_eq!(names(store_dir.path()), [".lock"]);
+    // Opening a clean store writes nothing, and a refused install neither.
+    assert_eq!(names(store_dir.path()), Vec::<String>::new());
 }
 
 #[test]
@@ -327,4 +328,59 @@ fn a_crash_during_uninstall_finishes_the_removal_on_open() {
     let store = open(store_dir.path());
     assert!(store.list().unwrap().is_empty());
     assert_no_leftovers(store_dir.path());
+}
+
+#[test]
+fn the_digest_on_disk_is_the_recorded_one_until_a_file_changes_and_checking_it_is_cheap() {
+    // The benchmark's kind of bundle: a manifest and a launcher.
+    let small = hello_bundle();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let record = store
+        .install(&collect(small.path()), &request(small.path()))
+        .unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        store
+            .current_digest(&record.id, &Limits::default())
+            .unwrap();
+    }
+    eprintln!(
+        "current_digest of hello (4 files): {:?}",
+        started.elapsed() / 20
+    );
+
+    let source = hello_bundle();
+    // A typical bundle: a manifest, a runtime and a few dozen small files (~200 KiB).
+    for i in 0..40 {
+        write(
+            source.path(),
+            &format!("lib/m{i:02}.js"),
+            &"x".repeat(5 * 1024),
+        );
+    }
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let record = store
+        .install(&collect(source.path()), &request(source.path()))
+        .unwrap();
+    let limits = Limits::default();
+    let started = std::time::Instant::now();
+    let runs: u32 = 20;
+    for _ in 0..runs {
+        let digest = store.current_digest(&record.id, &limits).unwrap();
+        assert_eq!(digest.as_deref(), Some(record.digest.as_str()));
+    }
+    let each = started.elapsed() / runs;
+    eprintln!("current_digest of a 45-file, ~200 KiB bundle: {each:?}");
+    // Well under a millisecond unloaded; the bound only catches a pathological regression.
+    assert!(each < Duration::from_millis(100), "{each:?}");
+
+    let bundle = store.bundle_dir(&record.id).unwrap();
+    std::fs::write(bundle.join("lib/m00.js"), "changed").unwrap();
+    let changed = store.current_digest(&record.id, &limits).unwrap();
+    assert!(changed.is_some_and(|d| d != record.digest));
+    std::fs::remove_file(bundle.join("lib/m00.js")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", bundle.join("lib/m00.js")).unwrap();
+    assert_eq!(store.current_digest(&record.id, &limits).unwrap(), None);
 }

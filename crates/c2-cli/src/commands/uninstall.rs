@@ -11,15 +11,29 @@ use crate::output::Out;
 use crate::session;
 
 pub(crate) async fn run(out: &mut Out, host: &PluginHost, store: &Path, id: &str) -> CmdResult {
-    let record = host.uninstall(id).await.map_err(session::failure)?;
-    out.progress(&format!(
-        "uninstalled {} {} from {}",
-        record.name,
-        record.version,
-        store.display()
-    ));
-    Ok(out.success(
-        json!({ "id": record.id, "name": record.name, "version": record.version }),
-        &record.id,
-    ))
+    let removed = host.uninstall(id).await.map_err(session::failure)?;
+    match &removed.record {
+        Some(record) => {
+            out.progress(&format!(
+                "uninstalled {} {} from {}",
+                record.name,
+                record.version,
+                store.display()
+            ));
+            Ok(out.success(
+                json!({ "id": record.id, "name": record.name, "version": record.version }),
+                &record.id,
+            ))
+        }
+        None => {
+            out.progress(&format!(
+                "removed {id} from {} (its installed.json was unreadable)",
+                store.display()
+            ));
+            Ok(out.success(
+                json!({ "id": removed.id, "name": null, "version": null }),
+                &removed.id,
+            ))
+        }
+    }
 }

@@ -6,6 +6,7 @@ mod cli;
 mod host;
 mod lsp;
 mod resilience;
+mod sources;
 mod store;
 mod validate;
 

@@ -11,4 +11,5 @@ mod lsp;
 mod packs;
 mod policy;
 mod realms;
+mod sources;
 mod surfaces;
