@@ -67,8 +67,10 @@ impl CollectedBundle {
         self.manifest.as_ref().map(|m| m.name.as_str())
     }
 
+    /// The manifest's `version`; `None` when invalid or when the manifest declares none
+    /// (`version` is optional in Agent Plugins 1.0.0).
     pub fn version(&self) -> Option<&str> {
-        self.manifest.as_ref().map(|m| m.version.as_str())
+        self.manifest.as_ref().and_then(|m| m.version.as_deref())
     }
 }
 

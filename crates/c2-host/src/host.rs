@@ -178,8 +178,8 @@ pub struct BundleStatus {
     pub module: String,
     /// Manifest name.
     pub name: String,
-    /// Manifest version.
-    pub version: String,
+    /// Manifest version; `None` when the manifest declares no `version` (optional in Agent Plugins 1.0.0).
+    pub version: Option<String>,
     /// Whether the user trusted this exact content.
     pub trusted: bool,
     /// Whether the user enabled it (user scope).

@@ -32,13 +32,13 @@ pub const CODES: &[(&str, &str)] = &[
         "runtime-at-root",
         "`runtime` is at the root instead of under extensions.dev.codetwo",
     ),
+    ("schema-missing", "plugin.json has no `$schema`"),
     (
         "schema-unsupported",
         "`$schema` is not the Agent Plugins 1.0.0 schema URL",
     ),
     ("name-invalid", "`name` breaks the Agent Plugins name rules"),
     ("name-too-long", "`name` is longer than the limit"),
-    ("version-empty", "`version` is empty"),
     (
         "version-not-semver",
         "`version` is not SemVer (warning in plugin.json)",

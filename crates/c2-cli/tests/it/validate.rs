@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::{HELLO_RUNTIME_FILES, Sandbox, pack};
 
 /// Five problems in one manifest: four errors and a warning, on several lines.
-const BAD_MANIFEST: &str = r#"{
+const BAD_MANIFEST: &str = r#"{ "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
   "name": "Bad Name",
   "version": "1.0",
   "extensions": {
