@@ -165,16 +165,26 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
     for (owner, path, bare) in &executables {
         check_executable(owner, path, *bare, &files, &dirs, &links, &mut diagnostics);
     }
+    // A location of the wrong kind disables that component type, never the bundle
+    // (Agent Plugins §6.2, §11.3); mcp.json as a directory is reported by the inventory.
     for dir in COMPONENT_DIRS {
         if files.contains_key(dir) {
-            diagnostics.push(
-                Diagnostic::error(
-                    codes::COMPONENT_NOT_DIRECTORY,
-                    dir.to_owned(),
-                    format!("{dir} must be a directory of components, found a file"),
-                )
-                .with_help(format!("remove or rename the file {dir}")),
-            );
+            diagnostics.push(crate::components::wrong_kind(
+                dir,
+                "a directory",
+                "a regular file",
+                &format!("its {dir}"),
+            ));
+        }
+    }
+    for file in &COMPONENT_FILES[2..] {
+        if dirs.contains(*file) {
+            diagnostics.push(crate::components::wrong_kind(
+                file,
+                "a regular file",
+                "a directory",
+                &format!("its {}", file.split('/').next().unwrap_or(file)),
+            ));
         }
     }
     let inventory =
