@@ -260,6 +260,14 @@ fn mcp(
             .with_help("fix the document-level problems reported for mcp.json"),
         );
     }
+    if let Some(why) = &report.disabled_reason {
+        for name in report.declared {
+            let mut c = contribution(ContributionKind::McpServer, name, Some(PATH.to_owned()));
+            c.status = ContributionStatus::Disabled;
+            c.reason = Some(format!("mcp.json is invalid: {why}"));
+            found.push(c);
+        }
+    }
     for server in report.servers {
         let transport = server.transport.kind();
         let mut c = contribution(

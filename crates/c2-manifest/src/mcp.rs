@@ -105,6 +105,9 @@ pub struct McpReport {
     pub servers: Vec<McpServer>,
     /// The servers skipped for entry-level problems, in document order.
     pub skipped: Vec<McpSkipped>,
+    /// Every member name under `mcpServers`, in document order, whenever it is an object
+    /// (so a disabled document can still say which servers it disables).
+    pub declared: Vec<String>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -114,8 +117,14 @@ pub fn validate_mcp_for(source: &str, plugin_schema: &str) -> McpReport {
     let mut sink = Sink::new(source);
     let mut servers = Vec::new();
     let mut skipped = Vec::new();
+    let mut declared = Vec::new();
     if let Some(root) = json::parse(source, ManifestOptions::default().max_depth, &mut sink) {
         document(&root, plugin_schema, &mut sink, &mut servers, &mut skipped);
+        declared = root
+            .get("mcpServers")
+            .and_then(Node::as_object)
+            .map(|ms| ms.iter().map(|m| m.key.clone()).collect())
+            .unwrap_or_default();
     }
     let enabled = !sink.has_errors();
     let diagnostics = sink.finish();
@@ -135,6 +144,7 @@ pub fn validate_mcp_for(source: &str, plugin_schema: &str) -> McpReport {
         disabled_reason,
         servers,
         skipped,
+        declared,
         diagnostics,
     }
 }

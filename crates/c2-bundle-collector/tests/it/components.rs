@@ -166,12 +166,17 @@ fn a_bad_mcp_document_disables_mcp_without_refusing_the_bundle() {
     );
     let bundle = collect(dir.path());
     assert_valid(&bundle);
-    assert_eq!(
-        bundle
-            .inventory
-            .of_kind(ContributionKind::McpServer)
-            .count(),
-        0
+    let disabled: Vec<_> = bundle
+        .inventory
+        .of_kind(ContributionKind::McpServer)
+        .map(|c| (c.id.as_str(), c.status_text()))
+        .collect();
+    assert_eq!(disabled.len(), 4, "{disabled:?}");
+    assert!(
+        disabled
+            .iter()
+            .all(|(_, s)| s.starts_with("disabled: mcp.json is invalid:") && s.contains("2.0.0")),
+        "{disabled:?}"
     );
     let d = bundle
         .diagnostics
