@@ -204,6 +204,22 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("skill-name-missing", "the frontmatter has no `name`"),
     (
+        "skill-name-invalid",
+        "a skill `name` breaks the Agent Skills charset rules",
+    ),
+    (
+        "skill-name-too-long",
+        "a skill `name` is longer than the limit",
+    ),
+    (
+        "skill-field-wrong-type",
+        "a frontmatter field has the wrong YAML type",
+    ),
+    (
+        "skill-compatibility-length",
+        "`compatibility` is empty or longer than the limit",
+    ),
+    (
         "skill-name-mismatch",
         "`name` differs from the skill's folder",
     ),

@@ -333,3 +333,62 @@ fn statuses_follow_the_standard_table() {
     assert_eq!(K::Hooks.status(), S::InventoriedUnsupported);
     assert_eq!(K::Monitors.status(), S::InventoriedUnsupported);
 }
+
+#[test]
+fn each_agent_skills_rule_skips_only_that_skill_and_names_the_rule() {
+    for (folder, frontmatter, code) in [
+        (
+            "Upper",
+            "name: Upper\ndescription: x\n",
+            "skill-name-invalid",
+        ),
+        (
+            "long-compat",
+            &format!(
+                "name: long-compat\ndescription: x\ncompatibility: {}\n",
+                "c".repeat(501)
+            ),
+            "skill-compatibility-length",
+        ),
+        (
+            "meta",
+            "name: meta\ndescription: x\nmetadata: flat\n",
+            "skill-field-wrong-type",
+        ),
+    ] {
+        let dir = everything();
+        write(
+            dir.path(),
+            &format!("skills/{folder}/SKILL.md"),
+            &format!("---\n{frontmatter}---\n"),
+        );
+        let bundle = collect(dir.path());
+        assert_valid(&bundle);
+        let skills: Vec<_> = bundle
+            .inventory
+            .of_kind(ContributionKind::Skill)
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(skills, ["review"], "{folder}");
+        assert!(
+            bundle.diagnostics.iter().any(|d| d.code == code
+                && d.file.as_deref() == Some(format!("skills/{folder}/SKILL.md").as_str())),
+            "{folder}: {:#?}",
+            bundle.diagnostics
+        );
+    }
+}
+
+#[test]
+fn a_skill_md_that_is_a_directory_is_no_skill() {
+    let dir = everything();
+    write(dir.path(), "skills/odd/SKILL.md/inner.md", "x");
+    let bundle = collect(dir.path());
+    assert_valid(&bundle);
+    assert!(
+        bundle
+            .inventory
+            .of_kind(ContributionKind::Skill)
+            .all(|c| c.id != "odd")
+    );
+}

@@ -26,11 +26,11 @@ fn block_scalars_fold_or_keep_newlines() {
     let folded = validate_skill("---\nname: a\ndescription: >\n  one\n  two\n---\n", "a")
         .skill
         .unwrap();
-    assert_eq!(folded.description, "one two");
+    assert_eq!(folded.description, "one two\n");
     let literal = validate_skill("---\nname: a\ndescription: |\n  one\n  two\n---\n", "a")
         .skill
         .unwrap();
-    assert_eq!(literal.description, "one\ntwo");
+    assert_eq!(literal.description, "one\ntwo\n");
 }
 
 #[test]
@@ -55,6 +55,7 @@ fn description_length_is_counted_in_chars_up_to_the_limit() {
         "a",
         &SkillOptions {
             max_description_chars: 10,
+            ..SkillOptions::default()
         },
     );
     assert!(!tight.is_valid());
@@ -105,4 +106,92 @@ fn crlf_line_endings_and_a_byte_order_mark_are_accepted() {
     let report = validate_skill("\u{feff}---\r\nname: a\r\ndescription: x\r\n---\r\n", "a");
     assert!(report.is_valid(), "{:#?}", report.diagnostics);
     assert_eq!(report.skill.unwrap().description, "x");
+}
+
+#[test]
+fn every_agent_skills_rule_has_its_code() {
+    let fm = |body: &str| format!("---\n{body}---\n");
+    let long = "a".repeat(65);
+    for (folder, body, code) in [
+        ("Pdf", "name: Pdf\ndescription: x\n", "skill-name-invalid"),
+        ("-a", "name: -a\ndescription: x\n", "skill-name-invalid"),
+        ("a--b", "name: a--b\ndescription: x\n", "skill-name-invalid"),
+        ("a_b", "name: a_b\ndescription: x\n", "skill-name-invalid"),
+        (
+            long.as_str(),
+            &format!("name: {long}\ndescription: x\n"),
+            "skill-name-too-long",
+        ),
+        (
+            "a",
+            "name:\n  - a\ndescription: x\n",
+            "skill-field-wrong-type",
+        ),
+        (
+            "a",
+            "name: a\ndescription: x\ncompatibility: \"\"\n",
+            "skill-compatibility-length",
+        ),
+        (
+            "a",
+            &format!(
+                "name: a\ndescription: x\ncompatibility: {}\n",
+                "c".repeat(501)
+            ),
+            "skill-compatibility-length",
+        ),
+        (
+            "a",
+            "name: a\ndescription: x\nmetadata: nope\n",
+            "skill-field-wrong-type",
+        ),
+        (
+            "a",
+            "name: a\ndescription: x\nmetadata:\n  k:\n    deep: v\n",
+            "skill-field-wrong-type",
+        ),
+        (
+            "a",
+            "name: a\ndescription: x\nlicense:\n  - MIT\n",
+            "skill-field-wrong-type",
+        ),
+        (
+            "a",
+            "name: a\ndescription: x\nallowed-tools:\n  k: v\n",
+            "skill-field-wrong-type",
+        ),
+        (
+            "a",
+            "name: a\ndescription: Use when: x\n",
+            "frontmatter-syntax",
+        ),
+    ] {
+        let report = validate_skill(&fm(body), folder);
+        assert!(!report.is_valid(), "{body}");
+        assert!(
+            report.diagnostics.iter().any(|d| d.code == code),
+            "{body}: {:#?}",
+            report.diagnostics
+        );
+    }
+}
+
+#[test]
+fn metadata_and_allowed_tools_are_typed() {
+    let report = validate_skill(
+        "---\nname: a\ndescription: x\nmetadata:\n  author: me\n  version: \"1.0\"\nallowed-tools:\n  - Read\n  - Bash(git:*)\ncompatibility: Requires git\n---\n",
+        "a",
+    );
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let skill = report.skill.unwrap();
+    assert_eq!(
+        skill.metadata.get("version").map(String::as_str),
+        Some("1.0")
+    );
+    assert_eq!(skill.allowed_tools, vec!["Read", "Bash(git:*)"]);
+    let spaced = validate_skill(
+        "---\nname: a\ndescription: x\nallowed-tools: Read Write\n---\n",
+        "a",
+    );
+    assert_eq!(spaced.skill.unwrap().allowed_tools, vec!["Read", "Write"]);
 }
