@@ -762,6 +762,8 @@ impl PluginHost {
         lock(&self.shared.bundles).remove(id);
         self.reconcile_locked().await;
         let record = self.shared.store.uninstall(id)?;
+        // PLUGIN_DATA survives reinstalls and updates, not an uninstall (Agent Plugins §9.1).
+        self.remove_mcp_data(id)?;
         let mut policy = lock(&self.shared.policy);
         if !policy.is_safe_mode()
             && let Ok(revision) = policy.reset(Some(&name))
