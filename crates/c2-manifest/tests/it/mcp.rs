@@ -208,3 +208,28 @@ fn the_mcp_version_must_match_the_plugin_version() {
             .is_some_and(|r| r.contains("1.0.0") && r.contains("1.1.0"))
     );
 }
+
+#[test]
+fn the_mcp_examples_in_the_readme_and_the_author_guide_validate() {
+    for doc in ["README.md", "docs/plugin-authors.md"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let after = text
+            .split_once("<!-- mcp-example -->")
+            .unwrap_or_else(|| panic!("{doc} has no mcp-example marker"))
+            .1;
+        let block = after
+            .split_once("```json\n")
+            .and_then(|(_, rest)| rest.split_once("```"))
+            .unwrap_or_else(|| panic!("{doc}: no json block after the marker"))
+            .0;
+        let report = validate_mcp(block);
+        assert!(
+            report.enabled && report.skipped.is_empty() && report.diagnostics.is_empty(),
+            "{doc}: {:#?}",
+            report.diagnostics
+        );
+        let kinds: Vec<_> = report.servers.iter().map(|s| s.transport.kind()).collect();
+        assert!(kinds.contains(&"stdio") && kinds.contains(&"streamable-http"), "{doc}");
+    }
+}
