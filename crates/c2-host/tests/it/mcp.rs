@@ -303,3 +303,33 @@ async fn a_project_lists_what_is_enabled_there_and_follows_the_user_switch() {
         .unwrap();
     assert!(env.host.mcp_servers(&target).unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_command_with_a_space_is_one_token_and_launches() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    write_bundle(&dir, SERVER);
+    std::fs::rename(dir.join("bin/server"), dir.join("bin/probe token.sh")).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+            "token": {"type": "stdio", "command": "./bin/probe token.sh", "args": ["arg with spaces", ""]}}}"#,
+    )
+    .unwrap();
+    let id = install(&env, &dir, true).await;
+    let rows = env.host.mcp_servers(&Target::User).unwrap();
+    assert_eq!(rows[0].status, McpStatus::Supported, "{rows:#?}");
+    let process = env
+        .host
+        .launch_mcp(&Target::User, &id, "token")
+        .await
+        .unwrap();
+    let mut output = Vec::new();
+    process.bridge(&b""[..], &mut output).await;
+    let text = String::from_utf8(output).unwrap();
+    assert!(text.lines().any(|l| l == "arg=arg with spaces"), "{text}");
+    assert!(
+        text.lines().any(|l| l == "arg="),
+        "an empty argument stays: {text}"
+    );
+}
