@@ -173,7 +173,7 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
                 dir,
                 "a directory",
                 "a regular file",
-                &format!("its {dir}"),
+                dir,
             ));
         }
     }
@@ -183,7 +183,7 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
                 file,
                 "a regular file",
                 "a directory",
-                &format!("its {}", file.split('/').next().unwrap_or(file)),
+                file.split('/').next().unwrap_or(file),
             ));
         }
     }

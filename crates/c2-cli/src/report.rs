@@ -141,11 +141,16 @@ pub(crate) fn render_inventory(inventory: &Inventory) -> String {
             [
                 kebab(&c.kind),
                 c.id.clone(),
-                kebab(&c.status),
-                c.path
-                    .clone()
-                    .or_else(|| c.title.clone())
-                    .unwrap_or_default(),
+                // `skipped: <why>` / `disabled: <why>` carry their reason.
+                c.status_text(),
+                match (&c.path, &c.transport) {
+                    (Some(path), Some(transport)) => format!("{path} ({transport})"),
+                    _ => c
+                        .path
+                        .clone()
+                        .or_else(|| c.title.clone())
+                        .unwrap_or_default(),
+                },
             ]
         })
         .collect();
