@@ -333,3 +333,53 @@ async fn a_command_with_a_space_is_one_token_and_launches() {
         "an empty argument stays: {text}"
     );
 }
+
+#[tokio::test]
+async fn installing_enabling_trusting_and_listing_never_start_a_server() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    let marker = env.path("started");
+    write_bundle(
+        &dir,
+        &format!("#!/bin/sh\ntouch '{}'\ncat >/dev/null\n", marker.display()),
+    );
+    let id = install(&env, &dir, true).await;
+    env.host
+        .set_state(&id, &Target::User, StateChange::Enable)
+        .await
+        .unwrap();
+    let rows = env.host.mcp_servers(&Target::User).unwrap();
+    assert_eq!(by_name(&rows, "local").status, McpStatus::Supported);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!marker.exists(), "a server started without launch_mcp");
+    let process = env
+        .host
+        .launch_mcp(&Target::User, &id, "local")
+        .await
+        .unwrap();
+    let report = process.bridge(&b""[..], tokio::io::sink()).await;
+    assert!(report.client_closed);
+    assert!(marker.exists(), "launch_mcp starts it");
+}
+
+#[tokio::test]
+async fn servers_of_an_invalid_mcp_json_are_listed_disabled_with_the_reason() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    write_bundle(&dir, SERVER);
+    std::fs::write(
+        dir.join("mcp.json"),
+        MCP.replace("1.0.0/mcp.schema.json", "1.1.0/mcp.schema.json"),
+    )
+    .unwrap();
+    install(&env, &dir, true).await;
+    let rows = env.host.mcp_servers(&Target::User).unwrap();
+    assert_eq!(rows.len(), 7);
+    for row in &rows {
+        assert!(row.launch.is_none());
+        assert!(
+            matches!(&row.status, McpStatus::Disabled(why) if why.contains("1.1.0")),
+            "{row:#?}"
+        );
+    }
+}
