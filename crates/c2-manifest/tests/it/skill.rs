@@ -195,3 +195,75 @@ fn metadata_and_allowed_tools_are_typed() {
     );
     assert_eq!(spaced.skill.unwrap().allowed_tools, vec!["Read", "Write"]);
 }
+
+/// The SKILL.md corpus: `test_data/skills/{ok,err}/<folder>/SKILL.md`, each written from one
+/// Agent Skills rule, with its outcome snapshotted beside it. The skills-ref differential test
+/// judges the same files.
+pub(crate) fn corpus(kind: &str) -> Vec<(String, std::path::PathBuf, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data/skills")
+        .join(kind);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the corpus runner lists its own test data, not a bundle"
+    )]
+    let entries = std::fs::read_dir(dir).unwrap();
+    let mut out: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let text = std::fs::read_to_string(p.join("SKILL.md")).unwrap();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                p,
+                text,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_skill_corpus_case_has_the_expected_verdict_and_matches_its_snapshot() {
+    let known: Vec<&str> = c2_manifest::CODES.iter().map(|(c, _)| *c).collect();
+    for kind in ["ok", "err"] {
+        let cases = corpus(kind);
+        assert!(cases.len() >= 10, "{kind}");
+        for (folder, dir, text) in cases {
+            let report = validate_skill(&text, &folder);
+            assert_eq!(
+                report.is_valid(),
+                kind == "ok",
+                "{kind}/{folder}: {:#?}",
+                report.diagnostics
+            );
+            let mut body = format!("valid: {}\n", report.is_valid());
+            for d in &report.diagnostics {
+                assert!(known.contains(&d.code), "{folder}: {}", d.code);
+                body.push_str(&format!(
+                    "{} {} at {:?} {}:{}\n",
+                    d.severity.as_str(),
+                    d.code,
+                    d.pointer,
+                    d.line,
+                    d.column
+                ));
+            }
+            body.push_str("---\n");
+            body.push_str(&c2_manifest::render_diagnostics(
+                "SKILL.md",
+                &text,
+                &report.diagnostics,
+                false,
+            ));
+            insta::with_settings!({
+                snapshot_path => dir.clone(),
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+                description => format!("skills/{kind}/{folder}"),
+            }, {
+                insta::assert_snapshot!("outcome", body);
+            });
+        }
+    }
+}

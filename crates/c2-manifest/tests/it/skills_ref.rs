@@ -227,6 +227,12 @@ fn hand_written() -> Vec<Case> {
         documented("bom", "\u{feff}---\nname: bom\ndescription: x\n---\n", BOM),
     ];
     v.push(case("a", &fm("name: a\ndescription: x\n")));
+    // The SKILL.md corpus under test_data/skills is judged too.
+    for kind in ["ok", "err"] {
+        for (folder, _, text) in crate::skill::corpus(kind) {
+            v.push(case(&folder, &text));
+        }
+    }
     v
 }
 
