@@ -97,6 +97,8 @@ enum Yaml {
     List(Vec<(usize, Yaml)>),
     /// Anything nested deeper: accepted as YAML, never a string.
     Nested,
+    /// A value whose syntax was already reported: no rule reports it again.
+    Invalid,
 }
 
 impl Yaml {
@@ -106,6 +108,7 @@ impl Yaml {
             Yaml::Map(_) => "a mapping",
             Yaml::List(_) => "a list",
             Yaml::Nested => "a nested structure",
+            Yaml::Invalid => "invalid YAML",
         }
     }
 }
@@ -228,9 +231,9 @@ fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Fie
         i = end;
         let children = &block[start..end];
         let value = if raw.is_empty() {
-            nested(children, sink)
+            nested(children, sink).or(Some(Yaml::Invalid))
         } else if let Some(chomp) = raw.strip_prefix(['|', '>']) {
-            block_scalar(raw.starts_with('|'), chomp, children, at, sink)
+            block_scalar(raw.starts_with('|'), chomp, children, at, sink).or(Some(Yaml::Invalid))
         } else {
             match scalar(raw) {
                 Ok(mut v) => {
@@ -251,7 +254,7 @@ fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Fie
                 }
                 Err(message) => {
                     syntax(sink, value_at, &message);
-                    None
+                    Some(Yaml::Invalid)
                 }
             }
         };
@@ -517,6 +520,9 @@ fn check(
         }
     }
     let wrong_type = |sink: &mut Sink<'_>, key: &str, f: &Field, expected: &str| {
+        if f.value == Yaml::Invalid {
+            return; // its syntax error says it all
+        }
         sink.error(
             "skill-field-wrong-type",
             &pointer_push("", key),

@@ -96,7 +96,10 @@ fn frontmatter_structure_problems_are_reported() {
         vec![("frontmatter-unterminated", Severity::Error)]
     );
     let flow = codes("---\nname: a\ndescription: x\ntags: [a, b]\n---\n", "a");
-    assert_eq!(flow[0], ("frontmatter-syntax", Severity::Error));
+    assert!(
+        flow.contains(&("frontmatter-syntax", Severity::Error)),
+        "{flow:?}"
+    );
     let dup = codes("---\nname: a\nname: a\ndescription: x\n---\n", "a");
     assert_eq!(dup, vec![("duplicate-key", Severity::Error)]);
 }
