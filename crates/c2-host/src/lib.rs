@@ -50,8 +50,7 @@ pub use lsp::{
     Resolved, ServerOrigin,
 };
 pub use mcp::{
-    MCP_DATA_DIR, MCP_DRAIN_AFTER_CLIENT_CLOSED, McpBridgeReport, McpLaunch, McpProcess,
-    McpServerLaunch, McpStatus, StdioLaunch,
+    MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
 pub use options::HostOptions;
 pub use paths::Project;

@@ -251,7 +251,8 @@ pub(crate) fn resolve_stdio(
     })
 }
 
-/// Reads the installed bundle's `mcp.json`, bounded by the collector's file limit.
+/// Reads the installed bundle's `mcp.json`, bounded by the collector's file limit (the
+/// collector refused a bigger one at install; one past it now is not read at all).
 fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
     let path = dir.join("mcp.json");
     let file = std::fs::File::open(&path).ok()?;
@@ -259,7 +260,13 @@ fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
         return None;
     }
     let mut text = String::new();
-    file.take(limit).read_to_string(&mut text).ok()?;
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .ok()?;
+    if text.len() as u64 > limit {
+        tracing::warn!(path = %path.display(), limit, "mcp.json is past the file size limit; MCP is off for this bundle");
+        return None;
+    }
     Some(text)
 }
 
@@ -290,7 +297,7 @@ impl PluginHost {
                 })
                 .collect()
         };
-        let limit = c2_bundle_collector::Limits::default().max_file_bytes;
+        let limit = self.shared.options.limits.max_file_bytes;
         let search = std::env::var_os("PATH");
         let mut out = Vec::new();
         for bundle in enabled {
@@ -442,6 +449,7 @@ impl PluginHost {
             stdin: spawned.stdin,
             stdout: spawned.stdout,
             launch,
+            drain: self.shared.options.mcp_drain,
         })
     }
 
@@ -468,6 +476,7 @@ pub struct McpProcess {
     stdin: ProcessStdin,
     stdout: ChildStdout,
     launch: StdioLaunch,
+    drain: std::time::Duration,
 }
 
 /// How an MCP bridge ended.
@@ -482,9 +491,6 @@ pub struct McpBridgeReport {
     pub to_client: u64,
     pub exit: ExitReport,
 }
-
-/// How long the bridge keeps forwarding the server's output after the client closed its input.
-pub const MCP_DRAIN_AFTER_CLIENT_CLOSED: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl McpProcess {
     /// The server's pid (its process group id).
@@ -504,7 +510,8 @@ impl McpProcess {
 
     /// Copies bytes both ways (MCP stdio is newline-delimited JSON; the bridge does not parse
     /// it and buffers at most one fixed-size chunk per direction) until either side ends, then
-    /// stops the server (stdin closed, SIGTERM, grace, SIGKILL to the group).
+    /// stops the server (stdin closed, SIGTERM, grace, SIGKILL to the group). After the client
+    /// closed its input, the server's output is forwarded for at most `HostOptions::mcp_drain`.
     pub async fn bridge<R, W>(mut self, mut client_in: R, mut client_out: W) -> McpBridgeReport
     where
         R: AsyncRead + Unpin,
@@ -531,7 +538,7 @@ impl McpProcess {
                         Err(e) => error = Some(format!("client to server: {e}")),
                     }
                     self.process.close_stdin();
-                    if let Ok(Ok(n)) = tokio::time::timeout(MCP_DRAIN_AFTER_CLIENT_CLOSED, &mut down).await {
+                    if let Ok(Ok(n)) = tokio::time::timeout(self.drain, &mut down).await {
                         to_client = n;
                     }
                     true

@@ -383,3 +383,63 @@ async fn servers_of_an_invalid_mcp_json_are_listed_disabled_with_the_reason() {
         );
     }
 }
+
+/// Answers only after its input closed, a second later.
+const LATE: &str = "#!/bin/sh\ncat >/dev/null\nsleep 1\necho late\n";
+
+#[tokio::test]
+async fn the_bridge_forwards_late_output_for_mcp_drain_and_no_longer() {
+    for (drain, expect_late) in [
+        (std::time::Duration::from_secs(20), true),
+        (std::time::Duration::ZERO, false),
+    ] {
+        let env = Env::with(|o| o.mcp_drain = drain).await;
+        let dir = env.path("src/mcp-demo");
+        write_bundle(&dir, LATE);
+        let id = install(&env, &dir, true).await;
+        let process = env
+            .host
+            .launch_mcp(&Target::User, &id, "local")
+            .await
+            .unwrap();
+        let mut output = Vec::new();
+        let report = process.bridge(&b""[..], &mut output).await;
+        assert!(report.client_closed);
+        let text = String::from_utf8(output).unwrap();
+        assert_eq!(
+            text.contains("late"),
+            expect_late,
+            "drain {drain:?}: {text:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_json_past_the_file_limit_is_not_read() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    write_bundle(&dir, SERVER);
+    install(&env, &dir, true).await;
+    assert_eq!(env.host.mcp_servers(&Target::User).unwrap().len(), 7);
+    let exact = MCP.len() as u64;
+    let at = Env::with(|o| {
+        o.plugins_dir = env.host.options().plugins_dir.clone();
+        o.limits.max_file_bytes = exact;
+    })
+    .await;
+    assert_eq!(
+        at.host.mcp_servers(&Target::User).unwrap().len(),
+        7,
+        "at the limit"
+    );
+    drop(at);
+    let past = Env::with(|o| {
+        o.plugins_dir = env.host.options().plugins_dir.clone();
+        o.limits.max_file_bytes = exact - 1;
+    })
+    .await;
+    assert!(
+        past.host.mcp_servers(&Target::User).unwrap().is_empty(),
+        "one byte past it"
+    );
+}
