@@ -15,10 +15,11 @@ fuzz_target!(|data: &[u8]| {
     }
     for server in &report.servers {
         assert!(
-            !report.skipped.contains(&server.name),
+            !report.skipped.iter().any(|s| s.name == server.name),
             "server {:?} both kept and skipped",
             server.name
         );
+        assert!(report.declared.contains(&server.name));
     }
     c2_fuzz::check_diagnostics("mcp.json", &text, &report.diagnostics);
 });

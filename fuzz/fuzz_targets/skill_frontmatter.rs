@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let (folder, source) = text.split_once('\n').unwrap_or((&text, ""));
     let options = SkillOptions {
         max_description_chars: usize::from(limit % 64),
+        ..SkillOptions::default()
     };
     let tight = validate_skill_with(source, folder, &options);
     check(&tight, source, folder, &options);

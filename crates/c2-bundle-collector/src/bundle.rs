@@ -67,8 +67,10 @@ impl CollectedBundle {
         self.manifest.as_ref().map(|m| m.name.as_str())
     }
 
+    /// The manifest's `version`; `None` when invalid or when the manifest declares none
+    /// (`version` is optional in Agent Plugins 1.0.0).
     pub fn version(&self) -> Option<&str> {
-        self.manifest.as_ref().map(|m| m.version.as_str())
+        self.manifest.as_ref().and_then(|m| m.version.as_deref())
     }
 
     /// Checks the collected files against `limits` again, for a caller that received a
@@ -237,16 +239,26 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
     for (owner, path, bare) in &executables {
         check_executable(owner, path, *bare, &files, &dirs, &links, &mut diagnostics);
     }
+    // A location of the wrong kind disables that component type, never the bundle
+    // (Agent Plugins §6.2, §11.3); mcp.json as a directory is reported by the inventory.
     for dir in COMPONENT_DIRS {
         if files.contains_key(dir) {
-            diagnostics.push(
-                Diagnostic::error(
-                    codes::COMPONENT_NOT_DIRECTORY,
-                    dir.to_owned(),
-                    format!("{dir} must be a directory of components, found a file"),
-                )
-                .with_help(format!("remove or rename the file {dir}")),
-            );
+            diagnostics.push(crate::components::wrong_kind(
+                dir,
+                "a directory",
+                "a regular file",
+                dir,
+            ));
+        }
+    }
+    for file in &COMPONENT_FILES[2..] {
+        if dirs.contains(*file) {
+            diagnostics.push(crate::components::wrong_kind(
+                file,
+                "a regular file",
+                "a directory",
+                file.split('/').next().unwrap_or(file),
+            ));
         }
     }
     let inventory =

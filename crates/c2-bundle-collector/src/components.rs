@@ -7,7 +7,7 @@ use c2_manifest::Manifest;
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, codes};
-use crate::inventory::{Contribution, ContributionKind, Inventory};
+use crate::inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 use crate::scaffold::SCAFFOLD_METADATA;
 use crate::tree::FileEntry;
 
@@ -29,7 +29,7 @@ pub(crate) fn inventory(
             Some(path),
         ));
     }
-    mcp(files, diagnostics, &mut found);
+    mcp(files, dirs, manifest, diagnostics, &mut found);
     if let Some(manifest) = manifest {
         declared(manifest, &mut found);
     }
@@ -87,6 +87,8 @@ fn contribution(kind: ContributionKind, id: String, path: Option<String>) -> Con
         path,
         title: None,
         description: None,
+        transport: None,
+        reason: None,
     }
 }
 
@@ -221,44 +223,86 @@ fn skills(
     }
 }
 
-/// Agent Plugins rules: a bad document disables MCP, a bad entry skips that server; neither
-/// refuses the bundle.
+/// Agent Plugins §7.2.2: a bad document disables MCP, a bad entry skips that server; neither
+/// refuses the bundle. Every server is inventoried with its transport and status.
 fn mcp(
     files: &BTreeMap<String, FileEntry>,
+    dirs: &BTreeSet<String>,
+    manifest: Option<&Manifest>,
     diagnostics: &mut Vec<Diagnostic>,
     found: &mut Vec<Contribution>,
 ) {
     const PATH: &str = "mcp.json";
+    if dirs.contains(PATH) {
+        diagnostics.push(wrong_kind(
+            PATH,
+            "a regular file",
+            "a directory",
+            "MCP servers",
+        ));
+        return;
+    }
     let Some(entry) = files.get(PATH) else {
         return;
     };
     let source = String::from_utf8_lossy(&entry.bytes);
-    let report = c2_manifest::validate_mcp(&source);
+    let plugin_schema =
+        manifest.map_or(c2_manifest::AGENT_PLUGINS_SCHEMA_URL, |m| m.schema.as_str());
+    let report = c2_manifest::validate_mcp_for(&source, plugin_schema);
     diagnostics.extend(report.diagnostics.into_iter().map(|d| as_warning(d, PATH)));
-    if !report.enabled {
+    if let Some(why) = &report.disabled_reason {
         diagnostics.push(
             Diagnostic::warning(
                 codes::MCP_INVALID,
                 PATH.to_owned(),
-                "mcp.json is invalid, so MCP is disabled for this bundle".to_owned(),
+                format!("mcp.json is invalid, so MCP is disabled for this bundle: {why}"),
             )
             .with_help("fix the document-level problems reported for mcp.json"),
         );
     }
+    if let Some(why) = &report.disabled_reason {
+        for name in report.declared {
+            let mut c = contribution(ContributionKind::McpServer, name, Some(PATH.to_owned()));
+            c.status = ContributionStatus::Disabled;
+            c.reason = Some(format!("mcp.json is invalid: {why}"));
+            found.push(c);
+        }
+    }
     for server in report.servers {
-        let transport = match server.transport {
-            c2_manifest::McpTransport::Stdio { .. } => "stdio",
-            c2_manifest::McpTransport::Http { .. } => "http",
-            c2_manifest::McpTransport::Sse { .. } => "sse",
-        };
+        let transport = server.transport.kind();
         let mut c = contribution(
             ContributionKind::McpServer,
             server.name,
             Some(PATH.to_owned()),
         );
         c.description = Some(format!("transport: {transport}"));
+        c.transport = Some(transport.to_owned());
         found.push(c);
     }
+    for skipped in report.skipped {
+        let mut c = contribution(
+            ContributionKind::McpServer,
+            skipped.name,
+            Some(PATH.to_owned()),
+        );
+        c.status = ContributionStatus::Skipped;
+        c.transport = skipped.transport;
+        c.reason = Some(skipped.reason);
+        found.push(c);
+    }
+}
+
+/// A fixed component location that exists but is not of the expected kind (Agent Plugins
+/// §6.2): that component type is disabled, the bundle still loads.
+pub(crate) fn wrong_kind(path: &str, expected: &str, found: &str, what: &str) -> Diagnostic {
+    Diagnostic::warning(
+        codes::COMPONENT_WRONG_KIND,
+        path.to_owned(),
+        format!("{path} must be {expected}, found {found}: {what} are disabled for this bundle"),
+    )
+    .with_help(format!(
+        "make {path} {expected}, or remove it if the bundle has no {what}"
+    ))
 }
 
 fn as_warning(d: c2_manifest::Diagnostic, file: &str) -> Diagnostic {

@@ -92,7 +92,8 @@ pub mod codes {
     pub const COMMAND_MISSING: &str = "command-missing";
     pub const COMMAND_NOT_REGULAR: &str = "command-not-regular";
     pub const COMMAND_NOT_EXECUTABLE: &str = "command-not-executable";
-    pub const COMPONENT_NOT_DIRECTORY: &str = "component-not-directory";
+    /// A fixed component location of the wrong kind: that component type is disabled.
+    pub const COMPONENT_WRONG_KIND: &str = "component-wrong-kind";
     pub const SKILL_INVALID: &str = "skill-invalid";
     pub const MCP_INVALID: &str = "mcp-invalid";
     pub const SCAFFOLD_METADATA_INVALID: &str = "scaffold-metadata-invalid";

@@ -41,6 +41,40 @@ pub struct Contribution {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// For an MCP server: its declared `type` (`stdio`, `streamable-http`, `sse`) when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// Why a `skipped` or `disabled` contribution is not usable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Contribution {
+    /// Usable on this host in some form: neither skipped nor disabled.
+    pub fn is_usable(&self) -> bool {
+        !matches!(
+            self.status,
+            ContributionStatus::Skipped | ContributionStatus::Disabled
+        )
+    }
+
+    /// The status as one line: `supported`, `skipped: <why>`, `disabled: <why>`, ...
+    pub fn status_text(&self) -> String {
+        let word = match self.status {
+            ContributionStatus::Supported => "supported",
+            ContributionStatus::SupportedWithFallback => "supported-with-fallback",
+            ContributionStatus::SupportedAsContent => "supported-as-content",
+            ContributionStatus::SupportedStatically => "supported-statically",
+            ContributionStatus::HostRendered => "host-rendered",
+            ContributionStatus::InventoriedUnsupported => "inventoried-unsupported",
+            ContributionStatus::Skipped => "skipped",
+            ContributionStatus::Disabled => "disabled",
+        };
+        match &self.reason {
+            Some(why) => format!("{word}: {why}"),
+            None => word.to_owned(),
+        }
+    }
 }
 
 /// The kinds of contribution plugin-standard §5 names.
@@ -93,4 +127,10 @@ pub enum ContributionStatus {
     SupportedStatically,
     HostRendered,
     InventoriedUnsupported,
+    /// One entry of a component failed its rules and is skipped (a bad MCP server entry);
+    /// `reason` says why.
+    Skipped,
+    /// The whole component type is disabled (an invalid mcp.json, a location of the wrong
+    /// kind); `reason` says why.
+    Disabled,
 }

@@ -124,9 +124,10 @@ pub fn check_marketplace(path: &Path, limits: &Limits) -> Result<MarketplaceChec
                 ),
             )),
             Some(bundle) => {
+                // A bundle without a version can never match: a catalog entry needs one.
                 let found = (
                     bundle.name().unwrap_or_default(),
-                    bundle.version().unwrap_or_default(),
+                    bundle.version().unwrap_or("(no version)"),
                 );
                 if found != (entry.name.as_str(), entry.version.as_str()) {
                     check.diagnostics.push(

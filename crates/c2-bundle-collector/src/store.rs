@@ -91,7 +91,9 @@ impl InstallRequest {
 pub struct InstalledRecord {
     pub id: String,
     pub name: String,
-    pub version: String,
+    /// The manifest's `version`; `null` when it declares none (optional in Agent Plugins 1.0.0).
+    #[serde(default)]
+    pub version: Option<String>,
     pub source: SourceIdentity,
     /// The content digest ([`crate::content_digest`]) of the stored files.
     pub digest: String,

@@ -236,6 +236,13 @@ enum Command {
         #[arg(long, conflicts_with = "language")]
         list: bool,
     },
+    /// The MCP servers a session in this realm would be composed with (starts nothing)
+    Mcp {
+        #[command(subcommand)]
+        action: Option<McpAction>,
+        #[command(flatten)]
+        project: ProjectArg,
+    },
     /// Apply an installed bundle's scaffold to a directory; writes nothing on any conflict
     Scaffold {
         /// The installed bundle's id
@@ -265,6 +272,19 @@ enum Command {
         /// Where to create the bundle directory [default: the current directory]
         #[arg(long, value_name = "PARENT")]
         dir: Option<PathBuf>,
+    },
+}
+
+/// `mcp` subcommands.
+#[derive(Debug, Subcommand)]
+enum McpAction {
+    /// Launch one stdio MCP server exactly as a session would and bridge it to stdio
+    Run {
+        /// The server, as <ID>/<SERVER>
+        #[arg(value_name = "ID/SERVER")]
+        target: String,
+        #[command(flatten)]
+        project: ProjectArg,
     },
 }
 
@@ -306,7 +326,14 @@ fn main() -> ExitCode {
         ),
         _ => on_host(&cli, &mut out),
     };
-    if matches!(cli.command, Command::Lsp { list: false, .. }) {
+    if matches!(
+        cli.command,
+        Command::Lsp { list: false, .. }
+            | Command::Mcp {
+                action: Some(McpAction::Run { .. }),
+                ..
+            }
+    ) {
         // stdout is the editor's protocol channel: our failures must not land on it.
         out.format = output::Format::Human;
     }
@@ -331,6 +358,7 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
     let settings = Settings {
         plugins_dir: cli.plugins_dir.clone(),
         handshake_timeout: cli.handshake_timeout,
+        verbose: cli.verbose,
     };
     let result = runtime.block_on(host_command(&cli.command, &settings, out));
     // tokio reads stdin on a blocking thread; a finished language-server bridge must not wait
@@ -450,6 +478,21 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             list: false,
         } => commands::lsp::run(out, host, language, project).await,
         Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
+        Command::Mcp { action, project } => match action {
+            None => {
+                commands::mcp::list(out, host, project.project.as_deref(), settings.verbose > 0)
+            }
+            Some(McpAction::Run {
+                target,
+                project: run_project,
+            }) => {
+                let project = run_project
+                    .project
+                    .as_deref()
+                    .or(project.project.as_deref());
+                commands::mcp::run(out, host, target, project).await
+            }
+        },
         // Answered before the host was opened.
         Command::Validate { .. }
         | Command::Schema

@@ -141,11 +141,16 @@ pub(crate) fn render_inventory(inventory: &Inventory) -> String {
             [
                 kebab(&c.kind),
                 c.id.clone(),
-                kebab(&c.status),
-                c.path
-                    .clone()
-                    .or_else(|| c.title.clone())
-                    .unwrap_or_default(),
+                // `skipped: <why>` / `disabled: <why>` carry their reason.
+                c.status_text(),
+                match (&c.path, &c.transport) {
+                    (Some(path), Some(transport)) => format!("{path} ({transport})"),
+                    _ => c
+                        .path
+                        .clone()
+                        .or_else(|| c.title.clone())
+                        .unwrap_or_default(),
+                },
             ]
         })
         .collect();
@@ -171,7 +176,8 @@ pub(crate) fn render_inventory(inventory: &Inventory) -> String {
 /// One line per contribution kind and count, e.g. `1 runtime-command, 2 skill`.
 pub(crate) fn inventory_summary(inventory: &Inventory) -> String {
     let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
-    for contribution in &inventory.contributions {
+    // A skipped or disabled contribution (a bad MCP entry) is not counted as one.
+    for contribution in inventory.contributions.iter().filter(|c| c.is_usable()) {
         *by_kind.entry(kebab(&contribution.kind)).or_default() += 1;
     }
     if by_kind.is_empty() {
@@ -241,12 +247,18 @@ pub(crate) fn contributions_json(inventory: &Inventory) -> Value {
 }
 
 fn contribution_json(c: &Contribution) -> Value {
-    json!({
+    let mut v = json!({
         "id": c.id,
         "status": kebab(&c.status),
         "path": c.path,
         "title": c.title,
-    })
+    });
+    // MCP servers also say how they are reached and, when skipped, why.
+    if c.transport.is_some() || c.reason.is_some() {
+        v["transport"] = json!(c.transport);
+        v["reason"] = json!(c.reason);
+    }
+    v
 }
 
 /// The kebab-case ids of the unsupported contributions, e.g. `["hooks"]`.
@@ -334,6 +346,8 @@ mod tests {
                     path: Some("hooks/hooks.json".to_owned()),
                     title: None,
                     description: None,
+                    transport: None,
+                    reason: None,
                 },
                 Contribution {
                     kind: ContributionKind::RuntimeCommand,
@@ -342,6 +356,8 @@ mod tests {
                     path: None,
                     title: Some("A b".to_owned()),
                     description: None,
+                    transport: None,
+                    reason: None,
                 },
             ],
         };

@@ -21,6 +21,8 @@ pub(crate) struct Settings {
     pub(crate) plugins_dir: Option<PathBuf>,
     /// `--handshake-timeout`.
     pub(crate) handshake_timeout: Duration,
+    /// `-v` count (`mcp` shows environment values only when it is set).
+    pub(crate) verbose: u8,
 }
 
 /// What a command may do to a store directory that does not exist yet.

@@ -198,7 +198,11 @@ fn validated<'b>(bundle: &'b CollectedBundle, report: &mut CheckReport) -> Optio
         Some(manifest) if errors.is_empty() => {
             report.pass(
                 "bundle",
-                format!("{} {} is a valid bundle", manifest.name, manifest.version),
+                format!(
+                    "{} {} is a valid bundle",
+                    manifest.name,
+                    manifest.version.as_deref().unwrap_or("-")
+                ),
             );
             Some(manifest)
         }

@@ -224,8 +224,8 @@ pub struct BundleStatus {
     pub module: String,
     /// Manifest name.
     pub name: String,
-    /// Manifest version.
-    pub version: String,
+    /// Manifest version; `None` when the manifest declares no `version` (optional in Agent Plugins 1.0.0).
+    pub version: Option<String>,
     /// Whether the user trusted this exact content.
     pub trusted: bool,
     /// Whether the user enabled it (user scope).
@@ -840,6 +840,8 @@ impl PluginHost {
                 record
             }
         };
+        // PLUGIN_DATA survives reinstalls and updates, not an uninstall (Agent Plugins §9.1).
+        self.remove_mcp_data(id)?;
         let mut policy = lock(&self.shared.policy);
         if !policy.is_safe_mode()
             && let Ok(revision) = policy.reset(Some(&name))

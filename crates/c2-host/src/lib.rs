@@ -11,7 +11,8 @@
 //! built-in `git.status` (the one extension-public command), the essential `plugins.*`
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
-//! plan files, and `check_bundle` for plugin authors.
+//! plan files, `check_bundle` for plugin authors, and launch-ready MCP server definitions for
+//! session composition (`mcp_servers`; nothing is started by the host itself).
 //!
 //! It deliberately owns no mechanism of its own: validation is c2-manifest's and
 //! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries
@@ -26,6 +27,7 @@ mod git;
 mod host;
 mod lsp;
 mod management;
+mod mcp;
 mod options;
 mod paths;
 mod plan;
@@ -47,6 +49,9 @@ pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
     LanguageListing, LanguageMapping, LanguageRow, LanguageServer, ProviderRef, Resolved,
     ServerListing, ServerOrigin,
+};
+pub use mcp::{
+    MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
 pub use options::HostOptions;
 pub use paths::Project;

@@ -48,6 +48,9 @@ pub struct HostOptions {
     pub host_actions: HostActionsLimits,
     /// Kernel bounds: event queues, the idle time after which a project realm is reclaimed.
     pub kernel: KernelOptions,
+    /// How long an MCP bridge ([`crate::McpProcess::bridge`]) keeps forwarding a server's
+    /// output after its client closed its input, before the server is stopped (2 s).
+    pub mcp_drain: Duration,
 }
 
 impl HostOptions {
@@ -70,6 +73,7 @@ impl HostOptions {
             git_program: PathBuf::from("git"),
             host_actions: HostActionsLimits::default(),
             kernel: KernelOptions::default(),
+            mcp_drain: Duration::from_secs(2),
         }
     }
 }

@@ -32,13 +32,13 @@ pub const CODES: &[(&str, &str)] = &[
         "runtime-at-root",
         "`runtime` is at the root instead of under extensions.dev.codetwo",
     ),
+    ("schema-missing", "plugin.json has no `$schema`"),
     (
         "schema-unsupported",
         "`$schema` is not the Agent Plugins 1.0.0 schema URL",
     ),
     ("name-invalid", "`name` breaks the Agent Plugins name rules"),
     ("name-too-long", "`name` is longer than the limit"),
-    ("version-empty", "`version` is empty"),
     (
         "version-not-semver",
         "`version` is not SemVer (warning in plugin.json)",
@@ -204,6 +204,22 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("skill-name-missing", "the frontmatter has no `name`"),
     (
+        "skill-name-invalid",
+        "a skill `name` breaks the Agent Skills charset rules",
+    ),
+    (
+        "skill-name-too-long",
+        "a skill `name` is longer than the limit",
+    ),
+    (
+        "skill-field-wrong-type",
+        "a frontmatter field has the wrong YAML type",
+    ),
+    (
+        "skill-compatibility-length",
+        "`compatibility` is empty or longer than the limit",
+    ),
+    (
         "skill-name-mismatch",
         "`name` differs from the skill's folder",
     ),
@@ -217,12 +233,47 @@ pub const CODES: &[(&str, &str)] = &[
         "`description` is longer than the limit",
     ),
     // mcp.json (entry problems are warnings that skip the server)
-    ("mcp-server-name-empty", "an MCP server has an empty name"),
+    (
+        "mcp-schema-missing",
+        "mcp.json has no `$schema` (MCP disabled)",
+    ),
+    (
+        "mcp-schema-unsupported",
+        "mcp.json `$schema` is not a recognized schema (MCP disabled)",
+    ),
+    (
+        "mcp-schema-version-mismatch",
+        "mcp.json targets another Agent Plugins version than plugin.json (MCP disabled)",
+    ),
+    ("mcp-type-missing", "an MCP server has no `type`"),
     (
         "mcp-transport-unknown",
-        "an MCP server `type` is not stdio, http or sse",
+        "an MCP server `type` is not stdio, streamable-http or sse",
     ),
-    ("mcp-url-invalid", "an MCP server `url` is not http(s)"),
+    (
+        "mcp-command-invalid",
+        "a stdio `command` is not one bare or `./` executable token",
+    ),
+    (
+        "mcp-env-reserved",
+        "a stdio `env` sets PLUGIN_ROOT or PLUGIN_DATA",
+    ),
+    (
+        "mcp-cwd-invalid",
+        "a stdio `cwd` is not an allowed form or escapes",
+    ),
+    (
+        "mcp-url-invalid",
+        "a remote `url` is not absolute http(s), has userinfo or a fragment, or is http to a non-loopback host",
+    ),
+    (
+        "mcp-header-invalid",
+        "a header name or value is not a valid HTTP field",
+    ),
+    (
+        "mcp-header-duplicate",
+        "two header names differ only by case",
+    ),
     // marketplace.json (`version-not-semver` is an error here)
     ("entry-duplicate", "two catalog entries share a name"),
     (

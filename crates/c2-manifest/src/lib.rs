@@ -38,7 +38,10 @@ pub use marketplace::{
     MARKETPLACE_STANDARD_VERSION, Marketplace, MarketplaceEntry, MarketplaceReport,
     MarketplaceSource, validate_marketplace,
 };
-pub use mcp::{McpReport, McpServer, McpTransport, validate_mcp};
+pub use mcp::{
+    AGENT_PLUGINS_MCP_SCHEMA_URL, McpReport, McpServer, McpSkipped, McpTransport,
+    RESERVED_ENV_NAMES, validate_mcp, validate_mcp_for,
+};
 pub use model::{
     Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, ExecutableRef, LanguageServerDecl,
     Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,

@@ -150,23 +150,7 @@ impl Validator<'_, '_> {
             }
         }
 
-        let schema = self
-            .c
-            .string_field(root, "", "$schema", false)
-            .map(|(node, ptr, s)| {
-                if s != AGENT_PLUGINS_SCHEMA_URL {
-                    self.err(
-                        "schema-unsupported",
-                        &ptr,
-                        node,
-                        format!("`$schema` names an unrecognized schema `{s}`"),
-                        Some(&format!(
-                            "use \"{AGENT_PLUGINS_SCHEMA_URL}\" or remove `$schema`"
-                        )),
-                    );
-                }
-                s.to_owned()
-            });
+        let schema = self.schema(root);
         let name = self.name(root);
         let version = self.version(root);
         let description = self
@@ -197,9 +181,9 @@ impl Validator<'_, '_> {
         };
         let codetwo = self.extensions(root);
         Some(Manifest {
-            schema,
+            schema: schema?,
             name: name?,
-            version: version?,
+            version,
             description,
             author,
             homepage,
@@ -234,17 +218,43 @@ impl Validator<'_, '_> {
         Some(name.to_owned())
     }
 
-    fn version(&mut self, root: &Node) -> Option<String> {
-        let (node, ptr, version) = self.c.string_field(root, "", "version", true)?;
-        if version.trim().is_empty() {
+    /// `$schema` is required and selects the rules: only Agent Plugins 1.0.0 is recognized
+    /// (Agent Plugins §5.2, §5.3). It is compared, never fetched.
+    fn schema(&mut self, root: &Node) -> Option<String> {
+        let help = format!("add \"$schema\": \"{AGENT_PLUGINS_SCHEMA_URL}\" as the first root key");
+        let Some(node) = root.get("$schema") else {
             self.err(
-                "version-empty",
+                "schema-missing",
+                "",
+                root,
+                "plugin.json is missing the required field `$schema`",
+                Some(&help),
+            );
+            return None;
+        };
+        let ptr = pointer_push("", "$schema");
+        let s = self.c.string(node, &ptr)?;
+        if s != AGENT_PLUGINS_SCHEMA_URL {
+            self.err(
+                "schema-unsupported",
                 &ptr,
                 node,
-                "`version` must not be empty",
-                Some("use a SemVer version such as \"1.0.0\""),
+                format!(
+                    "`$schema` names `{s}`, an Agent Plugins version this host does not support"
+                ),
+                Some(&format!(
+                    "set \"$schema\": \"{AGENT_PLUGINS_SCHEMA_URL}\" (Agent Plugins 1.0.0)"
+                )),
             );
-        } else if semver::Version::parse(version).is_err() {
+            return None;
+        }
+        Some(s.to_owned())
+    }
+
+    /// `version` is optional (Agent Plugins §5.3, §5.4): any string, not SemVer is a warning.
+    fn version(&mut self, root: &Node) -> Option<String> {
+        let (node, ptr, version) = self.c.string_field(root, "", "version", false)?;
+        if semver::Version::parse(version).is_err() {
             self.c.sink.warning(
                 "version-not-semver",
                 &ptr,

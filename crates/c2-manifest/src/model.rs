@@ -8,12 +8,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
-    /// `$schema`, when present (always the Agent Plugins 1.0.0 URL).
+    /// `$schema`: always the Agent Plugins 1.0.0 URL (required, Agent Plugins §5.3).
     #[serde(rename = "$schema")]
-    pub schema: Option<String>,
+    pub schema: String,
     pub name: String,
-    /// Any string; a non-SemVer version is accepted with a warning.
-    pub version: String,
+    /// Optional (Agent Plugins §5.4); any string, a non-SemVer version is accepted with a
+    /// warning.
+    pub version: Option<String>,
     pub description: Option<String>,
     pub author: Option<Author>,
     pub homepage: Option<String>,

@@ -89,12 +89,18 @@ impl Default for ManifestOptions {
 pub struct SkillOptions {
     /// Longest `description`, in chars.
     pub max_description_chars: usize,
+    /// Longest `name`, in chars.
+    pub max_name_chars: usize,
+    /// Longest `compatibility`, in chars.
+    pub max_compatibility_chars: usize,
 }
 
 impl Default for SkillOptions {
     fn default() -> Self {
         Self {
             max_description_chars: 1024,
+            max_name_chars: 64,
+            max_compatibility_chars: 500,
         }
     }
 }

@@ -53,7 +53,7 @@ pub fn plugin_json_schema() -> Value {
         "description": "Agent Plugins 1.0.0 root with the C2 Plugin Standard 1.2.0 extension under extensions.dev.codetwo.",
         "type": "object",
         "additionalProperties": false,
-        "required": ["name", "version", "extensions"],
+        "required": ["$schema", "name", "extensions"],
         "properties": {
             "$schema": { "const": AGENT_PLUGINS_SCHEMA_URL },
             "name": {
@@ -62,7 +62,7 @@ pub fn plugin_json_schema() -> Value {
                 "maxLength": o.max_name_chars,
                 "pattern": "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$"
             },
-            "version": { "type": "string", "minLength": 1, "description": "SemVer recommended; required in a marketplace entry." },
+            "version": { "type": "string", "description": "Optional; SemVer recommended, required in a marketplace entry." },
             "description": { "type": "string" },
             "author": {
                 "type": "object",

@@ -111,7 +111,8 @@ impl Served {
         } = plugin;
         let confirmation = InitializeResult {
             name: manifest.name.clone(),
-            version: manifest.version.clone(),
+            // `version` is optional in plugin.json; the wire field is then empty.
+            version: manifest.version.clone().unwrap_or_default(),
             protocol_version: Some(PROTOCOL_VERSION.to_owned()),
             commands: manifest
                 .codetwo

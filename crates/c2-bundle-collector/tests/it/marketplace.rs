@@ -122,3 +122,29 @@ fn a_local_entry_that_is_or_passes_through_a_symlink_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_bundle_without_version_cannot_be_listed_in_a_marketplace() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("packs/hello");
+    fill_hello(&bundle);
+    write(
+        &bundle,
+        "plugin.json",
+        &MANIFEST.replace("  \"version\": \"1.0.0\",\n", ""),
+    );
+    write(
+        dir.path(),
+        "marketplace.json",
+        &catalog(&entry("hello-runtime", "1.0.0", "packs/hello")),
+    );
+    let check =
+        check_marketplace(&dir.path().join("marketplace.json"), &Limits::default()).unwrap();
+    assert!(check.entries[0].bundle.as_ref().unwrap().is_valid());
+    let d = check
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::MARKETPLACE_MISMATCH)
+        .expect("a mismatch diagnostic");
+    assert!(d.message.contains("(no version)"), "{}", d.message);
+}

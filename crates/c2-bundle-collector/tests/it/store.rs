@@ -64,7 +64,7 @@ fn install_stores_the_files_modes_and_record() {
     let record = store.install(&bundle, &req).unwrap();
 
     assert_eq!(record.name, "hello-runtime");
-    assert_eq!(record.version, "1.0.0");
+    assert_eq!(record.version.as_deref(), Some("1.0.0"));
     assert_eq!(record.digest, bundle.digest);
     assert_eq!(record.installed_at, 1_700_000_000);
     assert_eq!(record.commit.as_deref(), Some("0123abcd"));
@@ -383,4 +383,26 @@ fn the_digest_on_disk_is_the_recorded_one_until_a_file_changes_and_checking_it_i
     std::fs::remove_file(bundle.join("lib/m00.js")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", bundle.join("lib/m00.js")).unwrap();
     assert_eq!(store.current_digest(&record.id, &limits).unwrap(), None);
+}
+
+#[test]
+fn a_bundle_without_version_installs_with_a_null_version_in_its_record() {
+    let source = hello_bundle();
+    write(
+        source.path(),
+        "plugin.json",
+        &MANIFEST.replace("  \"version\": \"1.0.0\",\n", ""),
+    );
+    let bundle = collect(source.path());
+    assert_valid(&bundle);
+    assert_eq!(bundle.version(), None);
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let record = store.install(&bundle, &request(source.path())).unwrap();
+    assert_eq!(record.version, None);
+    let text =
+        std::fs::read_to_string(store_dir.path().join(&record.id).join("installed.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(json["version"].is_null(), "{text}");
+    assert_eq!(store.get(&record.id).unwrap(), record);
 }

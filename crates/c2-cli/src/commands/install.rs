@@ -121,7 +121,7 @@ pub(crate) async fn run(
     let mut line = format!(
         "{verb} {} {} from {source} into {}",
         record.name,
-        record.version,
+        record.version.as_deref().unwrap_or("-"),
         store.display()
     );
     for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {

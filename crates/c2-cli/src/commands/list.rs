@@ -50,7 +50,7 @@ pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
         rows.push([
             status.id.clone(),
             status.name.clone(),
-            status.version.clone(),
+            status.version.clone().unwrap_or_else(|| "-".to_owned()),
             yes_no(status.trusted),
             yes_no(status.enabled),
             state_text(status),

@@ -8,6 +8,7 @@ pub(crate) mod install;
 pub(crate) mod invoke;
 pub(crate) mod list;
 pub(crate) mod lsp;
+pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod plan;
 pub(crate) mod policy;

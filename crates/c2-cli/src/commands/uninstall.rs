@@ -17,7 +17,7 @@ pub(crate) async fn run(out: &mut Out, host: &PluginHost, store: &Path, id: &str
             out.progress(&format!(
                 "uninstalled {} {} from {}",
                 record.name,
-                record.version,
+                record.version.as_deref().unwrap_or("-"),
                 store.display()
             ));
             Ok(out.success(

@@ -202,6 +202,7 @@ impl Checked {
             Checked::Bundle(bundle) => {
                 let label = match (bundle.name(), bundle.version()) {
                     (Some(name), Some(version)) => format!("{name} {version}, "),
+                    (Some(name), None) => format!("{name} -, "),
                     _ => String::new(),
                 };
                 let rendered = report::render_diagnostics(

@@ -5,6 +5,7 @@ mod authoring;
 mod cli;
 mod host;
 mod lsp;
+mod mcp;
 mod resilience;
 mod sources;
 mod store;

@@ -133,7 +133,7 @@ fn a_git_source_is_cloned_at_its_ref_and_its_commit_recorded() {
 fn install_scaffold_bundle(sandbox: &Sandbox) -> String {
     sandbox.write(
         "scaff/plugin.json",
-        r#"{"name": "scaff", "version": "0.1.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "scaff", "version": "0.1.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
     );
     sandbox.write("scaff/scaffolds/web/index.html", "<p>hi</p>\n");
     sandbox.write("scaff/scaffolds/web/src/app.js", "run();\n");
@@ -170,4 +170,28 @@ fn a_scaffold_conflict_writes_nothing() {
     assert!(!sandbox.work.join("site/src").exists());
     let kept = std::fs::read_to_string(sandbox.work.join("site/index.html")).unwrap();
     assert_eq!(kept, "mine\n");
+}
+
+#[test]
+fn a_bundle_without_version_installs_and_lists_with_a_dash_and_a_null() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.write(
+        "noversion/plugin.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "noversion", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+    );
+    let install = sandbox.run(&["install", dir.parent().unwrap().to_str().unwrap()]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    assert!(install.stderr.contains("noversion - from"), "{install:#?}");
+    let list = sandbox.run(&["list"]);
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.contains("noversion"))
+        .unwrap_or_else(|| panic!("{list:#?}"));
+    assert_eq!(row.split_whitespace().nth(2), Some("-"), "{row}");
+    let listed = sandbox.run(&["list", "--format", "json"]).json();
+    assert!(listed["result"][0]["version"].is_null(), "{listed}");
+    let id = install.stdout.trim();
+    let uninstall = sandbox.run(&["uninstall", id, "--format", "json"]).json();
+    assert!(uninstall["result"]["version"].is_null(), "{uninstall}");
 }

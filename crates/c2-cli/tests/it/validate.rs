@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::{HELLO_RUNTIME_FILES, Sandbox, pack};
 
 /// Five problems in one manifest: four errors and a warning, on several lines.
-const BAD_MANIFEST: &str = r#"{
+const BAD_MANIFEST: &str = r#"{ "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
   "name": "Bad Name",
   "version": "1.0",
   "extensions": {
@@ -220,4 +220,45 @@ fn a_missing_path_exits_2_naming_it_while_other_paths_are_still_checked() {
         json.json()["results"][0]["error"]["kind"],
         "unreadable_path"
     );
+}
+
+#[test]
+fn validate_shows_each_mcp_server_with_transport_and_status_and_stays_valid() {
+    let sandbox = Sandbox::new();
+    sandbox.copy_hello_runtime("hello");
+    sandbox.write(
+        "hello/mcp.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+            "good": {"type": "stdio", "command": "npx"},
+            "native": {"type": "http", "url": "https://example.com/mcp"}}}"#,
+    );
+    sandbox.write("hello/skills", "a file where a folder belongs");
+    let run = sandbox.run(&["validate", "hello"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("component-wrong-kind"), "{run:#?}");
+    let good = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(" good "))
+        .unwrap_or_default();
+    assert!(
+        good.contains("supported") && good.contains("mcp.json (stdio)"),
+        "{run:#?}"
+    );
+    let native = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(" native "))
+        .unwrap_or_default();
+    assert!(
+        native.contains("skipped: unknown MCP server type `http`"),
+        "{run:#?}"
+    );
+    let json = sandbox
+        .run(&["validate", "hello", "--format", "json"])
+        .json();
+    let servers = &json["results"][0]["contributions"]["mcp-server"];
+    assert_eq!(servers[0]["transport"], "stdio", "{json}");
+    assert_eq!(servers[1]["status"], "skipped");
+    assert!(servers[1]["reason"].as_str().unwrap().contains("http"));
 }

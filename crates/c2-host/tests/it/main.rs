@@ -8,6 +8,7 @@ mod check;
 mod fault;
 mod lifecycle;
 mod lsp;
+mod mcp;
 mod packs;
 mod policy;
 mod realms;

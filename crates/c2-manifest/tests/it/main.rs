@@ -8,3 +8,4 @@ mod props;
 mod render;
 mod schema;
 mod skill;
+mod skills_ref;

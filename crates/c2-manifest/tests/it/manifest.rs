@@ -5,6 +5,7 @@ use c2_manifest::{
 };
 
 const VALID: &str = r#"{
+  "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
   "name": "demo",
   "version": "1.0.0",
   "extensions": { "dev.codetwo": {
@@ -50,7 +51,7 @@ fn a_valid_manifest_yields_the_typed_model_with_defaults_filled_in() {
 #[test]
 fn an_invalid_manifest_has_no_model_and_into_manifest_counts_the_errors() {
     let report = validate_manifest(
-        r#"{"name": "X", "version": "1.0.0"}"#,
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "X", "version": "1.0.0"}"#,
         &ManifestOptions::default(),
     );
     assert!(report.manifest.is_none());
@@ -111,7 +112,7 @@ fn a_byte_order_mark_is_reported_and_the_rest_is_still_checked() {
         .collect();
     assert_eq!(
         found,
-        vec![("byte-order-mark", 1, 1), ("name-invalid", 2, 11)]
+        vec![("byte-order-mark", 1, 1), ("name-invalid", 3, 11)]
     );
 }
 
@@ -157,7 +158,13 @@ fn every_diagnostic_of_a_broken_manifest_carries_code_pointer_position_and_messa
     for d in &report.diagnostics {
         assert!(!d.code.is_empty() && !d.message.is_empty());
         assert!(d.line >= 1 && d.column >= 1);
-        assert_eq!(d.severity, Severity::Error);
+        // An empty `version` is only "not SemVer" (Agent Plugins §5.4): a warning.
+        let expected = if d.code == "version-not-semver" {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        assert_eq!(d.severity, expected, "{}", d.code);
         assert!(d.help.is_some(), "{} has no help", d.code);
     }
 }
@@ -212,4 +219,41 @@ fn a_command_with_a_slash_is_bundle_relative_and_one_without_is_a_bare_name() {
         ExecutableRef::parse("./bin/x"),
         ExecutableRef::BundleRelative("./bin/x")
     );
+}
+
+#[test]
+fn schema_is_required_and_only_agent_plugins_1_0_0_is_recognized() {
+    let bare = VALID.replacen(
+        "\"$schema\": \"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json\",",
+        "",
+        1,
+    );
+    let report = validate_manifest(&bare, &ManifestOptions::default());
+    let d = &report.diagnostics[0];
+    assert_eq!(
+        (d.code, d.pointer.as_str(), d.line),
+        ("schema-missing", "", 1)
+    );
+    assert!(d.message.contains("`$schema`"), "{}", d.message);
+    assert!(report.manifest.is_none());
+    let mcp = VALID.replace("plugin.schema.json", "mcp.schema.json");
+    assert_eq!(codes(&mcp), vec!["schema-unsupported"]);
+    let typed = VALID.replace(
+        "\"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json\"",
+        "1",
+    );
+    assert_eq!(codes(&typed), vec!["wrong-type"]);
+}
+
+#[test]
+fn version_is_optional_and_a_non_semver_version_only_warns() {
+    let none = VALID.replace("  \"version\": \"1.0.0\",\n", "");
+    let report = validate_manifest(&none, &ManifestOptions::default());
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    assert_eq!(report.manifest.unwrap().version, None);
+    let loose = VALID.replace("\"1.0.0\"", "\"v1\"");
+    let report = validate_manifest(&loose, &ManifestOptions::default());
+    assert!(report.is_valid());
+    assert_eq!(report.diagnostics[0].severity, Severity::Warning);
+    assert_eq!(report.manifest.unwrap().version.as_deref(), Some("v1"));
 }

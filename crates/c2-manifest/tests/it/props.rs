@@ -104,7 +104,7 @@ proptest! {
         prop_assume!(!name.contains("--") && title.trim() != "");
         prop_assume!(!c2_manifest::DEFAULT_RESERVED_NAMESPACES.contains(&ns.as_str()));
         let manifest = json!({
-            "name": name, "version": "1.0.0",
+            "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": name, "version": "1.0.0",
             "extensions": { "dev.codetwo": {
                 "standardVersion": "1.2.0",
                 "commands": [{ "id": format!("{ns}.run"), "title": title, "description": description }],

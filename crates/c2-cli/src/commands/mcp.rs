@@ -1,0 +1,153 @@
+//! `mcp [--project DIR]`: the MCP servers a session in that realm would be composed with, and
+//! `mcp run <ID>/<SERVER> [--project DIR]`: launch one stdio server exactly as a session would
+//! and bridge it to this process's stdio. Listing never starts a server. During `run`, stdout
+//! belongs to the MCP client, so every message of ours, failures included, goes to stderr.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use c2_host::{McpLaunch, McpServerLaunch, PluginHost};
+use serde_json::{Value, json};
+
+use crate::CmdResult;
+use crate::output::{Failure, Out};
+use crate::{report, session};
+
+/// `mcp`: one row per server; `-v` adds the values of the stdio environment.
+pub(crate) fn list(
+    out: &mut Out,
+    host: &PluginHost,
+    project: Option<&Path>,
+    env_values: bool,
+) -> CmdResult {
+    let rows = host
+        .mcp_servers(&session::target(project))
+        .map_err(session::failure)?;
+    if out.json() {
+        let value: Vec<Value> = rows.iter().map(|r| row_json(r, env_values)).collect();
+        return Ok(out.success(Value::Array(value), ""));
+    }
+    if rows.is_empty() {
+        out.print("no MCP servers: no enabled bundle in this realm ships an mcp.json");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = vec![["BUNDLE", "SERVER", "TRANSPORT", "STATUS"].map(str::to_owned)];
+    for r in &rows {
+        table.push([
+            r.bundle.clone(),
+            r.server.clone(),
+            r.transport.clone(),
+            r.status.text(),
+        ]);
+    }
+    let mut text = report::table(&table, "");
+    for r in &rows {
+        match &r.launch {
+            Some(McpLaunch::Stdio(launch)) => {
+                text.push_str(&format!(
+                    "\n{}/{}:\n  command {}\n  args    {}\n  cwd     {}\n  env     {}",
+                    r.bundle,
+                    r.server,
+                    launch.program.display(),
+                    serde_json::to_string(&launch.args).unwrap_or_default(),
+                    launch.cwd.display(),
+                    launch
+                        .env
+                        .iter()
+                        .map(|(k, v)| if env_values {
+                            format!("{k}={v}")
+                        } else {
+                            k.clone()
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ));
+            }
+            Some(McpLaunch::Remote { url, headers }) => {
+                let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+                text.push_str(&format!(
+                    "\n{}/{}:\n  url     {url}\n  headers {}",
+                    r.bundle,
+                    r.server,
+                    if names.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        names.join(" ")
+                    }
+                ));
+            }
+            None => {}
+        }
+    }
+    out.print(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row_json(r: &McpServerLaunch, env_values: bool) -> Value {
+    let launch = match &r.launch {
+        Some(McpLaunch::Stdio(l)) => json!({
+            "command": l.program,
+            "args": l.args,
+            "cwd": l.cwd,
+            "env": l.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            "envValues": env_values.then(|| {
+                l.env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect::<serde_json::Map<_, _>>()
+            }),
+            "pluginRoot": l.plugin_root,
+            "pluginData": l.plugin_data,
+        }),
+        Some(McpLaunch::Remote { url, headers }) => json!({ "url": url, "headers": headers }),
+        None => Value::Null,
+    };
+    json!({
+        "bundle": r.bundle,
+        "bundleName": r.bundle_name,
+        "server": r.server,
+        "transport": r.transport,
+        "status": r.status.text(),
+        "launch": launch,
+    })
+}
+
+/// `mcp run <ID>/<SERVER>`.
+pub(crate) async fn run(
+    out: &mut Out,
+    host: &PluginHost,
+    target: &str,
+    project: Option<&Path>,
+) -> CmdResult {
+    let Some((id, server)) = target.split_once('/') else {
+        return Err(Failure::operation(
+            "invalid_target",
+            format!("`{target}` is not <ID>/<SERVER>: `c2-plugins mcp` lists the servers"),
+        ));
+    };
+    let process = host
+        .launch_mcp(&session::target(project), id, server)
+        .await
+        .map_err(session::failure)?;
+    out.progress(&format!(
+        "c2-plugins: MCP server {id}/{server} started (pid {})",
+        process.pid()
+    ));
+    let report = process
+        .bridge(tokio::io::stdin(), tokio::io::stdout())
+        .await;
+    match (&report.error, report.client_closed) {
+        (Some(why), _) => Err(Failure::operation(
+            "command_failed",
+            format!("the MCP bridge to {id}/{server} failed: {why}"),
+        )),
+        (None, true) => Ok(ExitCode::SUCCESS),
+        (None, false) => Err(Failure::operation(
+            "process_exited",
+            format!(
+                "the MCP server {id}/{server} ended before its client: {}",
+                report.exit.exit
+            ),
+        )),
+    }
+}

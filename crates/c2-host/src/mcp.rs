@@ -1,0 +1,564 @@
+//! MCP servers for session composition (Agent Plugins 1.0.0 §7.2 and §9; decisions.md, "MCP
+//! launch").
+//!
+//! [`PluginHost::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
+//! root `mcp.json` with its status: `supported` with launch-ready data, `not_trusted` (a stdio
+//! server of an untrusted bundle: executable content, so no launch data), `skipped` (an entry
+//! that failed validation or resolution) or `disabled` (the whole document is invalid). For a
+//! stdio server the host applies §9: `PLUGIN_ROOT` is the filesystem-resolved installed bundle
+//! directory, `PLUGIN_DATA` is `<plugins-dir>/.data/<id>/mcp` (created before launch, kept
+//! across reinstalls and updates, removed on uninstall), `${PLUGIN_ROOT}`/`${PLUGIN_DATA}` are
+//! expanded once, non-recursively, in `args`, `env` values and `cwd`; the environment is the
+//! host's, then the entry's `env`, then the two reserved variables; `cwd` defaults to the plugin
+//! root and must stay inside its root after links are resolved; a `./` command must be an
+//! executable file inside the root and a bare one is looked up on the host's `PATH`. Remote
+//! servers carry `url` and `headers` verbatim.
+//!
+//! Listing never starts anything. [`PluginHost::launch_mcp`] starts one stdio server through
+//! c2-supervisor exactly as a session composer would, for `c2-plugins mcp run` and tests.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use c2_manifest::McpTransport;
+use c2_policy::Scope;
+use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::process::ChildStdout;
+
+use crate::bundle::InstalledBundle;
+use crate::error::HostError;
+use crate::host::{PluginHost, Target, lock};
+
+/// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
+pub const MCP_DATA_DIR: &str = "mcp";
+
+/// One MCP server of an enabled bundle, as a session composer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerLaunch {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The bundle's manifest name.
+    pub bundle_name: String,
+    /// The server's name in `mcpServers`.
+    pub server: String,
+    /// `stdio`, `streamable-http`, `sse`, or the unknown `type` it declared (`-` if none).
+    pub transport: String,
+    pub status: McpStatus,
+    /// Present exactly when `status` is `supported`.
+    pub launch: Option<McpLaunch>,
+}
+
+/// Whether a server can be used, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+pub enum McpStatus {
+    /// Launch-ready (stdio) or reachable as configured (remote).
+    Supported,
+    /// A stdio server of a bundle whose content is not trusted.
+    NotTrusted,
+    /// This entry failed Agent Plugins validation or could not be resolved.
+    Skipped(String),
+    /// The bundle's mcp.json is invalid, so MCP is disabled for it.
+    Disabled(String),
+}
+
+impl McpStatus {
+    /// `supported`, `not_trusted`, `skipped: <why>` or `disabled: <why>`.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Supported => "supported".to_owned(),
+            Self::NotTrusted => "not_trusted".to_owned(),
+            Self::Skipped(why) => format!("skipped: {why}"),
+            Self::Disabled(why) => format!("disabled: {why}"),
+        }
+    }
+}
+
+/// How to reach a supported server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum McpLaunch {
+    /// Start a process and speak MCP over its stdio.
+    Stdio(StdioLaunch),
+    /// Connect to `url` (Streamable HTTP or legacy SSE, as `transport` says) with `headers`.
+    Remote {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// A resolved stdio server: everything a spawn needs, nothing left to expand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StdioLaunch {
+    /// The resolved executable (absolute).
+    pub program: PathBuf,
+    /// The arguments after expansion.
+    pub args: Vec<String>,
+    /// The working directory, resolved and contained.
+    pub cwd: PathBuf,
+    /// Set over the host's environment in this order: the entry's `env` (expanded), then
+    /// `PLUGIN_ROOT` and `PLUGIN_DATA`.
+    pub env: Vec<(String, String)>,
+    /// The filesystem-resolved plugin root.
+    pub plugin_root: PathBuf,
+    /// The bundle's MCP data directory (exists).
+    pub plugin_data: PathBuf,
+}
+
+impl StdioLaunch {
+    /// The process spec a session would spawn, labelled `label`.
+    pub fn process_spec(&self, label: &str) -> ProcessSpec {
+        let mut spec = ProcessSpec::new(self.program.clone(), self.cwd.clone()).args(&self.args);
+        spec.env = self.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+        spec.label = label.to_owned();
+        spec
+    }
+}
+
+/// The MCP data directory of an installed bundle.
+pub(crate) fn mcp_data_dir(plugins_dir: &Path, id: &str) -> PathBuf {
+    crate::paths::data_dir(plugins_dir, id, None).join(MCP_DATA_DIR)
+}
+
+/// One exact-occurrence, non-recursive replacement of both placeholders (Agent Plugins §9.2):
+/// text a replacement introduced is never scanned again, anything else stays literal.
+pub(crate) fn expand(text: &str, root: &str, data: &str) -> String {
+    const ROOT: &str = "${PLUGIN_ROOT}";
+    const DATA: &str = "${PLUGIN_DATA}";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix(ROOT) {
+            out.push_str(root);
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix(DATA) {
+            out.push_str(data);
+            rest = after;
+        } else {
+            let c = rest.chars().next().unwrap_or_default();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The first executable `name` on `search` (a `PATH` value).
+fn search_path(name: &str, search: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    std::env::split_paths(search?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable_file(candidate))
+}
+
+/// `path` resolved through links, required to stay under `base` (already resolved).
+fn contained(path: &Path, base: &Path, what: &str) -> Result<PathBuf, String> {
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| format!("{what} {} cannot be resolved: {e}", path.display()))?;
+    if !real.starts_with(base) {
+        return Err(format!(
+            "{what} {} resolves to {}, outside {}",
+            path.display(),
+            real.display(),
+            base.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// Applies Agent Plugins §9 to a validated stdio entry. `Err` is the reason it is skipped.
+pub(crate) fn resolve_stdio(
+    root: &Path,
+    data: &Path,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&str>,
+    search: Option<&std::ffi::OsStr>,
+) -> Result<StdioLaunch, String> {
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| format!("the plugin root {} cannot be resolved: {e}", root.display()))?;
+    std::fs::create_dir_all(data)
+        .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
+    let data = std::fs::canonicalize(data)
+        .map_err(|e| format!("PLUGIN_DATA {} cannot be resolved: {e}", data.display()))?;
+    let (root_text, data_text) = match (root.to_str(), data.to_str()) {
+        (Some(r), Some(d)) => (r.to_owned(), d.to_owned()),
+        _ => return Err("the plugin root or data path is not UTF-8".to_owned()),
+    };
+    let program = match command.strip_prefix("./") {
+        Some(rel) => {
+            let real = contained(&root.join(rel), &root, "command")?;
+            if !is_executable_file(&real) {
+                return Err(format!(
+                    "command {command} is not an executable file (chmod +x it)"
+                ));
+            }
+            real
+        }
+        None => search_path(command, search)
+            .ok_or_else(|| format!("command `{command}` is not found on PATH"))?,
+    };
+    let cwd = match cwd {
+        None => root.clone(),
+        Some(raw) => {
+            let expanded = expand(raw, &root_text, &data_text);
+            if raw.starts_with("${PLUGIN_DATA}") {
+                // The data directory is the host's to manage: a sub-directory is made on demand.
+                if Path::new(&expanded).starts_with(&data) {
+                    std::fs::create_dir_all(&expanded)
+                        .map_err(|e| format!("cannot create cwd {expanded}: {e}"))?;
+                }
+                contained(Path::new(&expanded), &data, "cwd")?
+            } else {
+                let path = match raw.strip_prefix("./") {
+                    Some(rel) => root.join(rel),
+                    None => PathBuf::from(&expanded),
+                };
+                contained(&path, &root, "cwd")?
+            }
+        }
+    };
+    if !cwd.is_dir() {
+        return Err(format!("cwd {} is not a directory", cwd.display()));
+    }
+    let mut overlay: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), expand(v, &root_text, &data_text)))
+        .collect();
+    overlay.push(("PLUGIN_ROOT".to_owned(), root_text.clone()));
+    overlay.push(("PLUGIN_DATA".to_owned(), data_text.clone()));
+    Ok(StdioLaunch {
+        program,
+        args: args
+            .iter()
+            .map(|a| expand(a, &root_text, &data_text))
+            .collect(),
+        cwd,
+        env: overlay,
+        plugin_root: root,
+        plugin_data: data,
+    })
+}
+
+/// Reads the installed bundle's `mcp.json`, bounded by the collector's file limit (the
+/// collector refused a bigger one at install; one past it now is not read at all).
+fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
+    let path = dir.join("mcp.json");
+    let file = std::fs::File::open(&path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .ok()?;
+    if text.len() as u64 > limit {
+        tracing::warn!(path = %path.display(), limit, "mcp.json is past the file size limit; MCP is off for this bundle");
+        return None;
+    }
+    Some(text)
+}
+
+impl PluginHost {
+    /// Every MCP server of every bundle enabled in `target`, in bundle-id then document order,
+    /// each with its status and (when supported) launch-ready data. Nothing is started; a
+    /// stdio server's `PLUGIN_DATA` is created so the definition is ready to launch.
+    pub fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError> {
+        let realm = self.realm(target)?;
+        let scope = match &realm {
+            c2_kernel::Realm::Global => Scope::User,
+            c2_kernel::Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
+        };
+        let catalog = self.policy_catalog();
+        let mut bundles: Vec<std::sync::Arc<InstalledBundle>> = lock(&self.shared.bundles)
+            .values()
+            .map(|module| module.bundle().clone())
+            .collect();
+        bundles.sort_by(|a, b| a.record.id.cmp(&b.record.id));
+        let enabled: Vec<_> = {
+            let policy = lock(&self.shared.policy);
+            bundles
+                .into_iter()
+                .filter(|b| {
+                    policy
+                        .desired(&catalog, &b.module_name(), &scope)
+                        .is_ok_and(|d| d.enabled)
+                })
+                .collect()
+        };
+        let limit = self.shared.options.limits.max_file_bytes;
+        let search = std::env::var_os("PATH");
+        let mut out = Vec::new();
+        for bundle in enabled {
+            let Some(text) = read_mcp_json(&bundle.dir, limit) else {
+                continue;
+            };
+            let trusted = self.shared.is_trusted(&bundle);
+            let report = c2_manifest::validate_mcp_for(&text, &bundle.manifest.schema);
+            let row = |server: &str, transport: &str, status, launch| McpServerLaunch {
+                bundle: bundle.record.id.clone(),
+                bundle_name: bundle.manifest.name.clone(),
+                server: server.to_owned(),
+                transport: transport.to_owned(),
+                status,
+                launch,
+            };
+            let mut rows: Vec<(usize, McpServerLaunch)> = Vec::new();
+            let order = |name: &str| {
+                report
+                    .declared
+                    .iter()
+                    .position(|d| d == name)
+                    .unwrap_or(usize::MAX)
+            };
+            if let Some(why) = &report.disabled_reason {
+                for name in &report.declared {
+                    rows.push((
+                        order(name),
+                        row(
+                            name,
+                            "-",
+                            McpStatus::Disabled(format!("mcp.json is invalid: {why}")),
+                            None,
+                        ),
+                    ));
+                }
+            }
+            for skipped in &report.skipped {
+                rows.push((
+                    order(&skipped.name),
+                    row(
+                        &skipped.name,
+                        skipped.transport.as_deref().unwrap_or("-"),
+                        McpStatus::Skipped(skipped.reason.clone()),
+                        None,
+                    ),
+                ));
+            }
+            for server in &report.servers {
+                let kind = server.transport.kind();
+                let (status, launch) = match &server.transport {
+                    McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
+                    McpTransport::Stdio {
+                        command,
+                        args,
+                        env,
+                        cwd,
+                    } => {
+                        let data =
+                            mcp_data_dir(&self.shared.options.plugins_dir, &bundle.record.id);
+                        match resolve_stdio(
+                            &bundle.dir,
+                            &data,
+                            command,
+                            args,
+                            env,
+                            cwd.as_deref(),
+                            search.as_deref(),
+                        ) {
+                            Ok(launch) => (McpStatus::Supported, Some(McpLaunch::Stdio(launch))),
+                            Err(why) => (McpStatus::Skipped(why), None),
+                        }
+                    }
+                    McpTransport::StreamableHttp { url, headers }
+                    | McpTransport::Sse { url, headers } => (
+                        McpStatus::Supported,
+                        Some(McpLaunch::Remote {
+                            url: url.clone(),
+                            headers: headers.clone(),
+                        }),
+                    ),
+                };
+                rows.push((order(&server.name), row(&server.name, kind, status, launch)));
+            }
+            rows.sort_by_key(|(i, _)| *i);
+            out.extend(rows.into_iter().map(|(_, r)| r));
+        }
+        Ok(out)
+    }
+
+    /// Starts the stdio server `server` of bundle `id`, enabled in `target`, exactly as a
+    /// session composer would: the definition from [`mcp_servers`](Self::mcp_servers), spawned
+    /// through c2-supervisor in its own process group. A remote, untrusted, skipped or disabled
+    /// server is refused with the reason.
+    pub async fn launch_mcp(
+        &self,
+        target: &Target,
+        id: &str,
+        server: &str,
+    ) -> Result<McpProcess, HostError> {
+        self.bundle(id)?;
+        let refuse = |kind: &str, message: String| HostError::Command {
+            kind: kind.to_owned(),
+            message,
+        };
+        let entry = self
+            .mcp_servers(target)?
+            .into_iter()
+            .find(|e| e.bundle == id && e.server == server)
+            .ok_or_else(|| {
+                refuse(
+                    "unknown_mcp_server",
+                    format!(
+                        "bundle {id} has no MCP server `{server}` enabled here: `c2-plugins mcp` lists them (a bundle must be enabled in this scope)"
+                    ),
+                )
+            })?;
+        let launch = match (&entry.status, entry.launch) {
+            (McpStatus::Supported, Some(McpLaunch::Stdio(launch))) => launch,
+            (McpStatus::Supported, Some(McpLaunch::Remote { url, .. })) => {
+                return Err(refuse(
+                    "remote_mcp_server",
+                    format!(
+                        "{id}/{server} is a remote {} server at {url}: a session connects to it, there is no process to run",
+                        entry.transport
+                    ),
+                ));
+            }
+            (McpStatus::NotTrusted, _) => {
+                return Err(refuse(
+                    "not_trusted",
+                    format!(
+                        "{id}/{server} runs code from an untrusted bundle: review it, then `c2-plugins trust {id}`"
+                    ),
+                ));
+            }
+            (status, _) => {
+                return Err(refuse(
+                    "mcp_server_unusable",
+                    format!("{id}/{server} cannot run: {}", status.text()),
+                ));
+            }
+        };
+        let spec = launch.process_spec(&format!("{id}/{server}"));
+        let spawned = c2_supervisor::spawn(&spec, &self.shared.options.supervisor)
+            .map_err(|e| refuse("spawn_failed", format!("{id}/{server} did not start: {e}")))?;
+        Ok(McpProcess {
+            process: spawned.process,
+            stdin: spawned.stdin,
+            stdout: spawned.stdout,
+            launch,
+            drain: self.shared.options.mcp_drain,
+        })
+    }
+
+    /// Removes a bundle's MCP data directory (uninstall).
+    pub(crate) fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
+        let dir = mcp_data_dir(&self.shared.options.plugins_dir, id);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(HostError::Io {
+                action: "remove the MCP data directory",
+                path: dir,
+                source,
+            }),
+        }
+    }
+}
+
+/// A running stdio MCP server started by [`PluginHost::launch_mcp`]. Dropping it kills its
+/// process group.
+#[derive(Debug)]
+pub struct McpProcess {
+    process: Process,
+    stdin: ProcessStdin,
+    stdout: ChildStdout,
+    launch: StdioLaunch,
+    drain: std::time::Duration,
+}
+
+/// How an MCP bridge ended.
+#[derive(Debug)]
+pub struct McpBridgeReport {
+    /// True when the client closed its input first; false when the server ended first.
+    pub client_closed: bool,
+    /// A copy error, if one ended the bridge.
+    pub error: Option<String>,
+    /// Bytes copied client to server and server to client.
+    pub to_server: u64,
+    pub to_client: u64,
+    pub exit: ExitReport,
+}
+
+impl McpProcess {
+    /// The server's pid (its process group id).
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// What was launched.
+    pub fn launch(&self) -> &StdioLaunch {
+        &self.launch
+    }
+
+    /// The last stderr lines.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.process.stderr_tail()
+    }
+
+    /// Copies bytes both ways (MCP stdio is newline-delimited JSON; the bridge does not parse
+    /// it and buffers at most one fixed-size chunk per direction) until either side ends, then
+    /// stops the server (stdin closed, SIGTERM, grace, SIGKILL to the group). After the client
+    /// closed its input, the server's output is forwarded for at most `HostOptions::mcp_drain`.
+    pub async fn bridge<R, W>(mut self, mut client_in: R, mut client_out: W) -> McpBridgeReport
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut error = None;
+        let mut to_server = 0;
+        let mut to_client = 0;
+        let client_closed = {
+            let mut down = std::pin::pin!(async {
+                let n = tokio::io::copy(&mut self.stdout, &mut client_out).await;
+                let _ = client_out.flush().await;
+                n
+            });
+            let up = async {
+                let n = tokio::io::copy(&mut client_in, &mut self.stdin).await;
+                let _ = self.stdin.shutdown().await;
+                n
+            };
+            tokio::select! {
+                up = up => {
+                    match up {
+                        Ok(n) => to_server = n,
+                        Err(e) => error = Some(format!("client to server: {e}")),
+                    }
+                    self.process.close_stdin();
+                    if let Ok(Ok(n)) = tokio::time::timeout(self.drain, &mut down).await {
+                        to_client = n;
+                    }
+                    true
+                }
+                down = &mut down => {
+                    match down {
+                        Ok(n) => to_client = n,
+                        Err(e) => error = Some(format!("server to client: {e}")),
+                    }
+                    false
+                }
+            }
+        };
+        let exit = self.process.stop().await;
+        McpBridgeReport {
+            client_closed,
+            error,
+            to_server,
+            to_client,
+            exit,
+        }
+    }
+}
