@@ -26,6 +26,7 @@ mod git;
 mod host;
 mod lsp;
 mod management;
+mod modules;
 mod options;
 mod paths;
 mod plan;
@@ -47,6 +48,7 @@ pub use lsp::{
     BridgeEnd, BridgeReport, BuiltinLanguageServer, FlowStats, LanguageMapping, LanguageServer,
     Resolved, ServerOrigin,
 };
+pub use modules::{ModuleError, ProtectedOwner};
 pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};

@@ -254,7 +254,10 @@ impl c2_kernel::Module for SlowToApply {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_first_calls_to_a_project_realm_never_reach_the_user_process() {
     let env = Arc::new(Env::new().await);
-    env.host.register_module(Arc::new(SlowToApply), 1).await;
+    env.host
+        .register_module(Arc::new(SlowToApply), 1)
+        .await
+        .unwrap();
     let dir = FixtureBundle::new("racy")
         .project_capable()
         .write(&env.path("bundles"));
