@@ -53,3 +53,8 @@ pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

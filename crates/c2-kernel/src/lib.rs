@@ -35,3 +35,8 @@ pub use scope::{
 
 #[cfg(test)]
 mod tests;
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -28,3 +28,8 @@ pub use store::{
     Diagnostic, LAST_GOOD_FILE, LOCK_FILE, LoadSource, PRIMARY_FILE, PendingCommit, PolicyOptions,
     PolicyStore,
 };
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
