@@ -8,6 +8,8 @@
 //! acts on the impact and desired state it gets back. Only c2-host (and the CLI through it)
 //! depends on it.
 
+#![warn(missing_docs)]
+
 mod catalog;
 mod document;
 mod error;
