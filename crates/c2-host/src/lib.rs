@@ -58,3 +58,8 @@ pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_ac
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
+
+// docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/embedding.md")]
+struct EmbeddingDoctest;
