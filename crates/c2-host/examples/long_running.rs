@@ -26,8 +26,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use c2_host::{HostError, HostOptions, InstallOptions, PluginHost, StateChange, Target};
-use c2_kernel::Realm;
+use c2_host::{HostError, HostOptions, InstallOptions, PluginHost, Realm, StateChange, Target};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 

@@ -268,7 +268,17 @@ impl PluginHost {
     /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
     /// registers the built-in modules and every installed bundle, and reconciles. No plugin
     /// process starts: runtimes stay dormant until their first command.
+    ///
+    /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
+    /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
+    /// nothing.
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(HostError::command(
+                "no_runtime",
+                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it): call it from a #[tokio::main] or Runtime::block_on",
+            ));
+        }
         let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
         let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
         let kernel = Kernel::new(options.kernel.clone());

@@ -210,3 +210,89 @@ async fn a_failing_new_revision_restores_the_previous_one() {
         json!("v2")
     );
 }
+
+/// Polls a future to completion on this thread, with no tokio runtime anywhere.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn opening_outside_a_tokio_runtime_is_an_error_not_a_panic() {
+    let root = tempfile::tempdir().unwrap();
+    let plugins = root.path().join("plugins");
+    let Err(error) = block_on(c2_host::PluginHost::open(c2_host::HostOptions::new(
+        &plugins,
+    ))) else {
+        panic!("opened a host with no runtime");
+    };
+    assert_eq!(error.kind(), "no_runtime");
+    assert!(error.to_string().contains("tokio runtime"), "{error}");
+    assert!(!plugins.exists(), "nothing was created");
+}
+
+/// Every name here comes from c2_host, none from the crates under it.
+struct OnlyHost;
+
+impl c2_host::Module for OnlyHost {
+    fn name(&self) -> &str {
+        "only-host"
+    }
+    fn meta(&self) -> c2_host::ModuleMeta {
+        c2_host::ModuleMeta::new(c2_host::deps::kernel::Role::BuiltIn, "embedder", "test")
+    }
+    fn apply<'a>(
+        &'a self,
+        ctx: &'a mut c2_host::ScopeContext,
+    ) -> c2_host::BoxFuture<'a, Result<(), c2_host::KernelError>> {
+        Box::pin(async move {
+            ctx.register_command(
+                "only-host.run",
+                c2_host::CommandSpec::new("run"),
+                c2_host::command_handler(|_, _| async { Ok(json!("from c2-host alone")) }),
+            )
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_embedder_needs_only_c2_host_for_modules_realms_and_options() {
+    let root = tempfile::tempdir().unwrap();
+    let mut options = c2_host::HostOptions::new(root.path().join("plugins"));
+    options.kernel = c2_host::KernelOptions::default();
+    options.peer = c2_host::PeerOptions::default();
+    options.supervisor = c2_host::SupervisorOptions::default();
+    options.run = c2_host::RunOptions::default();
+    options.limits = c2_host::Limits::default();
+    options.manifest = c2_host::ManifestOptions::default();
+    let host = c2_host::PluginHost::open(options).await.unwrap();
+    host.register_module(Arc::new(OnlyHost), 1).await.unwrap();
+    let frontend = host
+        .kernel()
+        .open_scope(&c2_host::Realm::Global, "frontend")
+        .unwrap();
+    let mut events: c2_host::EventStream = frontend.subscribe("only-host/ping").unwrap();
+    assert_eq!(host.kernel().emit("only-host/ping", json!(1)), 1);
+    let event: c2_host::Event = events.recv().await.unwrap();
+    assert_eq!(event.payload, json!(1));
+    assert_eq!(
+        host.invoke(&Target::User, "only-host.run", json!({}))
+            .await
+            .unwrap(),
+        json!("from c2-host alone")
+    );
+    host.shutdown().await;
+}
