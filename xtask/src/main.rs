@@ -1,8 +1,9 @@
 //! Project automation, run as `cargo xtask <task>`.
 //!
 //! `validate` is the one entry point CI runs: formatting, clippy with `-D warnings`, the whole
-//! test suite, the tidy checks (crate docs, layering, licences) and every example bundle under
-//! `packs/` through the real validator. xtask is a developer tool: it may run cargo and read the
+//! test suite (which builds every example and runs the doctests), the tidy checks (crate docs,
+//! layering, licences), every example bundle under `packs/` through the real validator, and the
+//! library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may run cargo and read the
 //! tree freely, and nothing in the product depends on it.
 
 mod bench;
@@ -11,6 +12,7 @@ mod fuzz;
 mod layering;
 mod licences;
 mod packs;
+mod publish;
 mod soak;
 mod tidy;
 
@@ -26,6 +28,7 @@ tasks:
   validate        fmt, clippy -D warnings, the Rust pack's build, tests, the soak, tidy checks,
                   every pack validated and checked; with CI set, a 3 s smoke of each fuzz target
   tidy            only the tidy checks (crate docs, layering, licences) and the packs
+  publish-check   library crates' metadata, `cargo package` of all of them, docs -D warnings
   soak            1,000 activation/unload cycles and a 256 MiB newline-free stream
   bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
   fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("validate") => validate(),
         Some("tidy") => tidy_all(),
+        Some("publish-check") => publish::run(&root()),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
         Some("bench-run") => bench::bench_run(&args[1..]),
@@ -105,6 +109,7 @@ fn validate() -> Result<()> {
     soak::run(&[])?;
     tidy_all()?;
     conformance::validate(&test_output)?;
+    publish::run(&root())?;
     report("xtask: validate passed");
     // The plain closing line a CI reader takes as the verdict of the whole run.
     say(&format!(

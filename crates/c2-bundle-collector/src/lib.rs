@@ -40,3 +40,8 @@ pub use scaffold::apply_scaffold;
 pub use store::{FaultPoint, InstallRequest, InstalledRecord, ListedBundle, Store, StoreOptions};
 pub use tree::FileEntry;
 pub use walk::{SKIPPED_DIRECTORIES, SubdirectoryRefusal, resolve_subdirectory};
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

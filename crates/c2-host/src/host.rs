@@ -25,6 +25,7 @@ use crate::bundle::{BundleModule, InstalledBundle, module_name};
 use crate::error::HostError;
 use crate::git::GitModule;
 use crate::management::ManagementModule;
+use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::source;
@@ -69,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
     /// The embedder's built-in language-server mappings.
     pub(crate) language_servers: crate::lsp::Builtins,
+    /// Modules the embedder registered, the only ones it may replace.
+    pub(crate) embedded: crate::modules::Embedded,
 }
 
 impl Shared {
@@ -312,7 +315,17 @@ impl PluginHost {
     /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
     /// registers the built-in modules and every installed bundle, and reconciles. No plugin
     /// process starts: runtimes stay dormant until their first command.
+    ///
+    /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
+    /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
+    /// nothing.
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(HostError::command(
+                "no_runtime",
+                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it): call it from a #[tokio::main] or Runtime::block_on",
+            ));
+        }
         let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
         let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
         let kernel = Kernel::new(options.kernel.clone());
@@ -328,6 +341,7 @@ impl PluginHost {
             host_actions: Mutex::new(BTreeMap::new()),
             providers: Mutex::new(std::collections::BTreeSet::new()),
             language_servers: crate::lsp::Builtins::default(),
+            embedded: crate::modules::Embedded::default(),
             options,
         });
         let host = Self { shared };
@@ -381,11 +395,85 @@ impl PluginHost {
         &self.shared.kernel
     }
 
-    /// Registers an embedder's module and reconciles.
-    pub async fn register_module(&self, module: Arc<dyn Module>, revision: u64) {
+    /// Registers an embedder's module and reconciles, or refuses it and changes nothing.
+    ///
+    /// Refused: a name the host owns (`git`), an essential module's (`plugins`), the `bundle:`
+    /// namespace, a name and revision already registered ([`ModuleError::AlreadyRegistered`],
+    /// never a silent no-op), and a module whose `apply` fails in the user realm or a live
+    /// project realm, e.g. because a command it registers is taken
+    /// ([`ModuleError::DuplicateCommand`]). A refused module is unregistered again, or its
+    /// previous revision restored. A new revision of the embedder's own module replaces it.
+    /// A module that is disabled by default or waits for a service is not applied yet, so its
+    /// conflicts surface later, as a failed module in the catalog.
+    pub async fn register_module(
+        &self,
+        module: Arc<dyn Module>,
+        revision: u64,
+    ) -> Result<(), ModuleError> {
         let _changes = self.shared.changes.lock().await;
-        self.shared.kernel.register_factory(module, revision);
+        let name = module.name().to_owned();
+        let previous = self.shared.embedded.get(&name);
+        match &previous {
+            Some((_, current)) if *current == revision => {
+                return Err(ModuleError::AlreadyRegistered { name, revision });
+            }
+            Some(_) => {}
+            None if name.starts_with(crate::BUNDLE_PREFIX) => {
+                return Err(ModuleError::Protected {
+                    name,
+                    owner: ProtectedOwner::Bundle,
+                });
+            }
+            None => {
+                // Any factory of that name not registered here is the host's own. A project
+                // realm's catalog lists the factories the user realm's does not.
+                let existing = [Realm::Global, Realm::project("")]
+                    .iter()
+                    .flat_map(|realm| self.shared.kernel.catalog(realm))
+                    .find(|entry| entry.name == name);
+                if let Some(entry) = existing {
+                    let owner = if entry.meta.essential {
+                        ProtectedOwner::Essential
+                    } else {
+                        ProtectedOwner::Host
+                    };
+                    return Err(ModuleError::Protected { name, owner });
+                }
+            }
+        }
+        let recording = Arc::new(Recording::new(module));
+        self.shared
+            .kernel
+            .register_factory(recording.clone(), revision);
         self.reconcile_locked().await;
+        let realms: Vec<Realm> = std::iter::once(Realm::Global)
+            .chain(
+                self.shared
+                    .kernel
+                    .live_projects()
+                    .into_iter()
+                    .map(Realm::Project),
+            )
+            .collect();
+        if let Some(error) = apply_failure(&self.shared.kernel, &recording, &realms) {
+            match previous {
+                Some((module, revision)) => {
+                    self.shared.kernel.register_factory(module, revision);
+                }
+                None => {
+                    // An essential module cannot be removed; it stays, failed, in the catalog.
+                    if let Err(removal) = self.shared.kernel.remove_factory(&name) {
+                        tracing::warn!("cannot roll back module `{name}`: {removal}");
+                    }
+                }
+            }
+            self.reconcile_locked().await;
+            return Err(error);
+        }
+        self.shared
+            .embedded
+            .set(&name, Some((recording as Arc<dyn Module>, revision)));
+        Ok(())
     }
 
     /// Whether policy is unusable and only essential modules run.

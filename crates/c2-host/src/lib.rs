@@ -28,6 +28,7 @@ mod host;
 mod lsp;
 mod management;
 mod mcp;
+mod modules;
 mod options;
 mod paths;
 mod plan;
@@ -53,7 +54,38 @@ pub use lsp::{
 pub use mcp::{
     MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
+pub use modules::{ModuleError, ProtectedOwner};
 pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};
+
+// What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
+pub use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Limits};
+pub use c2_kernel::{
+    BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
+    Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,
+};
+pub use c2_manifest::ManifestOptions;
+pub use c2_protocol::{ContentLengthOptions, PeerOptions};
+pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
+/// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
+/// scope kinds for a module's metadata, the collector's diagnostics).
+pub mod deps {
+    pub use c2_bundle_collector as bundle_collector;
+    pub use c2_kernel as kernel;
+    pub use c2_manifest as manifest;
+    pub use c2_policy as policy;
+    pub use c2_protocol as protocol;
+    pub use c2_supervisor as supervisor;
+}
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
+// docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/embedding.md")]
+struct EmbeddingDoctest;

@@ -108,6 +108,15 @@ pub enum Error {
         /// The requested module name.
         name: String,
     },
+    /// A project realm was unloaded ([`crate::Kernel::unload_project`]) while a call was
+    /// waiting for it; the call is not answered from another realm instead.
+    #[error(
+        "project realm `{project}` was unloaded while this call waited for it: call again to recreate it"
+    )]
+    ProjectUnloaded {
+        /// The project realm, rendered.
+        project: String,
+    },
     /// The kernel has been shut down.
     #[error("the plugin kernel is shut down: start a new host")]
     ShutDown,

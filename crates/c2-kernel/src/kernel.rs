@@ -97,8 +97,21 @@ impl Default for Slot {
 
 struct ProjectGraph {
     lease: Arc<LeaseCell>,
+    /// Part of the graph: reconciles build its modules.
     built: bool,
+    /// A reconcile that included this realm has finished, so its commands are registered.
+    /// Until then a call must wait: resolving now would fall back to another realm's command.
+    ready: bool,
     slots: BTreeMap<String, Slot>,
+}
+
+impl ProjectGraph {
+    fn leased_by(&self, lease: &Lease) -> bool {
+        lease
+            .cell
+            .as_ref()
+            .is_some_and(|cell| Arc::ptr_eq(cell, &self.lease))
+    }
 }
 
 pub(crate) struct State {
@@ -895,9 +908,14 @@ impl Kernel {
         args: Value,
         extension: bool,
     ) -> Result<Value, Error> {
-        let _lease = self.lease(realm).await?;
+        let lease = self.lease(realm).await?;
         let (handler, scope) = {
-            let guard = self.inner.lock();
+            let mut guard = self.inner.lock();
+            if let Realm::Project(key) = realm {
+                // Unloaded between the lease and now: its commands are gone, and resolving
+                // would answer from the global realm instead.
+                Self::leased_graph(&mut guard, key, &lease)?;
+            }
             let state = &*guard;
             if state.shut_down {
                 return Err(Error::ShutDown);
@@ -943,11 +961,21 @@ impl Kernel {
 
     /// Leases `realm`, creating and building a project realm on first use. While any lease is
     /// held the realm is never reaped. The global realm needs no lease; its lease is inert.
+    ///
+    /// Returns only once the realm's modules are applied: concurrent first callers all wait
+    /// for the one build, so none of them resolves a command before the realm has registered
+    /// its own (which would fall back to the global command). Fails with
+    /// [`Error::ProjectUnloaded`] when [`Kernel::unload_project`] removed the realm meanwhile.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future is safe: a build it started and did not finish is redone by the
+    /// next caller.
     pub async fn lease(&self, realm: &Realm) -> Result<Lease, Error> {
         let Realm::Project(key) = realm else {
             return Ok(Lease { cell: None });
         };
-        let (lease, built) = {
+        let (lease, ready) = {
             let mut state = self.inner.lock();
             if state.shut_down {
                 return Err(Error::ShutDown);
@@ -959,6 +987,7 @@ impl Kernel {
                 .or_insert_with(|| ProjectGraph {
                     lease: Arc::new(LeaseCell::new(now)),
                     built: false,
+                    ready: false,
                     slots: BTreeMap::new(),
                 });
             graph.lease.count.fetch_add(1, Ordering::AcqRel);
@@ -967,26 +996,49 @@ impl Kernel {
                 Lease {
                     cell: Some(graph.lease.clone()),
                 },
-                graph.built,
+                graph.ready,
             )
         };
-        if !built {
-            let _graph = self.inner.graph.lock().await;
-            let build = {
-                let mut state = self.inner.lock();
-                match state.projects.get_mut(key) {
-                    Some(graph) if !graph.built => {
-                        graph.built = true;
-                        true
-                    }
-                    _ => false,
-                }
-            };
-            if build {
-                self.reconcile_locked().await;
+        if ready {
+            return Ok(lease);
+        }
+        // The graph lock is held by whoever is building (or reconciling) now; once we hold it,
+        // either that build finished (ready) or nobody finished one and we build it ourselves.
+        let _graph = self.inner.graph.lock().await;
+        let build = {
+            let mut state = self.inner.lock();
+            let graph = Self::leased_graph(&mut state, key, &lease)?;
+            if graph.ready {
+                false
+            } else {
+                graph.built = true;
+                true
             }
+        };
+        if build {
+            self.reconcile_locked().await;
+            let mut state = self.inner.lock();
+            Self::leased_graph(&mut state, key, &lease)?.ready = true;
         }
         Ok(lease)
+    }
+
+    /// The graph `lease` was taken on, unless it was unloaded (or the kernel shut down) since.
+    fn leased_graph<'s>(
+        state: &'s mut State,
+        key: &ProjectKey,
+        lease: &Lease,
+    ) -> Result<&'s mut ProjectGraph, Error> {
+        if state.shut_down {
+            return Err(Error::ShutDown);
+        }
+        state
+            .projects
+            .get_mut(key)
+            .filter(|graph| graph.leased_by(lease))
+            .ok_or_else(|| Error::ProjectUnloaded {
+                project: key.to_string(),
+            })
     }
 
     /// Project realms that exist now (live or being built).

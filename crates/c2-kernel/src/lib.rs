@@ -12,6 +12,8 @@
 //! takes `now`), no policy storage or schema validation (c2-policy), no wire types (c2-protocol).
 //! Any host crate may depend on it; it depends on no workspace crate.
 
+#![warn(missing_docs)]
+
 mod error;
 mod kernel;
 mod model;
@@ -35,3 +37,8 @@ pub use scope::{
 
 #[cfg(test)]
 mod tests;
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -999,6 +999,125 @@ async fn idle_reap_never_takes_a_leased_realm_under_concurrency() {
     assert_eq!(kernel.live_projects(), [ProjectKey::new("/a")]);
 }
 
+/// A module that takes a while to apply, so concurrent first callers of a realm overlap its
+/// build: registers `who`, answering with the realm it was applied in.
+struct SlowApply;
+
+impl Module for SlowApply {
+    fn name(&self) -> &str {
+        "dual"
+    }
+    fn meta(&self) -> ModuleMeta {
+        let mut meta = ModuleMeta::new(Role::BuiltIn, "c2", "test");
+        meta.scopes = vec![ScopeKind::User, ScopeKind::Project];
+        meta
+    }
+    fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            realm_answer(ctx, "who", Visibility::Internal)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_first_calls_to_a_project_realm_are_answered_by_that_realm_only() {
+    let kernel = kernel_with(vec![Arc::new(SlowApply)]).await;
+    let (projects, per_project) = (24, 8);
+    let start = Arc::new(tokio::sync::Barrier::new(projects * per_project));
+    let mut calls = Vec::new();
+    for p in 0..projects {
+        let realm = project(&format!("/p{p}"));
+        for _ in 0..per_project {
+            let (kernel, realm, start) = (kernel.clone(), realm.clone(), start.clone());
+            calls.push(tokio::spawn(async move {
+                start.wait().await;
+                let answer = kernel.call(&realm, "who", Value::Null).await;
+                (realm, answer)
+            }));
+        }
+    }
+    let mut wrong = Vec::new();
+    for call in calls {
+        let (realm, answer) = call.await.unwrap();
+        if answer != Ok(json!(realm.to_string())) {
+            wrong.push(format!("{realm}: {answer:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} calls answered by another realm: {wrong:?}",
+        wrong.len(),
+        projects * per_project
+    );
+    assert_eq!(kernel.live_projects().len(), projects);
+    assert_eq!(
+        kernel.call(&Realm::Global, "who", Value::Null).await,
+        Ok(json!(Realm::Global.to_string()))
+    );
+}
+
+#[tokio::test]
+async fn a_call_whose_project_realm_was_unloaded_is_refused_not_answered_globally() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    struct Gated(Arc<tokio::sync::Semaphore>);
+    impl Module for Gated {
+        fn name(&self) -> &str {
+            "gated"
+        }
+        fn meta(&self) -> ModuleMeta {
+            let mut meta = ModuleMeta::new(Role::BuiltIn, "c2", "test");
+            meta.scopes = vec![ScopeKind::User, ScopeKind::Project];
+            meta
+        }
+        fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), Error>> {
+            Box::pin(async move {
+                if ctx.realm() != &Realm::Global {
+                    // Held until the test lets the build finish.
+                    self.0.acquire().await.expect("open").forget();
+                }
+                realm_answer(ctx, "who", Visibility::Internal)
+            })
+        }
+    }
+    let kernel = kernel_with(vec![Arc::new(Gated(g))]).await;
+    let a = project("/a");
+    // The first call builds the realm and is held inside apply, holding the graph lock.
+    let first = tokio::spawn({
+        let (kernel, a) = (kernel.clone(), a.clone());
+        async move { kernel.call(&a, "who", Value::Null).await }
+    });
+    while kernel.live_projects().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    // The project is closed while the build runs: the unload queues behind it.
+    let unload = tokio::spawn({
+        let (kernel, key) = (kernel.clone(), ProjectKey::new("/a"));
+        async move { kernel.unload_project(&key).await }
+    });
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    // A second caller leases the realm being built, then waits behind the unload.
+    let second = tokio::spawn({
+        let (kernel, a) = (kernel.clone(), a.clone());
+        async move { kernel.call(&a, "who", Value::Null).await }
+    });
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    gate.add_permits(1);
+    assert!(unload.await.unwrap());
+    // One thread and FIFO locks make the order exact: the builder answers from its realm,
+    // the caller that waited behind the unload is refused instead of falling back to global.
+    assert_eq!(first.await.unwrap(), Ok(json!(a.to_string())));
+    assert!(
+        matches!(second.await.unwrap(), Err(Error::ProjectUnloaded { .. })),
+        "a call to an unloaded project realm must not be answered by the global realm"
+    );
+}
+
 #[tokio::test]
 async fn shutdown_disposes_everything() {
     let cleaned = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -50,3 +50,8 @@ pub use options::{DEFAULT_RESERVED_NAMESPACES, ManifestOptions, SkillOptions};
 pub use render::render_diagnostics;
 pub use schema::{PLUGIN_SCHEMA_ID, plugin_json_schema};
 pub use skill::{Skill, SkillReport, validate_skill, validate_skill_with};
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

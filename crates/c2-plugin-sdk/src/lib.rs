@@ -29,3 +29,8 @@ pub use error::{CommandError, Error};
 pub use log::{LogHandle, LogLayer};
 pub use options::RunOptions;
 pub use plugin::{MANIFEST_FILE, Plugin};
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

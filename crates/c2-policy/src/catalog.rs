@@ -5,11 +5,13 @@ use serde_json::Value;
 /// What the host knows about one module, as seen from the scope being planned.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CatalogModule {
+    /// The module's name (e.g. `bundle:<id>`, `git`).
     pub name: String,
     /// Whether a project may override the user entry (scope support beyond the user scope).
     pub project_capable: bool,
     /// Essential modules keep the management plane alive: never disabled, always desired.
     pub essential: bool,
+    /// Whether the module runs when no policy entry says otherwise.
     pub default_enabled: bool,
     /// JSON Schema for the configuration; `None` means the module takes no configuration.
     pub config_schema: Option<Value>,
@@ -38,10 +40,12 @@ impl Catalog {
         }
     }
 
+    /// The module named `name`.
     pub fn get(&self, name: &str) -> Option<&CatalogModule> {
         self.modules.get(name)
     }
 
+    /// Every module, by name.
     pub fn modules(&self) -> impl Iterator<Item = &CatalogModule> {
         self.modules.values()
     }

@@ -45,9 +45,12 @@ impl Default for PolicyDocument {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Switch {
+    /// Follow the user entry (in a project) or the module's default (for the user).
     #[default]
     Inherit,
+    /// On.
     Enabled,
+    /// Off.
     Disabled,
 }
 
@@ -61,7 +64,9 @@ impl Switch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ComponentSwitch {
+    /// The component is on while its plugin runs.
     Enabled,
+    /// The component is withheld while its plugin runs.
     Disabled,
 }
 
@@ -69,6 +74,7 @@ pub enum ComponentSwitch {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PluginPolicy {
+    /// The plugin-level switch.
     #[serde(default, skip_serializing_if = "Switch::is_inherit")]
     pub state: Switch,
     /// Trust holds only while the bundle's content digest equals this one.
@@ -96,6 +102,7 @@ impl PluginPolicy {
 /// Where a desired state applies.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
+    /// The user's own entries, the base every project inherits from.
     User,
     /// A normalized project key, as the caller computed it.
     Project(String),
@@ -104,6 +111,7 @@ pub enum Scope {
 /// What the host should make true for one module in one scope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DesiredState {
+    /// The switches, resolved by inheritance (essential modules are always enabled).
     pub enabled: bool,
     /// Built-in modules (no digest) need no trust and are always trusted.
     pub trusted: bool,

@@ -55,76 +55,118 @@ fn list_issues(issues: &[ConfigIssue]) -> String {
 /// Everything that can go wrong while planning, applying or storing policy.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Reading, writing, locking or renaming a policy file failed.
     #[error(
         "cannot {action} {path}: {source}; check the plugins directory's permissions and free space"
     )]
     Io {
+        /// What the store was doing (`read`, `write`, `lock`, ...).
         action: &'static str,
+        /// The file involved.
         path: PathBuf,
+        /// The OS error.
         #[source]
         source: std::io::Error,
     },
+    /// The document could not be serialized.
     #[error("cannot encode the policy document: {0}")]
     Encode(#[source] serde_json::Error),
+    /// The change names a module the catalog does not have.
     #[error("unknown module `{0}`; list the installed plugins and use one of their ids")]
     UnknownModule(String),
+    /// A project-scope change to a module that runs in the user scope only.
     #[error("module `{0}` does not support project scope; change it for the user scope instead")]
     ProjectScopeNotSupported(String),
+    /// `Inherit` was asked for the user scope, which has nothing to inherit from.
     #[error(
         "inherit applies to a project only; use `reset <ID>` to return the user entry to the module default"
     )]
     InheritIsProjectOnly,
+    /// Trust (or untrust) was asked for a project scope; trust is user-wide.
     #[error("trust is bound to the bundle's content and is user-wide; drop the project")]
     TrustIsUserWide,
+    /// Trust was asked for a built-in module, which has no content digest.
     #[error("module `{0}` has no bundle content to trust; built-in modules need no trust")]
     NotTrustable(String),
+    /// The digest to trust is not the installed content's.
     #[error(
         "digest {given} is not the installed content of `{module}` ({installed}); reinstall or trust the installed digest"
     )]
     DigestMismatch {
+        /// The module.
         module: String,
+        /// The digest the caller asked to trust.
         given: String,
+        /// The digest of the installed content.
         installed: String,
     },
+    /// A configuration for a module without a configuration schema.
     #[error("module `{0}` declares no configuration schema, so it takes no configuration")]
     NotConfigurable(String),
+    /// The module's configuration schema does not compile.
     #[error(
         "module `{module}` declares an unusable configuration schema: {reason}; report it to the plugin author"
     )]
-    InvalidSchema { module: String, reason: String },
+    InvalidSchema {
+        /// The module.
+        module: String,
+        /// Why the schema cannot be used.
+        reason: String,
+    },
+    /// The configuration breaks the module's schema.
     #[error("configuration for `{module}` breaks its schema ({} issue(s)): {}; fix the value and plan again", issues.len(), list_issues(issues))]
     InvalidConfig {
+        /// The module.
         module: String,
+        /// Every place the value breaks the schema.
         issues: Vec<ConfigIssue>,
     },
+    /// The change would disable an essential module (or one it requires).
     #[error(
         "this change would stop essential module `{essential}`; essential modules keep the management plane working and stay enabled"
     )]
-    EssentialProtected { essential: String },
+    EssentialProtected {
+        /// The essential module that would stop.
+        essential: String,
+    },
+    /// The policy files are unusable and the store refuses changes until a reset.
     #[error("policy is in safe mode; run `c2-plugins reset` to leave it")]
     SafeMode,
+    /// No outstanding plan has this id.
     #[error(
         "{0} is unknown: it was already used, has expired and been dropped, or was never made; plan the change again"
     )]
     UnknownPlan(PlanId),
+    /// The plan's time to live ([`crate::PolicyOptions`]) ran out.
     #[error("{0} has expired; plan the change again")]
     PlanExpired(PlanId),
+    /// As many plans as [`crate::PolicyOptions`] allows are outstanding.
     #[error("{limit} plans are already outstanding; apply or let some expire, then plan again")]
-    TooManyPlans { limit: usize },
+    TooManyPlans {
+        /// The limit.
+        limit: usize,
+    },
+    /// A revision recorded in the plan moved before it was applied.
     #[error(
         "stale plan: the {kind} revision moved from {planned} to {current}; plan the change again"
     )]
     StalePlan {
+        /// Which revision moved.
         kind: RevisionKind,
+        /// Its value when the plan was made.
         planned: u64,
+        /// Its value now.
         current: u64,
     },
+    /// An applied change still awaits confirm or rollback.
     #[error("revision {0} awaits confirm or rollback; finish it before applying another change")]
     CommitPending(u64),
+    /// Confirm or rollback of a revision that is not the pending one.
     #[error(
         "no change at revision {0} awaits confirmation; it was already confirmed, rolled back or superseded"
     )]
     NoPendingCommit(u64),
+    /// Rollback of a reset out of unusable policy: there is no earlier good state.
     #[error(
         "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to; run `c2-plugins reset` again if needed"
     )]

@@ -8,6 +8,8 @@
 //! acts on the impact and desired state it gets back. Only c2-host (and the CLI through it)
 //! depends on it.
 
+#![warn(missing_docs)]
+
 mod catalog;
 mod document;
 mod error;
@@ -28,3 +30,8 @@ pub use store::{
     Diagnostic, LAST_GOOD_FILE, LOCK_FILE, LoadSource, PRIMARY_FILE, PendingCommit, PolicyOptions,
     PolicyStore,
 };
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

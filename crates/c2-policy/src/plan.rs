@@ -11,14 +11,20 @@ use crate::error::{ConfigIssue, Error};
 /// One edit of one module's policy in one scope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// The module's catalog name (e.g. `bundle:<id>`).
     pub module: String,
+    /// The user scope or one project's.
     pub scope: Scope,
+    /// What to change.
     pub kind: ChangeKind,
 }
 
+/// What a [`Change`] does to the module's entry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChangeKind {
+    /// Switch the module on in the scope.
     Enable,
+    /// Switch the module off in the scope; refused for essential modules and what they need.
     Disable,
     /// Project scope only: follow the user entry again.
     Inherit,
@@ -30,7 +36,9 @@ pub enum ChangeKind {
     Untrust,
     /// Set (`Some`) or clear (`None`) one component's override.
     SetComponent {
+        /// The component id (e.g. `skill:review`).
         component: String,
+        /// The override, or `None` to follow the plugin switch again.
         state: Option<ComponentSwitch>,
     },
 }
@@ -42,11 +50,14 @@ pub enum ChangeKind {
 /// reclaimed or rebuilt, so a plan made against one realm instance is not applied to another.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Revisions {
+    /// The kernel's graph revision.
     pub graph: u64,
+    /// Each project realm's revision, by normalized project key.
     pub projects: BTreeMap<String, u64>,
 }
 
 impl Revisions {
+    /// The revision of project `key`'s realm; 0 when the host has not reported it.
     pub fn project(&self, key: &str) -> u64 {
         self.projects.get(key).copied().unwrap_or(0)
     }
@@ -55,7 +66,9 @@ impl Revisions {
 /// Every revision a plan depends on, captured when it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedRevisions {
+    /// The kernel's graph revision.
     pub graph: u64,
+    /// The policy document's revision.
     pub config: u64,
     /// Recorded for project-scope changes only.
     pub project: Option<u64>,
@@ -67,15 +80,20 @@ pub struct RecordedRevisions {
 /// Dependents transitively require a stopped or reloaded module and go down with it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Impact {
+    /// Modules that become eligible to run.
     pub starts: Vec<String>,
+    /// Modules that stop being eligible.
     pub stops: Vec<String>,
+    /// Modules that keep running but restart with new configuration or components.
     pub reloads: Vec<String>,
+    /// Modules that go down because they require a stopped or reloaded one.
     pub dependents: Vec<String>,
     /// `module: resource` for every live resource a stop, reload or dependent touches.
     pub resources: Vec<String>,
 }
 
 impl Impact {
+    /// Whether the change has no runtime effect at all.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
@@ -94,10 +112,15 @@ impl fmt::Display for PlanId {
 /// A validated change waiting to be applied once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// What [`crate::PolicyStore::apply_change`] takes.
     pub id: PlanId,
+    /// The validated change.
     pub change: Change,
+    /// Its effect, to show before applying.
     pub impact: Impact,
+    /// The revisions it was made against; applying refuses if any moved.
     pub revisions: RecordedRevisions,
+    /// After this the plan cannot be applied.
     pub expires_at: Instant,
 }
 

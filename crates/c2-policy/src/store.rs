@@ -8,9 +8,11 @@ use crate::error::{Error, RevisionKind};
 use crate::fsio;
 use crate::plan::{self, Change, Impact, Plan, PlanId, RecordedRevisions, Revisions};
 
-/// File names inside the plugins directory.
+/// The policy in force, inside the plugins directory.
 pub const PRIMARY_FILE: &str = "policy.json";
+/// The snapshot last confirmed good, inside the plugins directory.
 pub const LAST_GOOD_FILE: &str = "policy.last-good.json";
+/// The lock file that serializes writers across processes, inside the plugins directory.
 pub const LOCK_FILE: &str = "policy.lock";
 
 /// Limits of one store; defaults from decisions.md.
@@ -36,6 +38,7 @@ impl Default for PolicyOptions {
 pub enum LoadSource {
     /// Neither file exists: a first start, with the empty policy.
     Default,
+    /// `policy.json` was read and is in force.
     Primary,
     /// The primary was missing or unusable; the snapshot last confirmed good is in force.
     LastKnownGood,
@@ -46,20 +49,30 @@ pub enum LoadSource {
 /// Something the host should show the user about the state of the stored policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Diagnostic {
+    /// `policy.json` exists but cannot be used.
     PrimaryUnusable {
+        /// Its path.
         path: PathBuf,
+        /// Why (unreadable, not JSON, wrong schema version, ...).
         reason: String,
     },
+    /// `policy.last-good.json` exists but cannot be used.
     LastKnownGoodUnusable {
+        /// Its path.
         path: PathBuf,
+        /// Why.
         reason: String,
     },
+    /// The last-known-good snapshot is in force instead of the primary.
     FellBackToLastKnownGood {
+        /// The snapshot's revision.
         revision: u64,
     },
+    /// Neither file is usable: only essential modules run until a reset.
     EnteredSafeMode,
     /// An unusable primary was renamed before being replaced, so the evidence survives.
     EvidenceKept {
+        /// Where the unusable file now is.
         path: PathBuf,
     },
 }
@@ -69,6 +82,7 @@ pub enum Diagnostic {
 pub struct PendingCommit {
     /// The revision now in `policy.json`.
     pub revision: u64,
+    /// What the host must bring about before confirming.
     pub impact: Impact,
 }
 
@@ -129,22 +143,27 @@ impl PolicyStore {
         &self.loaded.diagnostics
     }
 
+    /// Where `policy.json` is.
     pub fn primary_path(&self) -> PathBuf {
         self.dir.join(PRIMARY_FILE)
     }
 
+    /// Where `policy.last-good.json` is.
     pub fn last_good_path(&self) -> PathBuf {
         self.dir.join(LAST_GOOD_FILE)
     }
 
+    /// Whether both files are unusable and only essential modules are desired.
     pub fn is_safe_mode(&self) -> bool {
         self.loaded.source == LoadSource::SafeMode
     }
 
+    /// Which file the policy in force came from.
     pub fn source(&self) -> LoadSource {
         self.loaded.source
     }
 
+    /// What loading found wrong with the files, for the user.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.loaded.diagnostics
     }
@@ -162,10 +181,12 @@ impl PolicyStore {
             .map_or(0, |document| document.revision)
     }
 
+    /// The applied change awaiting confirm or rollback, if any.
     pub fn pending(&self) -> Option<&PendingCommit> {
         self.pending.as_ref().map(|pending| &pending.commit)
     }
 
+    /// The outstanding plan `id`, if it has not been applied or dropped.
     pub fn plan(&self, id: PlanId) -> Option<&Plan> {
         self.plans.get(&id).map(|stored| &stored.plan)
     }

@@ -41,3 +41,8 @@ pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
     InitializeParams, InitializeResult, LogLevel, LogParams, PROTOCOL_VERSION, method,
 };
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

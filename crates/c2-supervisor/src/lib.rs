@@ -49,3 +49,8 @@ pub use process::{Exit, ExitReport, Process, ProcessStdin, Spawned, spawn};
 pub use resolve::resolve_command;
 pub use run::{Output, run};
 pub use spec::{ProcessSpec, RunOptions, SupervisorOptions};
+
+// The README example is compiled (and run, unless marked no_run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

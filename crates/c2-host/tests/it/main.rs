@@ -5,6 +5,7 @@ mod support;
 
 mod callbacks;
 mod check;
+mod embedder;
 mod fault;
 mod lifecycle;
 mod lsp;

@@ -1,5 +1,6 @@
 //! User and project realms: isolation, data directories, fallback and its blocking.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use c2_host::{InstallOptions, StateChange, Target};
@@ -219,5 +220,97 @@ async fn an_idle_project_realm_is_reclaimed_and_rebuilt_on_the_next_call() {
     let user = env.invoke("fixture.info", json!({})).await.unwrap();
     assert!(env.host.reap_idle().await.len() <= 1);
     assert!(crate::support::alive(pid_of(&user)));
+    env.host.shutdown().await;
+}
+
+/// An embedder's project-capable module that takes a while to apply, named to apply first, so
+/// the first calls to a project realm arrive while it is being built.
+struct SlowToApply;
+
+impl c2_kernel::Module for SlowToApply {
+    fn name(&self) -> &str {
+        "aaa-slow"
+    }
+    fn meta(&self) -> c2_kernel::ModuleMeta {
+        let mut meta = c2_kernel::ModuleMeta::new(c2_kernel::Role::BuiltIn, "embedder", "slow");
+        meta.scopes = vec![c2_kernel::ScopeKind::User, c2_kernel::ScopeKind::Project];
+        meta
+    }
+    fn apply<'a>(
+        &'a self,
+        ctx: &'a mut c2_kernel::ScopeContext,
+    ) -> c2_kernel::BoxFuture<'a, Result<(), c2_kernel::Error>> {
+        Box::pin(async move {
+            if ctx.realm() != &c2_kernel::Realm::Global {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Concurrent first calls to a project realm that is not built yet: every one is answered by
+/// the project's own process, never by the user-realm one that is already running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_first_calls_to_a_project_realm_never_reach_the_user_process() {
+    let env = Arc::new(Env::new().await);
+    env.host
+        .register_module(Arc::new(SlowToApply), 1)
+        .await
+        .unwrap();
+    let dir = FixtureBundle::new("racy")
+        .project_capable()
+        .write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let user = env.invoke("fixture.info", json!({})).await.unwrap();
+    let project = env.project("racy");
+    let canonical = std::fs::canonicalize(&project).unwrap();
+    let (tasks, per_task) = (8, 10);
+    let start = Arc::new(tokio::sync::Barrier::new(tasks));
+    let calls: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (env, project, start) = (env.clone(), project.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                // Later tasks arrive while the first one is building the realm.
+                tokio::time::sleep(Duration::from_millis(2 * task as u64)).await;
+                let mut answers = Vec::new();
+                for _ in 0..per_task {
+                    let target = Target::Project(project.clone());
+                    answers.push(env.host.invoke(&target, "fixture.info", json!({})).await);
+                }
+                answers
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.extend(call.await.unwrap());
+    }
+    assert_eq!(answers.len(), 80);
+    let wrong: Vec<String> = answers
+        .iter()
+        .filter_map(|answer| match answer {
+            Ok(info)
+                if info["projectPath"] == json!(canonical.to_str().unwrap())
+                    && info["dataDir"] != user["dataDir"]
+                    && pid_of(info) != pid_of(&user) =>
+            {
+                None
+            }
+            other => Some(format!("{other:?}")),
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} project calls not answered by the project's process: {wrong:?}",
+        wrong.len(),
+        answers.len()
+    );
+    let data_dirs: std::collections::HashSet<String> = answers
+        .iter()
+        .map(|a| a.as_ref().unwrap()["dataDir"].to_string())
+        .collect();
+    assert_eq!(data_dirs.len(), 1, "one project process: {data_dirs:?}");
     env.host.shutdown().await;
 }
