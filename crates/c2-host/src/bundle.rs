@@ -165,6 +165,21 @@ impl Module for BundleModule {
 
     fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
         Box::pin(async move {
+            // While this scope is applied the tree is leased: another process's uninstall or
+            // replace deletes it only after this scope (its processes and language servers)
+            // is gone. Registered first, so it is released last.
+            if let Some(shared) = self.host.upgrade() {
+                let lease = shared
+                    .store
+                    .lease(&self.bundle.record.id)
+                    .map_err(|error| {
+                        KernelError::failure(
+                            "not_installed",
+                            format!("{} left the store: {error}", self.bundle.record.id),
+                        )
+                    })?;
+                ctx.on_cleanup(move || async move { drop(lease) })?;
+            }
             if !self.bundle.has_runtime() {
                 return Ok(());
             }

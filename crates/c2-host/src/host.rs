@@ -69,6 +69,12 @@ pub(crate) struct Shared {
     pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
     /// The embedder's built-in language-server mappings.
     pub(crate) language_servers: crate::lsp::Builtins,
+    /// Wakes the host when any process commits a change to the store (see sync.rs).
+    pub(crate) watch: Mutex<Option<c2_policy::StoreWatch>>,
+    /// The store generation the host last refreshed at.
+    pub(crate) generation: AtomicU64,
+    /// What the host last published as its plugin list.
+    pub(crate) view: Mutex<crate::sync::View>,
 }
 
 impl Shared {
@@ -154,6 +160,14 @@ pub struct ImpactView {
     pub dependents: Vec<String>,
     /// Live resources affected.
     pub resources: Vec<String>,
+    /// Bundles without a process runtime or language servers whose contributions become
+    /// available (nothing starts for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enables: Vec<String>,
+    /// Bundles without a process runtime or language servers whose contributions become
+    /// unavailable (nothing stops for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disables: Vec<String>,
 }
 
 impl From<c2_policy::Impact> for ImpactView {
@@ -164,6 +178,8 @@ impl From<c2_policy::Impact> for ImpactView {
             reloads: impact.reloads,
             dependents: impact.dependents,
             resources: impact.resources,
+            enables: Vec::new(),
+            disables: Vec::new(),
         }
     }
 }
@@ -281,6 +297,9 @@ impl PluginHost {
             host_actions: Mutex::new(BTreeMap::new()),
             providers: Mutex::new(std::collections::BTreeSet::new()),
             language_servers: crate::lsp::Builtins::default(),
+            watch: Mutex::new(None),
+            generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
+            view: Mutex::new(crate::sync::View::default()),
             options,
         });
         let host = Self { shared };
@@ -309,7 +328,11 @@ impl PluginHost {
         {
             let _changes = host.shared.changes.lock().await;
             host.reconcile_locked().await;
+            // The first view is the baseline, not a change.
+            let generation = host.shared.generation.load(Ordering::Acquire);
+            host.publish_view(generation);
         }
+        host.start_watch();
         let weak = Arc::downgrade(&host.shared);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
@@ -367,7 +390,10 @@ impl PluginHost {
     }
 
     /// Reads an installed bundle's manifest and registers its factory (replacing an older one).
-    fn load_bundle(&self, record: InstalledRecord) -> Result<Arc<BundleModule>, HostError> {
+    pub(crate) fn load_bundle(
+        &self,
+        record: InstalledRecord,
+    ) -> Result<Arc<BundleModule>, HostError> {
         let dir = self.shared.store.bundle_dir(&record.id)?;
         let path = dir.join("plugin.json");
         let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
@@ -515,7 +541,7 @@ impl PluginHost {
     }
 
     /// Makes the live graph equal to policy in every realm. Call with `changes` held.
-    async fn reconcile_locked(&self) {
+    pub(crate) async fn reconcile_locked(&self) {
         self.sync_desired();
         self.shared.kernel.reconcile().await;
     }
@@ -590,19 +616,35 @@ impl PluginHost {
         kind: ChangeKind,
     ) -> Result<Applied, HostError> {
         let _changes = self.shared.changes.lock().await;
-        let catalog = self.policy_catalog();
-        let revisions = self.revisions();
-        let plan = lock(&self.shared.policy).plan_change(
-            Change {
-                module,
-                scope,
-                kind,
-            },
-            &catalog,
-            &revisions,
-            Instant::now(),
-        )?;
-        self.apply_locked(plan.id, plan.change, &revisions).await
+        let change = Change {
+            module,
+            scope,
+            kind,
+        };
+        // Another process may commit between this host's look at the store and its write:
+        // the write is then refused as stale, and the change is planned again on what is now
+        // committed, so racing changes end in one committed state.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            self.catch_up_locked().await;
+            let catalog = self.policy_catalog();
+            let revisions = self.revisions();
+            let plan = lock(&self.shared.policy).plan_change(
+                change.clone(),
+                &catalog,
+                &revisions,
+                Instant::now(),
+            )?;
+            match self.apply_locked(plan.id, plan.change, &revisions).await {
+                Err(HostError::Policy(c2_policy::Error::StalePlan { .. }))
+                    if attempts < self.shared.options.stale_retries =>
+                {
+                    self.refresh_locked().await?;
+                }
+                other => return other,
+            }
+        }
     }
 
     pub(crate) async fn apply_locked(
@@ -618,7 +660,7 @@ impl PluginHost {
                 lock(&self.shared.policy).confirm(commit.revision)?;
                 Ok(Applied {
                     revision: commit.revision,
-                    impact: commit.impact.into(),
+                    impact: self.describe_impact(commit.impact),
                 })
             }
             Err(reason) => {
@@ -699,14 +741,16 @@ impl PluginHost {
                 )
             })
             .collect();
-        let (record, replaced) = {
+        let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
             let previous = bundle
                 .manifest
                 .as_ref()
                 .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
                 .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
-            let record = self.shared.store.install(bundle, &request)?;
+            self.catch_up_locked().await;
+            let (record, retired) = self.shared.store.install_deferred(bundle, &request)?;
+            self.committed_store_change();
             let module = self.load_bundle(record.clone())?;
             if let Some(previous) = &previous {
                 let name = previous.bundle().module_name();
@@ -731,8 +775,12 @@ impl PluginHost {
                 ));
             }
             self.reconcile_locked().await;
-            (record, previous.is_some())
+            (record, previous.is_some(), retired)
         };
+        let (record, replaced, retired) = (record, replaced, retired);
+        if let Some(retired) = retired {
+            self.finish_retired(retired).await;
+        }
         let module = module_name(&record.id);
         if options.trust {
             self.change(
@@ -753,26 +801,93 @@ impl PluginHost {
     }
 
     /// Stops every realm's runtime, removes the bundle from the store and forgets its policy.
+    ///
+    /// The files go only once no host holds the bundle loaded: every other live host on the
+    /// store sees the uninstall within a second and stops the bundle's processes, and this call
+    /// waits up to [`HostOptions::retire_wait`] for that before deleting the tree. A tree still
+    /// held at the deadline stays in the store's trash and is deleted by a later open.
     pub async fn uninstall(&self, id: &str) -> Result<InstalledRecord, HostError> {
-        let _changes = self.shared.changes.lock().await;
-        let module = self.bundle(id)?;
-        let name = module.bundle().module_name();
-        // Unload first: commands disappear and processes stop before the files go.
-        self.shared.kernel.remove_factory(&name)?;
-        lock(&self.shared.bundles).remove(id);
-        self.reconcile_locked().await;
-        let record = self.shared.store.uninstall(id)?;
-        let mut policy = lock(&self.shared.policy);
-        if !policy.is_safe_mode()
-            && let Ok(revision) = policy.reset(Some(&name))
-        {
-            policy.confirm(revision).ok();
-        }
+        let (record, retired) = {
+            let _changes = self.shared.changes.lock().await;
+            self.catch_up_locked().await;
+            let module = self.bundle(id)?;
+            let name = module.bundle().module_name();
+            // Unload first: commands disappear and processes stop before the files go.
+            self.shared.kernel.remove_factory(&name)?;
+            lock(&self.shared.bundles).remove(id);
+            self.reconcile_locked().await;
+            let (record, retired) = self.shared.store.uninstall_deferred(id)?;
+            self.committed_store_change();
+            let mut policy = lock(&self.shared.policy);
+            if !policy.is_safe_mode()
+                && let Ok(revision) = policy.reset(Some(&name))
+            {
+                policy.confirm(revision).ok();
+            }
+            (record, retired)
+        };
+        // Without `changes` held: this host's own refresh must be able to run meanwhile.
+        self.finish_retired(retired).await;
         Ok(record)
+    }
+
+    /// Tells the other hosts that the store changed (policy writes do it themselves).
+    fn committed_store_change(&self) {
+        if let Err(error) = c2_policy::bump_generation(&self.shared.options.plugins_dir) {
+            tracing::warn!("cannot bump the store generation: {error}");
+        }
+    }
+
+    /// Deletes a tree that left the store once no host holds it, waiting up to
+    /// [`HostOptions::retire_wait`].
+    async fn finish_retired(&self, retired: c2_bundle_collector::Retired) {
+        let deadline = Instant::now() + self.shared.options.retire_wait;
+        loop {
+            match retired.try_finish() {
+                Ok(true) => return,
+                Ok(false) if Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                Ok(false) => {
+                    tracing::warn!(
+                        path = %retired.path().display(),
+                        "another host still has the removed bundle loaded; its files stay in the trash until the store is next opened"
+                    );
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!("cannot delete a removed bundle's files: {error}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The impact as people read it: a bundle without a process runtime or language servers
+    /// has nothing to start or stop, so it is listed as enabled or disabled instead.
+    pub(crate) fn describe_impact(&self, impact: c2_policy::Impact) -> ImpactView {
+        let bundles = lock(&self.shared.bundles).clone();
+        let runs = |name: &String| {
+            name.strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                .and_then(|id| bundles.get(id))
+                .is_none_or(|module| {
+                    let bundle = module.bundle();
+                    bundle.has_runtime() || !bundle.manifest.codetwo.language_servers.is_empty()
+                })
+        };
+        let mut view = ImpactView::from(impact);
+        let (starts, enables) = view.starts.drain(..).partition(|name| runs(name));
+        let (stops, disables) = view.stops.drain(..).partition(|name| runs(name));
+        view.starts = starts;
+        view.stops = stops;
+        view.enables = enables;
+        view.disables = disables;
+        view
     }
 
     /// Trusts the installed content of `id` (trust is bound to the content digest).
     pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         let digest = module.bundle().record.digest.clone();
         self.change(
@@ -785,6 +900,7 @@ impl PluginHost {
 
     /// Withdraws trust: every realm's process stops and the stubs disappear.
     pub async fn untrust(&self, id: &str) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         self.change(
             module.bundle().module_name(),
@@ -801,6 +917,7 @@ impl PluginHost {
         target: &Target,
         state: StateChange,
     ) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         let scope = self.scope_of(target)?;
         let kind = match state {
@@ -819,6 +936,7 @@ impl PluginHost {
         target: &Target,
         config: Value,
     ) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let scope = self.scope_of(target)?;
         self.change(module.to_owned(), scope, ChangeKind::Configure(config))
             .await
@@ -827,6 +945,7 @@ impl PluginHost {
     /// Recovery: clears one plugin's policy, or all policy (leaving safe mode).
     pub async fn reset(&self, id: Option<&str>) -> Result<u64, HostError> {
         let _changes = self.shared.changes.lock().await;
+        self.catch_up_locked().await;
         let module = id.map(module_name);
         let revision = lock(&self.shared.policy).reset(module.as_deref())?;
         self.reconcile_locked().await;
@@ -1062,6 +1181,9 @@ impl PluginHost {
     /// awaited. The host is unusable afterwards.
     pub async fn shutdown(&self) {
         let _changes = self.shared.changes.lock().await;
+        // No refresh may bring anything back up.
+        let watch = lock(&self.shared.watch).take();
+        drop(watch);
         self.shared.kernel.shutdown().await;
     }
 }

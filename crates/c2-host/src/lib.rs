@@ -31,9 +31,11 @@ mod paths;
 mod plan;
 mod runtime;
 mod source;
+mod sync;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
+pub use c2_policy::{WatchMode, WatchOptions};
 pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
@@ -50,4 +52,5 @@ pub use lsp::{
 pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
+pub use sync::StoreChanged;
 pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};
