@@ -223,6 +223,7 @@ impl Store {
         self.fault(FaultPoint::AfterNewInPlace)?;
 
         let retired = trash_slot.map(|slot| Retired {
+            store: self.dir.clone(),
             tree: slot.join(&id),
             slot,
         });
@@ -250,6 +251,7 @@ impl Store {
         Ok((
             record,
             Retired {
+                store: self.dir.clone(),
                 tree: slot.join(id),
                 slot,
             },
@@ -385,7 +387,21 @@ impl Store {
     /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
     /// a caller holding one must not take another (it would wait on itself).
     fn lock(&self, kind: FlockArg) -> Result<Flock<File>> {
-        let path = self.dir.join(LOCK);
+        lock_store(&self.dir, kind)
+    }
+
+    fn fault(&self, point: FaultPoint) -> Result<()> {
+        if self.options.inject_fault == Some(point) {
+            return Err(Error::InjectedFault(point));
+        }
+        Ok(())
+    }
+}
+
+/// The store's lock: shared for readers, exclusive for changes.
+fn lock_store(dir: &Path, kind: FlockArg) -> Result<Flock<File>> {
+    {
+        let path = dir.join(LOCK);
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -395,13 +411,6 @@ impl Store {
             .map_err(Error::io("open", &path))?;
         Flock::lock(file, kind)
             .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
-    }
-
-    fn fault(&self, point: FaultPoint) -> Result<()> {
-        if self.options.inject_fault == Some(point) {
-            return Err(Error::InjectedFault(point));
-        }
-        Ok(())
     }
 }
 
@@ -424,6 +433,7 @@ impl Lease {
 #[derive(Debug)]
 #[must_use = "a retired tree stays on disk until it is finished"]
 pub struct Retired {
+    store: PathBuf,
     slot: PathBuf,
     tree: PathBuf,
 }
@@ -431,6 +441,8 @@ pub struct Retired {
 impl Retired {
     /// Deletes the tree if no lease is held on it; `Ok(false)` (and the tree kept) otherwise.
     pub fn try_finish(&self) -> Result<bool> {
+        // Under the store's lock, so a concurrent open's recovery never sees it half deleted.
+        let _store = lock_store(&self.store, FlockArg::LockExclusive)?;
         let Some(_locks) = unleased(&self.slot)? else {
             return Ok(false);
         };

@@ -5,6 +5,7 @@ mod authoring;
 mod cli;
 mod host;
 mod lsp;
+mod multihost;
 mod resilience;
 mod store;
 mod validate;
