@@ -8,6 +8,7 @@ mod check;
 mod fault;
 mod lifecycle;
 mod lsp;
+mod multihost;
 mod packs;
 mod policy;
 mod realms;
