@@ -11,7 +11,9 @@
 //! built-in `git.status` (the one extension-public command), the essential `plugins.*`
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
-//! plan files, and `check_bundle` for plugin authors.
+//! plan files, and `check_bundle` for plugin authors. Many hosts may share one plugins directory:
+//! a change committed by any of them reaches every other live host within a second
+//! ([`PluginHost::refresh`], [`StoreChanged`]).
 //!
 //! It deliberately owns no mechanism of its own: validation is c2-manifest's and
 //! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries

@@ -201,3 +201,46 @@ async fn racing_changes_from_two_hosts_end_in_one_state_both_agree_on() {
     }
     other.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uninstall_waits_at_most_retire_wait_and_never_deletes_a_loaded_tree() {
+    let env = Env::with(|o| o.retire_wait = Duration::from_millis(200)).await;
+    let id = env
+        .install_ready(&FixtureBundle::new("held").write(&env.path("bundles")))
+        .await;
+    // A host that is never woken keeps the bundle loaded, and so keeps its lease.
+    let deaf = second_host(&env, |o| {
+        o.store_watch.notifications = false;
+        o.store_watch.poll_interval = Duration::from_secs(3600);
+    })
+    .await;
+    let pid = pid_of(
+        &deaf
+            .invoke(&Target::User, "fixture.info", json!({}))
+            .await
+            .unwrap(),
+    );
+    let started = Instant::now();
+    env.host.uninstall(&id).await.unwrap();
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    assert!(env.host.list().is_empty(), "gone from the store at once");
+    // The files are kept in the trash while the deaf host still runs from them.
+    assert!(alive(pid));
+    let trash = env.path("plugins/.trash");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test counts the store's trash slots"
+    )]
+    let held = || std::fs::read_dir(&trash).map_or(0, Iterator::count);
+    assert_eq!(held(), 1);
+    deaf.refresh().await.unwrap();
+    assert!(!alive(pid));
+    // The next open finds the tree unleased and deletes it.
+    let third = second_host(&env, |_| {}).await;
+    assert_eq!(held(), 0);
+    for host in [deaf, third] {
+        host.shutdown().await;
+    }
+}
