@@ -37,7 +37,9 @@ pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventor
 pub use limits::Limits;
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
-pub use store::{FaultPoint, InstallRequest, InstalledRecord, ListedBundle, Store, StoreOptions};
+pub use store::{
+    FaultPoint, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store, StoreOptions,
+};
 pub use tree::FileEntry;
 pub use walk::{SKIPPED_DIRECTORIES, SubdirectoryRefusal, resolve_subdirectory};
 

@@ -6,13 +6,17 @@
 //! deleted, and a trashed tree whose live `<id>` is missing is renamed back. So an `<id>` is
 //! always either the complete old tree or the complete new one. Changes are serialized across
 //! processes by an exclusive lock on `<dir>/.lock`.
+//!
+//! A host that has a bundle loaded holds a shared [`Lease`] on `<dir>/<id>/lease`. A tree that
+//! leaves the store (uninstall, replace) is deleted only once no lease on it is held
+//! ([`Retired`]); the lock is on the file itself, so it follows the tree into the trash.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
@@ -28,6 +32,8 @@ const STAGING: &str = ".staging";
 const TRASH: &str = ".trash";
 const LOCK: &str = ".lock";
 const RECORD: &str = "installed.json";
+/// `<dir>/<id>/lease`: hosts that have the bundle loaded hold a shared lock on it.
+const LEASE: &str = "lease";
 const BUNDLE: &str = "bundle";
 /// A trash slot with this suffix holds an uninstalled tree: recovery finishes deleting it.
 const UNINSTALL_SUFFIX: &str = ".uninstall";
@@ -135,7 +141,8 @@ impl Store {
         Ok(store)
     }
 
-    /// Whether staging or the trash holds anything a crash may have left.
+    /// Whether staging or the trash holds anything a crash (or a retired tree still leased
+    /// by another host) may have left.
     fn needs_recovery(&self) -> Result<bool> {
         for root in [STAGING, TRASH] {
             let path = self.dir.join(root);
@@ -164,6 +171,21 @@ impl Store {
         bundle: &CollectedBundle,
         request: &InstallRequest,
     ) -> Result<InstalledRecord> {
+        let (record, retired) = self.install_deferred(bundle, request)?;
+        if let Some(retired) = retired {
+            retired.finish(Duration::ZERO)?;
+        }
+        Ok(record)
+    }
+
+    /// [`Store::install`], except that a replaced tree is handed back as [`Retired`] instead
+    /// of being deleted: the caller tells other hosts first, then deletes it once no host
+    /// holds a [`Lease`] on it.
+    pub fn install_deferred(
+        &self,
+        bundle: &CollectedBundle,
+        request: &InstallRequest,
+    ) -> Result<(InstalledRecord, Option<Retired>)> {
         let errors = bundle.error_count();
         let manifest = match &bundle.manifest {
             Some(manifest) if errors == 0 => manifest,
@@ -218,31 +240,47 @@ impl Store {
         sync_dir(&staging_root)?;
         self.fault(FaultPoint::AfterNewInPlace)?;
 
-        if let Some(slot) = trash_slot {
-            remove_dir_all(&slot)?;
-        }
-        Ok(record)
+        let retired = trash_slot.map(|slot| Retired {
+            store: self.dir.clone(),
+            tree: slot.join(&id),
+            slot,
+        });
+        Ok((record, retired))
     }
 
     /// Removes an installed bundle: renamed into the trash (the atomic step), then deleted.
     pub fn uninstall(&self, id: &str) -> Result<InstalledRecord> {
+        let (record, retired) = self.uninstall_deferred(id)?;
+        retired.finish(Duration::ZERO)?;
+        Ok(record)
+    }
+
+    /// The atomic step of [`Store::uninstall`] alone: the tree leaves the store (it is no
+    /// longer listed) and is handed back as [`Retired`], to be deleted once no host holds a
+    /// [`Lease`] on it.
+    pub fn uninstall_deferred(&self, id: &str) -> Result<(InstalledRecord, Retired)> {
         let _lock = self.lock(FlockArg::LockExclusive)?;
         let record = self.read(id)?;
-        self.remove_locked(id)?;
-        Ok(record)
+        let retired = self.retire_locked(id)?;
+        Ok((record, retired))
     }
 
     /// Removes the entry `<id>` whatever state it is in: a record that is unreadable or
     /// missing, files that no longer validate. `Ok(None)` when its record could not be read.
-    /// [`Error::NotInstalled`] when there is no such directory.
+    /// [`Error::NotInstalled`] when there is no such directory. Such an entry was never
+    /// loaded by a host, so no lease can hold it: it is deleted at once.
     pub fn remove(&self, id: &str) -> Result<Option<InstalledRecord>> {
         check_id(id)?;
-        let _lock = self.lock(FlockArg::LockExclusive)?;
-        if !is_real_dir(&self.dir.join(id))? {
-            return Err(Error::NotInstalled { id: id.to_owned() });
-        }
-        let record = self.read(id).ok();
-        self.remove_locked(id)?;
+        let retired = {
+            let _lock = self.lock(FlockArg::LockExclusive)?;
+            if !is_real_dir(&self.dir.join(id))? {
+                return Err(Error::NotInstalled { id: id.to_owned() });
+            }
+            let record = self.read(id).ok();
+            (record, self.retire_locked(id)?)
+        };
+        let (record, retired) = retired;
+        retired.finish(Duration::ZERO)?;
         Ok(record)
     }
 
@@ -254,13 +292,57 @@ impl Store {
         is_real_dir(&self.dir.join(id))
     }
 
-    fn remove_locked(&self, id: &str) -> Result<()> {
+    /// The atomic step of a removal, under the exclusive lock: `<id>` moves into the trash.
+    fn retire_locked(&self, id: &str) -> Result<Retired> {
         let slot = self.trash_slot(UNINSTALL_SUFFIX)?;
         rename(&self.dir.join(id), &slot.join(id))?;
         sync_dir(&slot)?;
         sync_dir(&self.dir)?;
         self.fault(FaultPoint::AfterUninstallTrashed)?;
-        remove_dir_all(&slot)
+        Ok(Retired {
+            store: self.dir.clone(),
+            tree: slot.join(id),
+            slot,
+        })
+    }
+
+    /// Takes a shared lease on an installed bundle's tree: while any lease on it is held, no
+    /// process deletes that tree (an uninstall or a replace waits for it, bounded, and a
+    /// later [`Store::open`] deletes what was left). A host holds one for as long as the
+    /// bundle is loaded. Fails with [`Error::NotInstalled`] when the bundle is gone or is
+    /// being removed.
+    pub fn lease(&self, id: &str) -> Result<Lease> {
+        check_id(id)?;
+        let path = self.dir.join(id).join(LEASE);
+        let gone = || Error::NotInstalled { id: id.to_owned() };
+        let file = match OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
+            Err(error) => return Err(Error::io("open", &path)(error)),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(gone()),
+            Err(std::fs::TryLockError::Error(error)) => {
+                return Err(Error::io("lock", &path)(error));
+            }
+        }
+        // The tree may have been moved to the trash between the open and the lock.
+        let held = file.metadata().map_err(Error::io("inspect", &path))?;
+        if !same_file(&path, &held)? {
+            return Err(gone());
+        }
+        Ok(Lease {
+            _file: file,
+            id: id.to_owned(),
+        })
     }
 
     /// The record of one installed bundle.
@@ -336,6 +418,10 @@ impl Store {
         }
         for slot_name in dir_names(&trash_root)? {
             let slot = trash_root.join(&slot_name);
+            // A retired tree another host still has loaded is deleted by a later open.
+            let Some(_locks) = unleased(&slot)? else {
+                continue;
+            };
             if !slot_name.ends_with(UNINSTALL_SUFFIX) {
                 for id in dir_names(&slot)? {
                     let live = self.dir.join(&id);
@@ -360,48 +446,9 @@ impl Store {
     }
 
     /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
-    /// a caller holding one must not take another (it would wait on itself). The lock file
-    /// is opened read-only (flock needs no write access), so a read-only store can be read;
-    /// it is created only when missing. A reader that cannot create it (a read-only store
-    /// that never had one) reads unlocked: no writer can have taken it either.
+    /// a caller holding one must not take another (it would wait on itself).
     fn lock(&self, kind: FlockArg) -> Result<Option<Flock<File>>> {
-        let path = self.dir.join(LOCK);
-        let opened = OpenOptions::new()
-            .read(true)
-            .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits())
-            .open(&path);
-        let file = match opened {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let created = OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .mode(0o600)
-                    .custom_flags(
-                        (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits(),
-                    )
-                    .open(&path);
-                match created {
-                    Ok(file) => file,
-                    Err(error)
-                        if kind == FlockArg::LockShared
-                            && matches!(
-                                error.kind(),
-                                std::io::ErrorKind::PermissionDenied
-                                    | std::io::ErrorKind::ReadOnlyFilesystem
-                            ) =>
-                    {
-                        return Ok(None);
-                    }
-                    Err(error) => return Err(Error::io("create", &path)(error)),
-                }
-            }
-            Err(error) => return Err(Error::io("open", &path)(error)),
-        };
-        Flock::lock(file, kind)
-            .map(Some)
-            .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
+        lock_store(&self.dir, kind)
     }
 
     fn fault(&self, point: FaultPoint) -> Result<()> {
@@ -409,6 +456,150 @@ impl Store {
             return Err(Error::InjectedFault(point));
         }
         Ok(())
+    }
+}
+
+/// The store's lock: shared for readers, exclusive for changes. The lock file is opened
+/// read-only (flock needs no write access), so a read-only store can be read; it is created
+/// only when missing. A reader that cannot create it (a read-only store that never had one)
+/// reads unlocked (`None`): no writer can have taken it either.
+fn lock_store(dir: &Path, kind: FlockArg) -> Result<Option<Flock<File>>> {
+    let path = dir.join(LOCK);
+    let flags = (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits();
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(&path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let created = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .custom_flags(flags)
+                .open(&path);
+            match created {
+                Ok(file) => file,
+                Err(error)
+                    if kind == FlockArg::LockShared
+                        && matches!(
+                            error.kind(),
+                            std::io::ErrorKind::PermissionDenied
+                                | std::io::ErrorKind::ReadOnlyFilesystem
+                        ) =>
+                {
+                    return Ok(None);
+                }
+                Err(error) => return Err(Error::io("create", &path)(error)),
+            }
+        }
+        Err(error) => return Err(Error::io("open", &path)(error)),
+    };
+    Flock::lock(file, kind)
+        .map(Some)
+        .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
+}
+
+/// A host's shared lock on one installed tree (see [`Store::lease`]); released on drop.
+#[derive(Debug)]
+pub struct Lease {
+    _file: File,
+    id: String,
+}
+
+impl Lease {
+    /// The leased bundle id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A tree that has left the store (uninstalled or replaced) and waits in the trash until no
+/// host holds a [`Lease`] on it.
+#[derive(Debug)]
+#[must_use = "a retired tree stays on disk until it is finished"]
+pub struct Retired {
+    store: PathBuf,
+    slot: PathBuf,
+    tree: PathBuf,
+}
+
+impl Retired {
+    /// Deletes the tree if no lease is held on it; `Ok(false)` (and the tree kept) otherwise.
+    pub fn try_finish(&self) -> Result<bool> {
+        // Under the store's lock, so a concurrent open's recovery never sees it half deleted.
+        let _store = lock_store(&self.store, FlockArg::LockExclusive)?;
+        let Some(_locks) = unleased(&self.slot)? else {
+            return Ok(false);
+        };
+        remove_dir_all(&self.slot)?;
+        Ok(true)
+    }
+
+    /// Waits up to `wait` (checking every 10 ms) for the last lease to go, then deletes the
+    /// tree. `Ok(false)` when a lease was still held at the deadline: the tree is kept, and a
+    /// later [`Store::open`] deletes it once it is unleased.
+    pub fn finish(self, wait: Duration) -> Result<bool> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if self.try_finish()? {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Where the retired tree is now.
+    pub fn path(&self) -> &Path {
+        &self.tree
+    }
+}
+
+/// Exclusive locks on the lease of every tree in a trash slot, or `None` if any is held.
+fn unleased(slot: &Path) -> Result<Option<Vec<File>>> {
+    let mut locks = Vec::new();
+    if !exists(slot)? {
+        return Ok(Some(locks));
+    }
+    for id in dir_names(slot)? {
+        let path = slot.join(id).join(LEASE);
+        let file = match OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(Error::io("open", &path)(error)),
+        };
+        match file.try_lock() {
+            Ok(()) => locks.push(file),
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(error)) => {
+                return Err(Error::io("lock", &path)(error));
+            }
+        }
+    }
+    Ok(Some(locks))
+}
+
+/// Whether `path` (not followed) is the file `held` describes.
+fn same_file(path: &Path, held: &std::fs::Metadata) -> Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns symlink inspection"
+    )]
+    let meta = std::fs::symlink_metadata(path);
+    match meta {
+        Ok(meta) => Ok(meta.ino() == held.ino() && meta.dev() == held.dev()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(Error::io("inspect", path)(error)),
     }
 }
 

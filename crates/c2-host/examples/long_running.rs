@@ -117,7 +117,12 @@ async fn serve(args: Args) -> Result<(), HostError> {
             "" => {}
             "list" => {
                 for bundle in host.list() {
-                    println!("{} {} {}", bundle.id, bundle.version, bundle.state);
+                    println!(
+                        "{} {} {}",
+                        bundle.id,
+                        bundle.version.as_deref().unwrap_or("-"),
+                        bundle.state
+                    );
                 }
             }
             "ui" => match host.ui_catalog(&Target::User) {

@@ -169,6 +169,26 @@ impl Module for BundleModule {
 
     fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
         Box::pin(async move {
+            // While this scope is applied the tree is leased: another process's uninstall or
+            // replace deletes it only after this scope (its processes and language servers)
+            // is gone. Registered first, so it is released last.
+            if let Some(shared) = self.host.upgrade() {
+                match shared.store.lease(&self.bundle.record.id) {
+                    Ok(lease) => ctx.on_cleanup(move || async move { drop(lease) })?,
+                    Err(error @ c2_bundle_collector::Error::NotInstalled { .. }) => {
+                        return Err(KernelError::failure(
+                            "not_installed",
+                            format!("{} left the store: {error}", self.bundle.record.id),
+                        ));
+                    }
+                    // A store this host cannot write (read-only) still runs its bundles; only
+                    // the protection against another process deleting them is lost.
+                    Err(error) => tracing::warn!(
+                        bundle = %self.bundle.record.id,
+                        "cannot lease the installed tree: {error}"
+                    ),
+                }
+            }
             if !self.bundle.has_runtime() {
                 return Ok(());
             }

@@ -72,6 +72,12 @@ pub(crate) struct Shared {
     pub(crate) language_servers: crate::lsp::Builtins,
     /// Modules the embedder registered, the only ones it may replace.
     pub(crate) embedded: crate::modules::Embedded,
+    /// Wakes the host when any process commits a change to the store (see sync.rs).
+    pub(crate) watch: Mutex<Option<c2_policy::StoreWatch>>,
+    /// The store generation the host last refreshed at.
+    pub(crate) generation: AtomicU64,
+    /// What the host last published as its plugin list.
+    pub(crate) view: Mutex<crate::sync::View>,
 }
 
 impl Shared {
@@ -203,6 +209,14 @@ pub struct ImpactView {
     pub dependents: Vec<String>,
     /// Live resources affected.
     pub resources: Vec<String>,
+    /// Bundles without a process runtime or language servers whose contributions become
+    /// available (nothing starts for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enables: Vec<String>,
+    /// Bundles without a process runtime or language servers whose contributions become
+    /// unavailable (nothing stops for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disables: Vec<String>,
 }
 
 impl From<c2_policy::Impact> for ImpactView {
@@ -213,6 +227,8 @@ impl From<c2_policy::Impact> for ImpactView {
             reloads: impact.reloads,
             dependents: impact.dependents,
             resources: impact.resources,
+            enables: Vec::new(),
+            disables: Vec::new(),
         }
     }
 }
@@ -342,6 +358,9 @@ impl PluginHost {
             providers: Mutex::new(std::collections::BTreeSet::new()),
             language_servers: crate::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),
+            watch: Mutex::new(None),
+            generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
+            view: Mutex::new(crate::sync::View::default()),
             options,
         });
         let host = Self { shared };
@@ -370,7 +389,11 @@ impl PluginHost {
         {
             let _changes = host.shared.changes.lock().await;
             host.reconcile_locked().await;
+            // The first view is the baseline, not a change.
+            let generation = host.shared.generation.load(Ordering::Acquire);
+            host.publish_view(generation);
         }
+        host.start_watch();
         let weak = Arc::downgrade(&host.shared);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
@@ -502,7 +525,10 @@ impl PluginHost {
     }
 
     /// Reads an installed bundle's manifest and registers its factory (replacing an older one).
-    fn load_bundle(&self, record: InstalledRecord) -> Result<Arc<BundleModule>, HostError> {
+    pub(crate) fn load_bundle(
+        &self,
+        record: InstalledRecord,
+    ) -> Result<Arc<BundleModule>, HostError> {
         let dir = self.shared.store.bundle_dir(&record.id)?;
         let path = dir.join("plugin.json");
         let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
@@ -650,7 +676,7 @@ impl PluginHost {
     }
 
     /// Makes the live graph equal to policy in every realm. Call with `changes` held.
-    async fn reconcile_locked(&self) {
+    pub(crate) async fn reconcile_locked(&self) {
         self.sync_desired();
         self.shared.kernel.reconcile().await;
     }
@@ -725,19 +751,35 @@ impl PluginHost {
         kind: ChangeKind,
     ) -> Result<Applied, HostError> {
         let _changes = self.shared.changes.lock().await;
-        let catalog = self.policy_catalog();
-        let revisions = self.revisions();
-        let plan = lock(&self.shared.policy).plan_change(
-            Change {
-                module,
-                scope,
-                kind,
-            },
-            &catalog,
-            &revisions,
-            Instant::now(),
-        )?;
-        self.apply_locked(plan.id, plan.change, &revisions).await
+        let change = Change {
+            module,
+            scope,
+            kind,
+        };
+        // Another process may commit between this host's look at the store and its write:
+        // the write is then refused as stale, and the change is planned again on what is now
+        // committed, so racing changes end in one committed state.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            self.catch_up_locked().await;
+            let catalog = self.policy_catalog();
+            let revisions = self.revisions();
+            let plan = lock(&self.shared.policy).plan_change(
+                change.clone(),
+                &catalog,
+                &revisions,
+                Instant::now(),
+            )?;
+            match self.apply_locked(plan.id, plan.change, &revisions).await {
+                Err(HostError::Policy(c2_policy::Error::StalePlan { .. }))
+                    if attempts < self.shared.options.stale_retries =>
+                {
+                    self.refresh_locked().await?;
+                }
+                other => return other,
+            }
+        }
     }
 
     pub(crate) async fn apply_locked(
@@ -753,7 +795,7 @@ impl PluginHost {
                 lock(&self.shared.policy).confirm(commit.revision)?;
                 Ok(Applied {
                     revision: commit.revision,
-                    impact: commit.impact.into(),
+                    impact: self.describe_impact(commit.impact),
                 })
             }
             Err(reason) => {
@@ -851,14 +893,16 @@ impl PluginHost {
                 )
             })
             .collect();
-        let (record, replaced) = {
+        let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
             let previous = bundle
                 .manifest
                 .as_ref()
                 .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
                 .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
-            let record = self.shared.store.install(bundle, &request)?;
+            self.catch_up_locked().await;
+            let (record, retired) = self.shared.store.install_deferred(bundle, &request)?;
+            self.committed_store_change();
             let module = self.load_bundle(record.clone())?;
             if let Some(previous) = &previous {
                 let name = previous.bundle().module_name();
@@ -883,8 +927,12 @@ impl PluginHost {
                 ));
             }
             self.reconcile_locked().await;
-            (record, previous.is_some())
+            (record, previous.is_some(), retired)
         };
+        let (record, replaced, retired) = (record, replaced, retired);
+        if let Some(retired) = retired {
+            self.finish_retired(retired).await;
+        }
         let module = module_name(&record.id);
         if options.trust {
             self.change(
@@ -907,34 +955,49 @@ impl PluginHost {
     /// Stops every realm's runtime, removes the bundle from the store and forgets its policy.
     /// A store entry that does not load (its record or plugin.json is unreadable or no longer
     /// valid) is removed too: it never ran, so there is nothing to stop.
+    ///
+    /// The files go only once no host holds the bundle loaded: every other live host on the
+    /// store sees the uninstall within a second and stops the bundle's processes, and this call
+    /// waits up to [`HostOptions::retire_wait`] for that before deleting the tree. A tree still
+    /// held at the deadline stays in the store's trash and is deleted by a later open.
     pub async fn uninstall(&self, id: &str) -> Result<Uninstalled, HostError> {
-        let _changes = self.shared.changes.lock().await;
-        let name = module_name(id);
-        let record = match self.bundle(id) {
-            Ok(_) => {
-                // Unload first: commands disappear and processes stop before the files go.
-                self.shared.kernel.remove_factory(&name)?;
-                lock(&self.shared.bundles).remove(id);
-                self.reconcile_locked().await;
-                Some(self.shared.store.uninstall(id)?)
-            }
-            Err(not_loaded) => {
-                if !self.shared.store.contains(id)? {
-                    return Err(not_loaded);
+        let (record, retired) = {
+            let _changes = self.shared.changes.lock().await;
+            self.catch_up_locked().await;
+            let name = module_name(id);
+            let (record, retired) = match self.bundle(id) {
+                Ok(_) => {
+                    // Unload first: commands disappear and processes stop before the files go.
+                    self.shared.kernel.remove_factory(&name)?;
+                    lock(&self.shared.bundles).remove(id);
+                    self.reconcile_locked().await;
+                    let (record, retired) = self.shared.store.uninstall_deferred(id)?;
+                    (Some(record), Some(retired))
                 }
-                let record = self.shared.store.remove(id)?;
-                let prefix = format!("installed bundle {id} cannot be loaded");
-                lock(&self.shared.load_problems).retain(|p| !p.starts_with(&prefix));
-                record
+                Err(not_loaded) => {
+                    if !self.shared.store.contains(id)? {
+                        return Err(not_loaded);
+                    }
+                    let record = self.shared.store.remove(id)?;
+                    let prefix = format!("installed bundle {id} cannot be loaded");
+                    lock(&self.shared.load_problems).retain(|p| !p.starts_with(&prefix));
+                    (record, None)
+                }
+            };
+            self.committed_store_change();
+            // PLUGIN_DATA survives reinstalls and updates, not an uninstall (Agent Plugins §9.1).
+            self.remove_mcp_data(id)?;
+            let mut policy = lock(&self.shared.policy);
+            if !policy.is_safe_mode()
+                && let Ok(revision) = policy.reset(Some(&name))
+            {
+                policy.confirm(revision).ok();
             }
+            (record, retired)
         };
-        // PLUGIN_DATA survives reinstalls and updates, not an uninstall (Agent Plugins §9.1).
-        self.remove_mcp_data(id)?;
-        let mut policy = lock(&self.shared.policy);
-        if !policy.is_safe_mode()
-            && let Ok(revision) = policy.reset(Some(&name))
-        {
-            policy.confirm(revision).ok();
+        // Without `changes` held: this host's own refresh must be able to run meanwhile.
+        if let Some(retired) = retired {
+            self.finish_retired(retired).await;
         }
         Ok(Uninstalled {
             id: id.to_owned(),
@@ -942,10 +1005,65 @@ impl PluginHost {
         })
     }
 
+    /// Tells the other hosts that the store changed (policy writes do it themselves).
+    fn committed_store_change(&self) {
+        if let Err(error) = c2_policy::bump_generation(&self.shared.options.plugins_dir) {
+            tracing::warn!("cannot bump the store generation: {error}");
+        }
+    }
+
+    /// Deletes a tree that left the store once no host holds it, waiting up to
+    /// [`HostOptions::retire_wait`].
+    async fn finish_retired(&self, retired: c2_bundle_collector::Retired) {
+        let deadline = Instant::now() + self.shared.options.retire_wait;
+        loop {
+            match retired.try_finish() {
+                Ok(true) => return,
+                Ok(false) if Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                Ok(false) => {
+                    tracing::warn!(
+                        path = %retired.path().display(),
+                        "another host still has the removed bundle loaded; its files stay in the trash until the store is next opened"
+                    );
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!("cannot delete a removed bundle's files: {error}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The impact as people read it: a bundle without a process runtime or language servers
+    /// has nothing to start or stop, so it is listed as enabled or disabled instead.
+    pub(crate) fn describe_impact(&self, impact: c2_policy::Impact) -> ImpactView {
+        let bundles = lock(&self.shared.bundles).clone();
+        let runs = |name: &String| {
+            name.strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                .and_then(|id| bundles.get(id))
+                .is_none_or(|module| {
+                    let bundle = module.bundle();
+                    bundle.has_runtime() || !bundle.manifest.codetwo.language_servers.is_empty()
+                })
+        };
+        let mut view = ImpactView::from(impact);
+        let (starts, enables) = view.starts.drain(..).partition(|name| runs(name));
+        let (stops, disables) = view.stops.drain(..).partition(|name| runs(name));
+        view.starts = starts;
+        view.stops = stops;
+        view.enables = enables;
+        view.disables = disables;
+        view
+    }
+
     /// Trusts the installed content of `id` (trust is bound to the content digest).
     /// Refused as `content_changed` when the files on disk are no longer the installed ones:
     /// the digest being trusted would not be that of the bytes that would run.
     pub async fn trust(&self, id: &str) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         self.shared
             .verify_content(module.bundle())
@@ -961,6 +1079,7 @@ impl PluginHost {
 
     /// Withdraws trust: every realm's process stops and the stubs disappear.
     pub async fn untrust(&self, id: &str) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         self.change(
             module.bundle().module_name(),
@@ -977,6 +1096,7 @@ impl PluginHost {
         target: &Target,
         state: StateChange,
     ) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let module = self.bundle(id)?;
         let scope = self.scope_of(target)?;
         let kind = match state {
@@ -995,6 +1115,7 @@ impl PluginHost {
         target: &Target,
         config: Value,
     ) -> Result<Applied, HostError> {
+        self.catch_up().await;
         let scope = self.scope_of(target)?;
         self.change(module.to_owned(), scope, ChangeKind::Configure(config))
             .await
@@ -1005,6 +1126,7 @@ impl PluginHost {
     /// [`HostError::NotInstalled`], and the policy is not written.
     pub async fn reset(&self, id: Option<&str>) -> Result<u64, HostError> {
         let _changes = self.shared.changes.lock().await;
+        self.catch_up_locked().await;
         let module = id.map(module_name);
         if let (Some(id), Some(module)) = (id, module.as_deref()) {
             let loaded = lock(&self.shared.bundles).contains_key(id);
@@ -1251,6 +1373,9 @@ impl PluginHost {
     /// awaited. The host is unusable afterwards.
     pub async fn shutdown(&self) {
         let _changes = self.shared.changes.lock().await;
+        // No refresh may bring anything back up.
+        let watch = lock(&self.shared.watch).take();
+        drop(watch);
         self.shared.kernel.shutdown().await;
     }
 }

@@ -12,7 +12,9 @@
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
 //! plan files, `check_bundle` for plugin authors, and launch-ready MCP server definitions for
-//! session composition (`mcp_servers`; nothing is started by the host itself).
+//! session composition (`mcp_servers`; nothing is started by the host itself). Many hosts may
+//! share one plugins directory: a change committed by any of them reaches every other live host
+//! within a second ([`PluginHost::refresh`], [`StoreChanged`]).
 //!
 //! It deliberately owns no mechanism of its own: validation is c2-manifest's and
 //! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries
@@ -34,9 +36,11 @@ mod paths;
 mod plan;
 mod runtime;
 mod source;
+mod sync;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
+pub use c2_policy::{WatchMode, WatchOptions};
 pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
@@ -58,6 +62,7 @@ pub use modules::{ModuleError, ProtectedOwner};
 pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
+pub use sync::StoreChanged;
 pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.

@@ -304,6 +304,7 @@ impl PluginHost {
         target: Target,
     ) -> Result<Value, HostError> {
         let _changes = self.shared.changes.lock().await;
+        self.catch_up_locked().await;
         let module = self.bundle(&id)?;
         let scope = match &target {
             Target::User => c2_policy::Scope::User,
@@ -336,7 +337,7 @@ impl PluginHost {
         )?;
         Ok(json!({
             "planId": plan.id.0,
-            "impact": crate::host::ImpactView::from(plan.impact),
+            "impact": self.describe_impact(plan.impact),
             "revisions": {
                 "graph": plan.revisions.graph,
                 "config": plan.revisions.config,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use c2_bundle_collector::Limits;
 use c2_kernel::KernelOptions;
 use c2_manifest::ManifestOptions;
+use c2_policy::WatchOptions;
 use c2_protocol::PeerOptions;
 use c2_supervisor::{RunOptions, SupervisorOptions};
 
@@ -51,6 +52,18 @@ pub struct HostOptions {
     /// How long an MCP bridge ([`crate::McpProcess::bridge`]) keeps forwarding a server's
     /// output after its client closed its input, before the server is stopped (2 s).
     pub mcp_drain: Duration,
+    /// How the host learns of changes other processes commit to the store (inotify, or a
+    /// 500 ms poll without it).
+    pub store_watch: WatchOptions,
+    /// How long after a wake-up the host refreshes, so one change (several renames) costs one
+    /// refresh (20 ms).
+    pub refresh_debounce: Duration,
+    /// How long an uninstall or replace waits for every other host to let go of the old tree
+    /// before leaving it in the trash for a later open to delete (5 s: another host needs up to
+    /// 1 s to notice and the stop grace to stop its processes).
+    pub retire_wait: Duration,
+    /// How many times a change is planned again when another process committed first (3).
+    pub stale_retries: u32,
 }
 
 impl HostOptions {
@@ -74,6 +87,10 @@ impl HostOptions {
             host_actions: HostActionsLimits::default(),
             kernel: KernelOptions::default(),
             mcp_drain: Duration::from_secs(2),
+            store_watch: WatchOptions::default(),
+            refresh_debounce: Duration::from_millis(20),
+            retire_wait: Duration::from_secs(5),
+            stale_retries: 3,
         }
     }
 }

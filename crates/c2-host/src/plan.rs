@@ -102,6 +102,7 @@ impl PluginHost {
         action: PlanAction,
     ) -> Result<PlanFile, HostError> {
         let _changes = self.shared.changes.lock().await;
+        self.catch_up_locked().await;
         self.bundle(id)?;
         let (scope, project) = self.scope_for(project)?;
         let change = self.plan_change(id, scope, &action);
@@ -116,7 +117,7 @@ impl PluginHost {
                 config: plan.revisions.config,
                 project: plan.revisions.project,
             },
-            impact: plan.impact.into(),
+            impact: self.describe_impact(plan.impact),
         })
     }
 
@@ -129,6 +130,7 @@ impl PluginHost {
             )));
         }
         let _changes = self.shared.changes.lock().await;
+        self.catch_up_locked().await;
         self.bundle(&file.id)?;
         let (scope, _) = self.scope_for(file.project.as_ref())?;
         let change = self.plan_change(&file.id, scope, &file.change);

@@ -70,6 +70,23 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     sync_dir(dir)
 }
 
+/// Replaces `path` atomically (temporary, rename) without flushing to disk: for the store
+/// generation, which readers only compare for change. The caller holds the lock.
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.tmp"));
+    let mut file = owner_only(OpenOptions::new().write(true).create(true).truncate(true))
+        .open(&temp)
+        .map_err(io("create", &temp))?;
+    file.write_all(bytes).map_err(io("write", &temp))?;
+    drop(file);
+    fs::rename(&temp, path).map_err(io("replace", path))
+}
+
 fn sync_dir(dir: &Path) -> Result<(), Error> {
     File::open(dir)
         .and_then(|dir| dir.sync_all())

@@ -3,7 +3,9 @@
 //! single-use plans, promoted to last-known-good only when the host confirms the runtime got
 //! there, and recovered from corruption by falling back to last-known-good or to safe mode.
 //! It owns `policy.json`, `policy.last-good.json` and `policy.lock` in the plugins directory
-//! (atomic, owner-only writes serialized across processes). It deliberately knows nothing of
+//! (atomic, owner-only writes serialized across processes), and `store.generation`, the
+//! counter every committed change bumps, which [`StoreWatch`] watches so that every host on one
+//! plugins directory sees a change made by any other within a second. It deliberately knows nothing of
 //! processes, the kernel or the wire: the host passes in the catalog and runtime revisions and
 //! acts on the impact and desired state it gets back. Only c2-host (and the CLI through it)
 //! depends on it.
@@ -16,6 +18,7 @@ mod error;
 mod fsio;
 mod plan;
 mod store;
+mod watch;
 
 #[cfg(test)]
 mod tests;
@@ -35,3 +38,6 @@ pub use store::{
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
+pub use watch::{
+    GENERATION_FILE, StoreWatch, WatchMode, WatchOptions, bump_generation, read_generation,
+};

@@ -388,6 +388,8 @@ impl PolicyStore {
             });
         }
         fsio::write_atomic(&primary, &encode(&document)?)?;
+        // Other hosts on this directory learn of the change from the generation.
+        crate::watch::bump_generation_locked(&self.dir)?;
         let revision = document.revision;
         self.loaded = Loaded {
             document: Some(document),

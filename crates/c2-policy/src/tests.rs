@@ -985,3 +985,89 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn every_policy_write_and_every_bump_moves_the_store_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(read_generation(dir.path()), 0);
+    let mut store = PolicyStore::open(dir.path(), PolicyOptions::default());
+    let revision = store.reset(None).unwrap();
+    store.confirm(revision).unwrap();
+    assert_eq!(read_generation(dir.path()), 1, "confirm is no change");
+    assert_eq!(bump_generation(dir.path()).unwrap(), 2);
+    assert_eq!(read_generation(dir.path()), 2);
+    store.reset(Some("review")).unwrap();
+    assert_eq!(read_generation(dir.path()), 3);
+}
+
+fn watched(
+    dir: &std::path::Path,
+    notifications: bool,
+) -> (StoreWatch, std::sync::mpsc::Receiver<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let options = WatchOptions {
+        notifications,
+        poll_interval: Duration::from_millis(50),
+    };
+    let watch = StoreWatch::start(dir, &options, move || {
+        let _ = tx.send(());
+    })
+    .unwrap();
+    (watch, rx)
+}
+
+#[test]
+fn the_watcher_wakes_for_commits_and_not_for_locks_or_reads() {
+    for notifications in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        // The lock files exist once a store has been used; creating them is a directory change.
+        drop(fsio::lock(dir.path()).unwrap());
+        fs::write(dir.path().join(".lock"), b"").unwrap();
+        let (watch, woken) = watched(dir.path(), notifications);
+        let expected = if notifications {
+            WatchMode::Notifications
+        } else {
+            WatchMode::Polling
+        };
+        assert_eq!(watch.mode(), expected);
+        // Reads and lock churn (every reader opens a lock file for writing) are not changes.
+        let store = PolicyStore::open(dir.path(), PolicyOptions::default());
+        for _ in 0..3 {
+            drop(fsio::lock(dir.path()).unwrap());
+            fs::write(dir.path().join(".lock"), b"").unwrap();
+            read_generation(dir.path());
+        }
+        assert!(
+            woken.recv_timeout(Duration::from_millis(300)).is_err(),
+            "woken without a change ({expected:?})"
+        );
+        drop(store);
+        // A policy commit in another store object (another process, as far as files go).
+        let mut other = PolicyStore::open(dir.path(), PolicyOptions::default());
+        other.reset(None).unwrap();
+        woken
+            .recv_timeout(Duration::from_secs(1))
+            .expect("woken by a policy write");
+        while woken.try_recv().is_ok() {}
+        // A bundle directory arriving is a change too.
+        fs::create_dir(dir.path().join("some-bundle")).unwrap();
+        woken
+            .recv_timeout(Duration::from_secs(1))
+            .expect("woken by a bundle directory");
+        drop(watch);
+    }
+}
+
+#[test]
+fn dropping_the_watcher_stops_its_thread_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (watch, woken) = watched(dir.path(), true);
+    let started = Instant::now();
+    drop(watch);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // The callback (and its sender) went with the thread.
+    assert!(matches!(
+        woken.recv_timeout(Duration::from_millis(100)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+    ));
+}

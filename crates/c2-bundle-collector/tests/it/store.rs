@@ -406,3 +406,60 @@ fn a_bundle_without_version_installs_with_a_null_version_in_its_record() {
     assert!(json["version"].is_null(), "{text}");
     assert_eq!(store.get(&record.id).unwrap(), record);
 }
+
+#[test]
+fn a_leased_tree_is_deleted_only_after_its_last_lease_goes() {
+    let source = hello_bundle();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let record = store
+        .install(&collect(source.path()), &request(source.path()))
+        .unwrap();
+    let first = store.lease(&record.id).unwrap();
+    let second = open(store_dir.path()).lease(&record.id).unwrap();
+    assert_eq!(first.id(), record.id);
+    let (_, retired) = store.uninstall_deferred(&record.id).unwrap();
+    // Gone from the store at once, the files kept while a lease is held.
+    assert!(store.list().unwrap().is_empty());
+    assert!(matches!(
+        store.lease(&record.id),
+        Err(Error::NotInstalled { .. })
+    ));
+    assert!(retired.path().join("bundle/plugin.json").exists());
+    assert!(!retired.try_finish().unwrap());
+    // An open's recovery leaves a leased tree alone too.
+    open(store_dir.path());
+    assert!(retired.path().join("bundle/plugin.json").exists());
+    drop(first);
+    assert!(!retired.try_finish().unwrap(), "one lease is still held");
+    drop(second);
+    assert!(retired.finish(Duration::from_secs(1)).unwrap());
+    assert_no_leftovers(store_dir.path());
+}
+
+#[test]
+fn a_retired_tree_still_leased_at_the_deadline_is_deleted_by_a_later_open() {
+    let source = hello_bundle();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = open(store_dir.path());
+    let bundle = collect(source.path());
+    let record = store.install(&bundle, &request(source.path())).unwrap();
+    let lease = store.lease(&record.id).unwrap();
+    // A replace retires the old tree; the new one is leased separately.
+    let (_, retired) = store
+        .install_deferred(&bundle, &request(source.path()))
+        .unwrap();
+    let retired = retired.expect("the replaced tree");
+    let path = retired.path().to_path_buf();
+    let started = std::time::Instant::now();
+    assert!(!retired.finish(Duration::from_millis(50)).unwrap());
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    assert!(path.exists());
+    let new_lease = store.lease(&record.id).unwrap();
+    drop(lease);
+    open(store_dir.path());
+    assert!(!path.exists(), "the unleased old tree is gone");
+    assert_complete(&store, &record.id);
+    drop(new_lease);
+    assert_no_leftovers(store_dir.path());
+}

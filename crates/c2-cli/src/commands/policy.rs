@@ -75,6 +75,8 @@ pub(crate) fn impact_text(impact: &ImpactView) -> String {
     let parts = [
         ("starts", &impact.starts),
         ("stops", &impact.stops),
+        ("enables", &impact.enables),
+        ("disables", &impact.disables),
         ("reloads", &impact.reloads),
         ("dependents", &impact.dependents),
         ("live resources", &impact.resources),

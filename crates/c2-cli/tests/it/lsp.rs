@@ -6,7 +6,7 @@ use std::process::Stdio;
 use crate::Sandbox;
 
 /// A language server in Python: answers `initialize` with its working directory.
-const SERVER: &str = r#"#!/usr/bin/env python3
+pub(crate) const SERVER: &str = r#"#!/usr/bin/env python3
 import json, os, sys
 def read():
     length = None
@@ -30,7 +30,7 @@ while True:
     sys.stdout.buffer.flush()
 "#;
 
-fn frame(body: &str) -> Vec<u8> {
+pub(crate) fn frame(body: &str) -> Vec<u8> {
     let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     bytes.extend_from_slice(body.as_bytes());
     bytes

@@ -6,6 +6,7 @@ mod cli;
 mod host;
 mod lsp;
 mod mcp;
+mod multihost;
 mod resilience;
 mod sources;
 mod store;

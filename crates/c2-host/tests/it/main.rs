@@ -10,6 +10,7 @@ mod fault;
 mod lifecycle;
 mod lsp;
 mod mcp;
+mod multihost;
 mod packs;
 mod policy;
 mod realms;
