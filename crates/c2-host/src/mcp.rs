@@ -441,6 +441,11 @@ impl PluginHost {
                 ));
             }
         };
+        // Trust follows the bytes that run: a stdio server is code from the bundle, so the
+        // files on disk must still be the ones installed (and trusted), as for a runtime.
+        self.shared
+            .verify_content(self.bundle(id)?.bundle())
+            .map_err(|message| refuse("content_changed", message))?;
         let spec = launch.process_spec(&format!("{id}/{server}"));
         let spawned = c2_supervisor::spawn(&spec, &self.shared.options.supervisor)
             .map_err(|e| refuse("spawn_failed", format!("{id}/{server} did not start: {e}")))?;

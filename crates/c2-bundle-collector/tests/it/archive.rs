@@ -415,7 +415,7 @@ fn a_zip_naming_a_file_twice_is_refused_like_a_tar() {
         assert!(bundle.files.is_empty(), "nothing is inflated: {bundle:?}");
     }
     // The same archive without the repeat is a valid bundle.
-    let plain = br#"{"name": "plain", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#;
+    let plain = br#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "plain", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#;
     let bytes = c2_testkit::archive::stored_zip(&[("plugin.json", plain), ("a", b"x")]);
     let bundle = zip(&bytes);
     assert_valid(&bundle);

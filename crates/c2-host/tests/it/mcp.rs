@@ -443,3 +443,31 @@ async fn an_mcp_json_past_the_file_limit_is_not_read() {
         "one byte past it"
     );
 }
+
+#[tokio::test]
+async fn a_stdio_server_whose_installed_files_changed_is_refused_as_content_changed() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    write_bundle(&dir, SERVER);
+    let id = install(&env, &dir, true).await;
+    let rows = env.host.mcp_servers(&Target::User).unwrap();
+    let Some(McpLaunch::Stdio(launch)) = &by_name(&rows, "local").launch else {
+        panic!("local is a stdio server: {rows:#?}");
+    };
+    let marker = env.path("edited-server-ran");
+    std::fs::write(
+        launch.plugin_root.join("bin/server"),
+        format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+    )
+    .unwrap();
+    let error = env
+        .host
+        .launch_mcp(&Target::User, &id, "local")
+        .await
+        .err()
+        .expect("an edited server must not launch");
+    assert_eq!(error.kind(), "content_changed", "{error}");
+    assert!(error.to_string().contains("changed on disk"), "{error}");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!marker.exists(), "the edited server ran");
+}

@@ -52,7 +52,7 @@ fn plain_bundle(dir: &Path, name: &str) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("plugin.json"),
-        json!({"name": name, "version": "1.0.0",
+        json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": name, "version": "1.0.0",
                "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
         .to_string(),
     )
@@ -315,7 +315,7 @@ fn bundle_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[tokio::test]
 async fn a_zip_with_a_repeated_name_or_too_many_entries_stores_nothing() {
     let env = Env::new().await;
-    let manifest = json!({"name": "zipped", "version": "1.0.0",
+    let manifest = json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "zipped", "version": "1.0.0",
         "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
     .to_string();
     let repeated = c2_testkit::archive::stored_zip(&[
