@@ -817,13 +817,14 @@ fn stub_host(calls: Arc<Mutex<Vec<String>>>) -> impl c2_protocol::RequestHandler
                     ),
                 ));
             }
-            let name = request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
+            #[derive(serde::Deserialize)]
+            struct Named {
+                #[serde(default)]
+                name: String,
+            }
+            let name = c2_protocol::from_raw::<Named>(request.params.as_deref())
+                .map(|p| p.name)
+                .unwrap_or_default();
             lock(&calls).push(format!("`{name}`"));
             if name == STUB_COMMAND {
                 Err(ErrorObject::new(
@@ -857,14 +858,24 @@ async fn collect_logs(
         if notification.method != method::LOG {
             continue;
         }
-        let params = notification.params.unwrap_or(Value::Null);
-        let level = params.get("level").and_then(Value::as_str).unwrap_or("?");
-        let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+        #[derive(serde::Deserialize)]
+        struct Line {
+            #[serde(default)]
+            level: Option<String>,
+            #[serde(default)]
+            message: String,
+        }
+        let Line { level, message } = c2_protocol::from_raw(notification.params.as_deref())
+            .unwrap_or(Line {
+                level: None,
+                message: String::new(),
+            });
+        let level = level.as_deref().unwrap_or("?");
         let mut logs = lock(&logs);
         logs.count += 1;
         if logs.first.len() < max {
             logs.first
-                .push(format!("{level}: {}", excerpt(message, 80)));
+                .push(format!("{level}: {}", excerpt(&message, 80)));
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct HostOptions {
     pub invoke_deadline: Option<Duration>,
     /// Bounds of every plugin connection.
     pub peer: PeerOptions,
+    /// Longest `log` message from a plugin passed on, in bytes; the rest is cut with a marker,
+    /// like a stderr line (64 KiB).
+    pub log_message_max_bytes: usize,
     /// Stop grace and stderr handling of plugin processes.
     pub supervisor: SupervisorOptions,
     /// Caps and deadline of one-shot host commands such as `git`.
@@ -63,6 +66,7 @@ impl HostOptions {
             crash_window: Duration::from_secs(60),
             invoke_deadline: None,
             peer: PeerOptions::default(),
+            log_message_max_bytes: 64 * 1024,
             supervisor: SupervisorOptions::default(),
             run: RunOptions::default(),
             limits: Limits::default(),

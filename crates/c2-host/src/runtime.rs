@@ -197,10 +197,10 @@ impl RuntimeInstance {
                 "cancelled",
                 "the call was cancelled because the process was stopped (unloaded, or another caller cancelled); the next call starts it again",
             ),
-            CloseReason::FrameTooLarge { .. } => {
+            CloseReason::FrameTooLarge { .. } | CloseReason::OutboundOverflow { .. } => {
                 live.stop().await;
                 KernelError::failure(
-                    "frame_too_large",
+                    reason.code(),
                     format!("{reason}; the process was stopped. {}", live.stderr_tail()),
                 )
             }
@@ -427,7 +427,10 @@ impl RuntimeInstance {
             Ok(Err(error)) => {
                 live.stop().await;
                 let kind = match &error {
-                    CallError::Closed(CloseReason::FrameTooLarge { .. }) => "frame_too_large",
+                    CallError::Closed(
+                        reason @ (CloseReason::FrameTooLarge { .. }
+                        | CloseReason::OutboundOverflow { .. }),
+                    ) => reason.code(),
                     CallError::Closed(_) => "process_exited",
                     _ => "activation_failed",
                 };
@@ -509,12 +512,34 @@ impl RuntimeInstance {
                 }
             })?;
         }
+        let log_message_max = self
+            .host
+            .upgrade()
+            .map_or(64 * 1024, |h| h.options.log_message_max_bytes);
         let pump = NotificationPump {
             scope: self.scope.clone(),
             bundle_id: self.bundle.record.id.clone(),
             connectors: ConnectorEvents::new(&self.bundle.manifest),
+            log_message_max,
         };
         self.scope.spawn(pump.run(notifications))?;
+        // A protocol violation found by the peer stops the process at once, even with no call
+        // in flight to notice it (an event flood it never reads, say).
+        let watched = Arc::downgrade(live);
+        let peer = live.peer.clone();
+        let owner = self.bundle.record.id.clone();
+        self.scope.spawn(async move {
+            let reason = peer.closed().await;
+            if matches!(
+                reason,
+                CloseReason::OutboundOverflow { .. } | CloseReason::FrameTooLarge { .. }
+            ) {
+                tracing::warn!(%owner, kind = reason.code(), "stopping the plugin process: {reason}");
+                if let Some(live) = watched.upgrade() {
+                    live.stop().await;
+                }
+            }
+        })?;
         Ok(())
     }
 
@@ -564,8 +589,8 @@ fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
                     ),
                 ));
             }
-            let params: CommandCallParams =
-                serde_json::from_value(request.params.unwrap_or(Value::Null)).map_err(|error| {
+            let params: CommandCallParams = c2_protocol::from_raw(request.params.as_deref())
+                .map_err(|error| {
                     ErrorObject::new(
                         codes::INVALID_PARAMS,
                         format!("command/call needs {{name, args}}: {error}"),
@@ -582,25 +607,65 @@ fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
     }
 }
 
+/// The names the host publishes on the bus, which a plugin may not emit (decisions.md
+/// "Hostile plugins": a plugin cannot pose as the host).
+pub(crate) const HOST_EVENT_NAMES: [&str; 3] = ["engine/event", "skills/changed", "scenes/changed"];
+
+/// The namespaces reserved for the host's events.
+pub(crate) const HOST_EVENT_PREFIXES: [&str; 4] = ["engine/", "host/", "plugins/", "kernel/"];
+
+/// True for an event name only the host may emit.
+pub(crate) fn is_host_event(name: &str) -> bool {
+    HOST_EVENT_NAMES.contains(&name) || HOST_EVENT_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// A log message cut to `max` bytes (on a character boundary) with a marker saying how much
+/// was cut, like a stderr line.
+pub(crate) fn cut_log_message(message: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if message.len() <= max {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut end = max;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{} [… {} more bytes cut: log message longer than {max} bytes]",
+        &message[..end],
+        message.len() - end
+    ))
+}
+
+/// The envelope of an `event/emit`: the name is checked before the payload is read.
+#[derive(serde::Deserialize)]
+struct EmitEnvelope<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    payload: Option<&'a c2_protocol::RawValue>,
+}
+
 /// Turns a plugin's notifications into bus events and log lines.
 struct NotificationPump {
     scope: ScopeHandle,
     bundle_id: String,
     connectors: ConnectorEvents,
+    /// `HostOptions::log_message_max_bytes`.
+    log_message_max: usize,
 }
 
 impl NotificationPump {
     async fn run(mut self, mut notifications: mpsc::Receiver<Notification>) {
         while let Some(notification) = notifications.recv().await {
-            let params = notification.params.unwrap_or(Value::Null);
+            let params = notification.params.as_deref();
             match notification.method.as_str() {
-                method::EVENT_EMIT => match serde_json::from_value::<EventEmitParams>(params) {
-                    Ok(event) => self.event(event),
+                method::EVENT_EMIT => match self.read_event(params) {
+                    Ok(Some(event)) => self.event(event),
+                    Ok(None) => {}
                     Err(error) => {
                         tracing::warn!(owner = %self.bundle_id, "ignoring a malformed event/emit: {error}")
                     }
                 },
-                method::LOG => match serde_json::from_value::<LogParams>(params) {
+                method::LOG => match c2_protocol::from_raw::<LogParams>(params) {
                     Ok(log) => self.log(&log),
                     Err(error) => {
                         tracing::warn!(owner = %self.bundle_id, "ignoring a malformed log: {error}")
@@ -611,6 +676,33 @@ impl NotificationPump {
                 }
             }
         }
+    }
+
+    /// Reads an `event/emit`, refusing a host event name before its payload is built.
+    fn read_event(
+        &self,
+        params: Option<&c2_protocol::RawValue>,
+    ) -> Result<Option<EventEmitParams>, serde_json::Error> {
+        let raw = params.map_or("null", c2_protocol::RawValue::get);
+        let envelope: EmitEnvelope<'_> = serde_json::from_str(raw)?;
+        if is_host_event(&envelope.name) {
+            tracing::warn!(
+                owner = %self.bundle_id,
+                event = %envelope.name,
+                "dropping an event/emit from {}: `{}` is a host event name (engine/, host/, plugins/, kernel/, skills/changed, scenes/changed) that plugins may not emit",
+                self.bundle_id,
+                envelope.name.escape_debug()
+            );
+            return Ok(None);
+        }
+        let payload = match envelope.payload {
+            Some(raw) => serde_json::from_str(raw.get())?,
+            None => Value::Null,
+        };
+        Ok(Some(EventEmitParams {
+            name: envelope.name,
+            payload,
+        }))
     }
 
     fn event(&mut self, event: EventEmitParams) {
@@ -634,7 +726,7 @@ impl NotificationPump {
 
     fn log(&self, log: &LogParams) {
         let owner = &self.bundle_id;
-        let message = &log.message;
+        let message = cut_log_message(&log.message, self.log_message_max);
         match log.level {
             LogLevel::Error => tracing::error!(target: "c2_host::plugin", %owner, "{message}"),
             LogLevel::Warn => tracing::warn!(target: "c2_host::plugin", %owner, "{message}"),

@@ -3,7 +3,6 @@
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::Error;
 use crate::message::{Classified, InvalidMessage, Message, classify};
@@ -209,19 +208,16 @@ fn parse_line(line: &[u8]) -> DecodeEvent {
     let Ok(text) = std::str::from_utf8(line) else {
         return dropped(DropReason::NotUtf8);
     };
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(object)) => match classify(object) {
-            Classified::Message {
-                message,
-                jsonrpc_absent,
-            } => DecodeEvent::Message {
-                message,
-                jsonrpc_absent,
-            },
-            Classified::Invalid(invalid) => DecodeEvent::Invalid(invalid),
+    match classify(text) {
+        Ok(Classified::Message {
+            message,
+            jsonrpc_absent,
+        }) => DecodeEvent::Message {
+            message,
+            jsonrpc_absent,
         },
-        Ok(_) => dropped(DropReason::NotObject),
-        Err(_) => dropped(DropReason::NotJson),
+        Ok(Classified::Invalid(invalid)) => DecodeEvent::Invalid(invalid),
+        Err(reason) => dropped(reason),
     }
 }
 

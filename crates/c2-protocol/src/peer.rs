@@ -26,7 +26,7 @@ use tracing::Instrument;
 use crate::error::{CallError, CloseReason, Error};
 use crate::frame::{DecodeEvent, DroppedLine, FrameOptions, LineDecoder, encode_line};
 use crate::message::{
-    ErrorObject, Id, InvalidMessage, Message, Notification, Request, Response, codes,
+    ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response, codes,
 };
 
 /// The bounds of one connection; the defaults are decisions.md's.
@@ -45,6 +45,11 @@ pub struct PeerOptions {
     /// Outbound messages queued for the writer (default 1,024). Requests and responses wait for
     /// room; notifications fail with [`CallError::QueueFull`].
     pub outbound_queue: usize,
+    /// Bytes of outbound frames queued or being written (default 16 MiB). A request that would
+    /// go over waits for room; a response or notification that would go over closes the
+    /// connection with [`CloseReason::OutboundOverflow`], since the other side is asking for
+    /// answers it does not read. A frame always fits into an empty queue.
+    pub max_outbound_bytes: usize,
     /// Dropped-line warnings logged per second (default 10); the rest are summarised.
     pub dropped_line_warnings_per_second: u32,
     /// Bytes asked of the reader per read (default 64 KiB).
@@ -59,6 +64,7 @@ impl Default for PeerOptions {
             max_incoming_requests: 32,
             notification_queue: 1024,
             outbound_queue: 1024,
+            max_outbound_bytes: 16 * 1024 * 1024,
             dropped_line_warnings_per_second: 10,
             read_chunk_bytes: 64 * 1024,
         }
@@ -140,13 +146,33 @@ impl RequestHandler for RejectRequests {
     }
 }
 
-type Reply = oneshot::Sender<Result<Value, ErrorObject>>;
+type Reply = oneshot::Sender<Result<RawJson, ErrorObject>>;
 
 /// Whole frames waiting for the writer task, back to back in send order.
 #[derive(Default)]
 struct Outbox {
     bytes: Vec<u8>,
     frames: usize,
+    /// Bytes the writer took and is still writing; they count against the byte bound.
+    in_flight: usize,
+}
+
+/// The kind of an outbound frame, which decides how it waits for room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Waits for a write slot and for bytes of room.
+    Request,
+    /// Waits for a write slot; closes the connection when it would overflow the byte bound.
+    Response,
+    /// Waits for nothing: a full queue refuses it, an overflow closes the connection.
+    Notification,
+}
+
+/// Whether a frame went into the outbox.
+enum Enqueued {
+    Yes,
+    /// It would have gone over the byte bound; nothing was appended.
+    Full,
 }
 
 /// A drained outbox keeps at most this much capacity, so one burst of large frames does not
@@ -166,6 +192,8 @@ struct Shared {
     outbox: Mutex<Outbox>,
     /// Wakes the writer task when the outbox stops being empty.
     outbox_ready: Notify,
+    /// Wakes requests waiting for bytes of room in the outbox.
+    outbox_room: Notify,
     reader: Mutex<Option<AbortHandle>>,
     writer: Mutex<Option<AbortHandle>>,
     counters: Counters,
@@ -231,6 +259,7 @@ impl Peer {
             write_slots: Arc::new(Semaphore::new(bound(options.outbound_queue))),
             outbox: Mutex::new(Outbox::default()),
             outbox_ready: Notify::new(),
+            outbox_room: Notify::new(),
             reader: Mutex::new(None),
             writer: Mutex::new(None),
             counters: Counters::default(),
@@ -253,7 +282,18 @@ impl Peer {
     /// room in the outbound queue. Dropping the future forgets the request; a late response is
     /// then dropped and counted.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, CallError> {
-        self.send_request(method, params.as_ref()).await
+        let raw = self.send_request(method, params.as_ref()).await?;
+        serde_json::from_str(raw.get()).map_err(CallError::Decode)
+    }
+
+    /// [`Peer::request`] returning the result as the raw JSON text it arrived as, for a caller
+    /// that reads it into its own type (or passes it on) without building a [`Value`].
+    pub async fn request_raw<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<RawJson, CallError> {
+        self.send_request(method, Some(params)).await
     }
 
     /// [`Peer::request`] with params serialized straight from `params` (any serializable
@@ -263,14 +303,15 @@ impl Peer {
         method: &str,
         params: &P,
     ) -> Result<Value, CallError> {
-        self.send_request(method, Some(params)).await
+        let raw = self.send_request(method, Some(params)).await?;
+        serde_json::from_str(raw.get()).map_err(CallError::Decode)
     }
 
     async fn send_request<P: Serialize>(
         &self,
         method: &str,
         params: Option<&P>,
-    ) -> Result<Value, CallError> {
+    ) -> Result<RawJson, CallError> {
         let s = &*self.shared;
         self.check_open()?;
         let _in_flight = s.outgoing.try_acquire().map_err(|_| CallError::Busy {
@@ -286,7 +327,7 @@ impl Peer {
         }
         let _forget = Forget { shared: s, id };
         let request = OutgoingRequest { id, method, params };
-        self.write_message(&request, true).await?;
+        self.write_message(&request, Kind::Request).await?;
         match rx.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(CallError::Remote(error)),
@@ -298,13 +339,16 @@ impl Peer {
 
     /// Sends a notification. Fails with [`CallError::QueueFull`] rather than waiting when the
     /// outbound queue is full.
+    ///
+    /// A notification that would take the queue over [`PeerOptions::max_outbound_bytes`]
+    /// closes the connection with [`CloseReason::OutboundOverflow`].
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), CallError> {
         self.check_open()?;
-        let message = Message::Notification(Notification {
-            method: method.to_owned(),
-            params,
-        });
-        self.write_message(&message, false).await
+        let message = OutgoingNotification {
+            method,
+            params: params.as_ref(),
+        };
+        self.write_message(&message, Kind::Notification).await
     }
 
     /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
@@ -376,6 +420,7 @@ impl Peer {
         }
         // Frames still queued are dropped with the writer; nobody waits for a slot any more.
         s.write_slots.close();
+        s.outbox_room.notify_waiters();
         s.closed.notify_waiters();
     }
 
@@ -390,12 +435,15 @@ impl Peer {
         }
     }
 
-    /// Queues a message for the writer task, waiting for a slot when `wait` is set and failing
-    /// with [`CallError::QueueFull`] otherwise.
-    async fn write_message(&self, message: &impl Serialize, wait: bool) -> Result<(), CallError> {
+    /// Queues a message for the writer task. A request waits for a slot and for bytes of room;
+    /// a response waits for a slot and closes the connection when it would overflow the byte
+    /// bound; a notification waits for neither (a full queue fails with
+    /// [`CallError::QueueFull`], an overflow closes the connection).
+    async fn write_message(&self, message: &impl Serialize, kind: Kind) -> Result<(), CallError> {
         let s = &*self.shared;
+        let wait_for_slot = kind != Kind::Notification;
         // Closing the connection closes the semaphore, which ends any wait for a slot.
-        let slot = if wait {
+        let slot = if wait_for_slot {
             s.write_slots.acquire().await.ok()
         } else {
             match s.write_slots.try_acquire() {
@@ -412,7 +460,30 @@ impl Peer {
         let Some(slot) = slot else {
             return Err(CallError::Closed(CloseReason::Cancelled));
         };
-        self.enqueue(message)?;
+        loop {
+            // Registered before looking, so room made between the look and the wait is seen.
+            let room = s.outbox_room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            match self.enqueue(message)? {
+                Enqueued::Yes => break,
+                Enqueued::Full if kind == Kind::Request => {
+                    room.await;
+                    self.check_open()?;
+                }
+                Enqueued::Full => {
+                    let reason = CloseReason::OutboundOverflow {
+                        limit: s.options.max_outbound_bytes,
+                    };
+                    tracing::warn!(
+                        limit = s.options.max_outbound_bytes,
+                        "closing the connection: the other side stopped reading while answers and notifications for it piled up"
+                    );
+                    self.close_with(reason);
+                    return Err(CallError::Closed(reason));
+                }
+            }
+        }
         // The writer task gives the slot back once the frame is written.
         slot.forget();
         Ok(())
@@ -420,12 +491,23 @@ impl Peer {
 
     /// Encodes a message as one frame at the end of the outbox, or appends nothing and fails;
     /// the caller has taken its write slot. Encoding in place means no frame buffer is
-    /// allocated per message: the outbox's memory is reused from one turn to the next.
-    fn enqueue(&self, message: &impl Serialize) -> Result<(), Error> {
+    /// allocated per message: the outbox's memory is reused from one turn to the next. A frame
+    /// that would take the queued bytes over the bound is taken back and reported
+    /// [`Enqueued::Full`], unless nothing else is queued.
+    fn enqueue(&self, message: &impl Serialize) -> Result<Enqueued, Error> {
         let s = &*self.shared;
         let was_empty = {
             let mut outbox = lock(&s.outbox);
+            let start = outbox.bytes.len();
             encode_line(message, &s.options.frame, &mut outbox.bytes)?;
+            let queued = outbox.in_flight + outbox.bytes.len();
+            if queued > s.options.max_outbound_bytes && outbox.in_flight + start > 0 {
+                outbox.bytes.truncate(start);
+                if outbox.bytes.capacity() > KEPT_OUTBOX_CAPACITY && start == 0 {
+                    outbox.bytes = Vec::new();
+                }
+                return Ok(Enqueued::Full);
+            }
             outbox.frames += 1;
             outbox.frames == 1
         };
@@ -433,23 +515,23 @@ impl Peer {
         if was_empty {
             s.outbox_ready.notify_one();
         }
-        Ok(())
+        Ok(Enqueued::Yes)
     }
 
     async fn respond(&self, id: Id, outcome: Result<Value, ErrorObject>) {
-        let response = Message::Response(Response {
-            id: id.clone(),
-            outcome,
-        });
+        let response = OutgoingResponse {
+            id: &id,
+            outcome: outcome.as_ref(),
+        };
         // A closed connection has no one left to tell; an answer too large to encode is
         // replaced by an error saying so.
-        if let Err(CallError::Encode(e)) = self.write_message(&response, true).await {
+        if let Err(CallError::Encode(e)) = self.write_message(&response, Kind::Response).await {
             let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
-            let fallback = Message::Response(Response {
-                id,
-                outcome: Err(error),
-            });
-            let _ = self.write_message(&fallback, true).await;
+            let fallback = OutgoingResponse {
+                id: &id,
+                outcome: Err(&error),
+            };
+            let _ = self.write_message(&fallback, Kind::Response).await;
         }
     }
 
@@ -464,12 +546,14 @@ impl Peer {
             bump(&s.counters.dropped_answers, 1);
             return;
         };
-        let answer = Message::Response(Response {
-            id,
-            outcome: Err(error),
-        });
-        if self.enqueue(&answer).is_ok() {
-            slot.forget();
+        let answer = OutgoingResponse {
+            id: &id,
+            outcome: Err(&error),
+        };
+        match self.enqueue(&answer) {
+            Ok(Enqueued::Yes) => slot.forget(),
+            Ok(Enqueued::Full) => bump(&s.counters.dropped_answers, 1),
+            Err(_) => {}
         }
     }
 
@@ -543,10 +627,10 @@ impl Peer {
 
     fn complete(&self, response: Response) {
         let s = &*self.shared;
-        let waiter = match &response.id {
-            Id::Number(n) => n.as_u64().and_then(|id| lock(&s.pending).remove(&id)),
-            Id::String(_) => None,
-        };
+        let waiter = response
+            .id
+            .as_u64()
+            .and_then(|id| lock(&s.pending).remove(&id));
         match waiter {
             // The caller may have just given up; its response is then dropped like a late one.
             Some(waiter) => {
@@ -623,6 +707,45 @@ impl<P: Serialize> Serialize for OutgoingRequest<'_, P> {
     }
 }
 
+/// A notification as it goes on the wire, borrowing its parts.
+struct OutgoingNotification<'a, P> {
+    method: &'a str,
+    params: Option<&'a P>,
+}
+
+impl<P: Serialize> Serialize for OutgoingNotification<'_, P> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+/// A response as it goes on the wire, borrowing its parts; the id is echoed as it arrived.
+struct OutgoingResponse<'a> {
+    id: &'a Id,
+    outcome: Result<&'a Value, &'a ErrorObject>,
+}
+
+impl Serialize for OutgoingResponse<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        match self.outcome {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
 /// The one writer: drains the outbox in one `write_all` per turn, gives the frames' slots
 /// back, and closes the connection on the first write error. Aborting it drops `sink`.
 async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
@@ -633,6 +756,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
         let frames = {
             let mut outbox = lock(&s.outbox);
             std::mem::swap(&mut outbox.bytes, &mut batch);
+            outbox.in_flight = batch.len();
             std::mem::take(&mut outbox.frames)
         };
         if frames == 0 {
@@ -648,9 +772,11 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
         }
         bump(&s.counters.frames_out, frames as u64);
         bump(&s.counters.bytes_out, batch.len() as u64);
-        s.write_slots.add_permits(frames);
         batch.clear();
         batch.shrink_to(KEPT_OUTBOX_CAPACITY);
+        lock(&s.outbox).in_flight = 0;
+        s.write_slots.add_permits(frames);
+        s.outbox_room.notify_waiters();
     }
 }
 
@@ -761,7 +887,7 @@ mod tests {
             let owned = Message::Request(Request {
                 id: Id::from(7),
                 method: "command/invoke".to_owned(),
-                params: params.clone(),
+                params: params.as_ref().map(|p| crate::to_raw(p).unwrap()),
             });
             assert_eq!(
                 serde_json::to_string(&borrowed).unwrap(),

@@ -106,7 +106,8 @@ async fn two_peers_call_each_other_while_handling_a_request() {
         Ok(json!({"branch": "main"}))
     };
     let plugin_handler = |request: Request, peer: Peer| async move {
-        let args = request.params.unwrap_or_default()["args"].clone();
+        let args =
+            serde_json::from_str::<Value>(request.params.unwrap().get()).unwrap()["args"].clone();
         let status = peer
             .request(
                 method::COMMAND_CALL,
@@ -171,7 +172,7 @@ async fn a_remote_error_reaches_the_caller_as_data() {
             ErrorObject {
                 code: -32000,
                 message: "no repo".into(),
-                data: Some(json!({"x": 1}))
+                data: Some(c2_protocol::to_raw(&json!({"x": 1})).unwrap())
             }
         ),
         other => panic!("expected a remote error, got {other:?}"),
@@ -185,7 +186,23 @@ async fn incoming_ids_are_echoed_verbatim() {
         |r: Request, _p: Peer| async move { Ok(json!(r.method)) },
         64 * 1024,
     );
-    for id in [r#""abc""#, "1.5", "-3", "18446744073709551615", r#""""#] {
+    let long = format!("\"{}\"", "x".repeat(100_000));
+    let ids = [
+        r#""abc""#,
+        "1.5",
+        "-3",
+        "18446744073709551615",
+        r#""""#,
+        // Past u64 and f64 precision, negative zero, exponents, escapes: echoed as written.
+        "12345678901234567890123",
+        "18446744073709551616",
+        "-0",
+        "1E2",
+        "-1.50e-7",
+        r#""\u00e9\n""#,
+        &long,
+    ];
+    for id in ids {
         raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#))
             .await;
         let line = raw.recv_line().await.unwrap();
@@ -194,7 +211,7 @@ async fn incoming_ids_are_echoed_verbatim() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"m"}}"#)
         );
     }
-    assert_eq!(peer.stats().frames_in, 5);
+    assert_eq!(peer.stats().frames_in, ids.len() as u64);
 }
 
 #[tokio::test]
@@ -334,7 +351,7 @@ async fn a_full_notification_queue_drops_and_counts_without_closing() {
         notifications.try_recv().unwrap(),
     ]
     .into_iter()
-    .map(|n| n.params.unwrap()["payload"].clone())
+    .map(|n| serde_json::from_str::<Value>(n.params.unwrap().get()).unwrap()["payload"].clone())
     .collect();
     assert_eq!(kept, [json!(0), json!(1)]);
     assert!(notifications.try_recv().is_err());
@@ -696,4 +713,101 @@ async fn closing_releases_callers_waiting_for_a_write_slot() {
         peer.notify("late", None).await,
         Err(CallError::Closed(CloseReason::Cancelled))
     ));
+}
+
+/// Options whose byte bound, not frame bound, is the one a test reaches.
+fn byte_bounded(max_outbound_bytes: usize) -> PeerOptions {
+    PeerOptions {
+        max_outbound_bytes,
+        ..PeerOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn requests_over_the_outbound_byte_bound_wait_for_room() {
+    // A 64-byte pipe nobody reads yet: the first request's write blocks, holding 1,000 bytes.
+    let (peer, _n, mut raw) = raw_peer(byte_bounded(1500), RejectRequests, 64);
+    let first = spawn_request(&peer, "first", Some(json!(["w".repeat(950)])));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = spawn_request(&peer, "second", Some(json!(["w".repeat(950)])));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!second.is_finished(), "a request over the byte bound waits");
+    assert_eq!(peer.close_reason(), None);
+    for want in ["first", "second"] {
+        let m = raw.recv().await;
+        assert_eq!(m["method"], want);
+        raw.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": want}).to_string())
+            .await;
+    }
+    assert_eq!(join(first).await.unwrap(), json!("first"));
+    assert_eq!(join(second).await.unwrap(), json!("second"));
+}
+
+#[tokio::test]
+async fn a_notification_over_the_outbound_byte_bound_closes_the_connection() {
+    let (peer, _n, _raw) = raw_peer(byte_bounded(1500), RejectRequests, 64);
+    let pending = spawn_request(&peer, "pending", None);
+    let big = json!(["n".repeat(900)]);
+    assert!(
+        timeout(PATIENCE, peer.notify("first", Some(big.clone())))
+            .await
+            .unwrap()
+            .is_ok()
+    );
+    let overflow = timeout(PATIENCE, peer.notify("second", Some(big)))
+        .await
+        .unwrap();
+    let reason = CloseReason::OutboundOverflow { limit: 1500 };
+    assert!(
+        matches!(overflow, Err(CallError::Closed(r)) if r == reason),
+        "{overflow:?}"
+    );
+    assert_eq!(peer.close_reason(), Some(reason));
+    assert_eq!(reason.code(), "outbound_overflow");
+    assert_eq!(closed_with(join(pending).await), reason);
+}
+
+#[tokio::test]
+async fn answers_over_the_outbound_byte_bound_close_the_connection() {
+    // The other side sends requests whose answers echo 7,000 bytes, and never reads them.
+    let (peer, _n, mut raw) = raw_peer(
+        byte_bounded(16 * 1024),
+        |r: Request, _p: Peer| async move {
+            let params: Value = serde_json::from_str(r.params.unwrap().get()).unwrap();
+            Err(ErrorObject::new(
+                codes::UNKNOWN_COMMAND,
+                format!("unknown command {}", params["name"]),
+            ))
+        },
+        64,
+    );
+    let name = "x".repeat(7000);
+    for id in 0..10 {
+        let line =
+            json!({"jsonrpc": "2.0", "id": id, "method": "command/call", "params": {"name": name}});
+        // Once the peer closes, its end of the pipe is gone: the write fails, as it should.
+        if raw
+            .write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            break;
+        }
+        if peer.close_reason().is_some() {
+            break;
+        }
+    }
+    let reason = timeout(PATIENCE, peer.closed()).await.unwrap();
+    assert_eq!(reason, CloseReason::OutboundOverflow { limit: 16 * 1024 });
+}
+
+#[tokio::test]
+async fn one_frame_larger_than_the_byte_bound_still_goes_into_an_empty_queue() {
+    let (peer, _n, mut raw) = raw_peer(byte_bounded(100), RejectRequests, 64 * 1024);
+    let call = spawn_request(&peer, "big", Some(json!(["b".repeat(500)])));
+    let m = raw.recv().await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": 1}).to_string())
+        .await;
+    assert_eq!(join(call).await.unwrap(), json!(1));
 }
