@@ -19,14 +19,13 @@ use c2_bundle_collector::{CollectedBundle, Limits};
 use c2_manifest::{CommandDecl, Manifest, RuntimeDecl};
 use c2_protocol::{
     CallError, DecodeEvent, ErrorObject, HostInfo, InitializeParams, InitializeResult, LineDecoder,
-    Notification, PROTOCOL_VERSION, Peer, PeerOptions, Request, check_protocol_version, codes,
+    Notifications, PROTOCOL_VERSION, Peer, PeerOptions, Request, check_protocol_version, codes,
     confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec, SupervisorOptions};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
 
 use crate::HostOptions;
 use crate::error::HostError;
@@ -849,11 +848,7 @@ struct LogMessages {
     first: Vec<String>,
 }
 
-async fn collect_logs(
-    mut notifications: mpsc::Receiver<Notification>,
-    logs: Arc<Mutex<LogMessages>>,
-    max: usize,
-) {
+async fn collect_logs(mut notifications: Notifications, logs: Arc<Mutex<LogMessages>>, max: usize) {
     while let Some(notification) = notifications.recv().await {
         if notification.method != method::LOG {
             continue;

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
     CallError, CloseReason, CommandCallParams, CommandInvokeParams, ErrorObject, EventEmitParams,
-    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification,
+    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notifications,
     PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::bundle::InstalledBundle;
 use crate::connector::ConnectorEvents;
@@ -44,6 +44,8 @@ pub(crate) struct RuntimeInstance {
     crashes: Mutex<VecDeque<Instant>>,
     /// `HostOptions::invoke_deadline`, read once: the invoke path does not touch the host.
     invoke_deadline: Option<Duration>,
+    /// `HostOptions::max_value_tree_bytes`, read once.
+    max_value_tree_bytes: usize,
 }
 
 enum Slot {
@@ -113,8 +115,12 @@ impl RuntimeInstance {
     ) -> Self {
         let realm = scope.realm().clone();
         let invoke_deadline = host.upgrade().and_then(|h| h.options.invoke_deadline);
+        let max_value_tree_bytes = host
+            .upgrade()
+            .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
         Self {
             invoke_deadline,
+            max_value_tree_bytes,
             host,
             bundle,
             scope,
@@ -158,7 +164,7 @@ impl RuntimeInstance {
             name: name.to_owned(),
             args,
         };
-        let request = live.peer.request_with(method::COMMAND_INVOKE, &params);
+        let request = live.peer.request_raw(method::COMMAND_INVOKE, &params);
         let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
@@ -178,7 +184,7 @@ impl RuntimeInstance {
         };
         guard.live = None;
         match result {
-            Ok(value) => Ok(value),
+            Ok(raw) => self.read_result(name, &raw),
             Err(CallError::Remote(error)) => {
                 Err(KernelError::failure("command_failed", error.message))
             }
@@ -188,6 +194,27 @@ impl RuntimeInstance {
             }
             Err(error) => Err(KernelError::failure("command_failed", error.to_string())),
         }
+    }
+
+    /// A result read into a value, unless its tree would take more than the bound.
+    fn read_result(&self, name: &str, raw: &c2_protocol::RawValue) -> Result<Value, KernelError> {
+        let cost = c2_protocol::value_tree_cost(raw.get());
+        if cost > self.max_value_tree_bytes {
+            return Err(KernelError::failure(
+                "result_too_large",
+                format!(
+                    "{name}: the result ({} bytes of JSON) would take about {cost} bytes in memory, over the host's {}-byte bound; return less, or fewer and larger values",
+                    raw.get().len(),
+                    self.max_value_tree_bytes
+                ),
+            ));
+        }
+        serde_json::from_str(raw.get()).map_err(|error| {
+            KernelError::failure(
+                "command_failed",
+                format!("{name}: unreadable result: {error}"),
+            )
+        })
     }
 
     /// The error for a call whose connection closed under it.
@@ -372,7 +399,7 @@ impl RuntimeInstance {
         let (peer, notifications) = Peer::new(
             spawned.stdout,
             spawned.stdin,
-            extension_handler(self.scope.clone()),
+            extension_handler(self.scope.clone(), self.max_value_tree_bytes),
             host.options.peer,
         );
         let live = Arc::new(Live {
@@ -491,7 +518,7 @@ impl RuntimeInstance {
         &self,
         live: &Arc<Live>,
         events: BTreeSet<String>,
-        notifications: mpsc::Receiver<Notification>,
+        notifications: Notifications,
     ) -> Result<(), KernelError> {
         let counters = self.host.upgrade().map(|h| h.stats.clone());
         for name in events {
@@ -521,6 +548,7 @@ impl RuntimeInstance {
             bundle_id: self.bundle.record.id.clone(),
             connectors: ConnectorEvents::new(&self.bundle.manifest),
             log_message_max,
+            max_value_tree_bytes: self.max_value_tree_bytes,
         };
         self.scope.spawn(pump.run(notifications))?;
         // A protocol violation found by the peer stops the process at once, even with no call
@@ -576,7 +604,10 @@ impl Drop for CancelGuard {
 
 /// Serves `command/call` from a plugin through the kernel's extension seam, in the plugin's
 /// own realm: only extension-public commands are reachable, with the realm's fallback rules.
-fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
+fn extension_handler(
+    scope: ScopeHandle,
+    max_value_tree_bytes: usize,
+) -> impl c2_protocol::RequestHandler {
     move |request: Request, _peer: Peer| {
         let scope = scope.clone();
         async move {
@@ -589,13 +620,35 @@ fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
                     ),
                 ));
             }
-            let params: CommandCallParams = c2_protocol::from_raw(request.params.as_deref())
-                .map_err(|error| {
-                    ErrorObject::new(
+            let raw = request
+                .params
+                .as_deref()
+                .map_or("null", c2_protocol::RawValue::get);
+            let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("command/call needs {{name, args}}: {error}"),
+                )
+            })?;
+            let args = match call.args {
+                None => Value::Null,
+                Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
+                    return Err(ErrorObject::new(
                         codes::INVALID_PARAMS,
-                        format!("command/call needs {{name, args}}: {error}"),
-                    )
-                })?;
+                        format!(
+                            "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
+                            args.get().len()
+                        ),
+                    ));
+                }
+                Some(args) => serde_json::from_str(args.get()).map_err(|error| {
+                    ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
+                })?,
+            };
+            let params = CommandCallParams {
+                name: call.name,
+                args,
+            };
             let kernel: Kernel = scope.kernel().ok_or_else(|| {
                 ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
             })?;
@@ -636,6 +689,14 @@ pub(crate) fn cut_log_message(message: &str, max: usize) -> std::borrow::Cow<'_,
     ))
 }
 
+/// The envelope of a `command/call`: the args are weighed before they are read.
+#[derive(serde::Deserialize)]
+struct CallEnvelope<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    args: Option<&'a c2_protocol::RawValue>,
+}
+
 /// The envelope of an `event/emit`: the name is checked before the payload is read.
 #[derive(serde::Deserialize)]
 struct EmitEnvelope<'a> {
@@ -651,10 +712,12 @@ struct NotificationPump {
     connectors: ConnectorEvents,
     /// `HostOptions::log_message_max_bytes`.
     log_message_max: usize,
+    /// `HostOptions::max_value_tree_bytes`.
+    max_value_tree_bytes: usize,
 }
 
 impl NotificationPump {
-    async fn run(mut self, mut notifications: mpsc::Receiver<Notification>) {
+    async fn run(mut self, mut notifications: Notifications) {
         while let Some(notification) = notifications.recv().await {
             let params = notification.params.as_deref();
             match notification.method.as_str() {
@@ -696,6 +759,16 @@ impl NotificationPump {
             return Ok(None);
         }
         let payload = match envelope.payload {
+            Some(raw) if c2_protocol::value_tree_cost(raw.get()) > self.max_value_tree_bytes => {
+                tracing::warn!(
+                    owner = %self.bundle_id,
+                    "dropping an event/emit from {}: its payload ({} bytes of JSON) would take more than the host's {}-byte bound in memory",
+                    self.bundle_id,
+                    raw.get().len(),
+                    self.max_value_tree_bytes
+                );
+                return Ok(None);
+            }
             Some(raw) => serde_json::from_str(raw.get())?,
             None => Value::Null,
         };

@@ -142,6 +142,40 @@ pub fn from_raw<T: serde::de::DeserializeOwned>(
     serde_json::from_str(raw.map_or("null", RawValue::get))
 }
 
+/// Bytes charged per JSON value by [`value_tree_cost`]: a `Value` (32 bytes) plus its share of
+/// the vector or map holding it, with growth slack.
+const BYTES_PER_VALUE: usize = 80;
+
+/// An upper estimate, in bytes, of the memory a `serde_json::Value` tree of this JSON text
+/// would take, found by one scan without building anything: every value and key costs
+/// [`BYTES_PER_VALUE`], plus the text itself for string contents. A document of 8 MiB of
+/// `[0,0,...]` costs about 320 MiB as a tree; checking this first lets a consumer refuse it.
+pub fn value_tree_cost(json: &str) -> usize {
+    let mut values = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json.as_bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' | b':' => values += 1,
+            _ => {}
+        }
+    }
+    values
+        .saturating_mul(BYTES_PER_VALUE)
+        .saturating_add(json.len())
+}
+
 fn raw_eq(a: &Option<RawJson>, b: &Option<RawJson>) -> bool {
     a.as_ref().map(|r| r.get()) == b.as_ref().map(|r| r.get())
 }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,10 @@ pub struct PeerOptions {
     /// Incoming notifications waiting for the owner (default 1,024); the excess is dropped and
     /// counted.
     pub notification_queue: usize,
+    /// Bytes of incoming notifications (method and raw params) waiting for the owner (default
+    /// 16 MiB); one that would go over is dropped and counted like one finding the queue full.
+    /// A notification always fits into an empty queue.
+    pub max_queued_notification_bytes: usize,
     /// Outbound messages queued for the writer (default 1,024). Requests and responses wait for
     /// room; notifications fail with [`CallError::QueueFull`].
     pub outbound_queue: usize,
@@ -63,6 +67,7 @@ impl Default for PeerOptions {
             max_outgoing_requests: 256,
             max_incoming_requests: 32,
             notification_queue: 1024,
+            max_queued_notification_bytes: 16 * 1024 * 1024,
             outbound_queue: 1024,
             max_outbound_bytes: 16 * 1024 * 1024,
             dropped_line_warnings_per_second: 10,
@@ -112,6 +117,41 @@ struct Counters {
 
 fn bump(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Ordering::Relaxed);
+}
+
+/// The queue of incoming notifications a [`Peer`] hands its owner, bounded in items
+/// ([`PeerOptions::notification_queue`]) and in bytes
+/// ([`PeerOptions::max_queued_notification_bytes`]).
+#[derive(Debug)]
+pub struct Notifications {
+    queue: mpsc::Receiver<Notification>,
+    bytes: Arc<AtomicUsize>,
+}
+
+impl Notifications {
+    /// The next notification; `None` once the connection is closed and the queue is empty.
+    pub async fn recv(&mut self) -> Option<Notification> {
+        let notification = self.queue.recv().await?;
+        self.taken(&notification);
+        Some(notification)
+    }
+
+    /// The next notification if one is queued now.
+    pub fn try_recv(&mut self) -> Option<Notification> {
+        let notification = self.queue.try_recv().ok()?;
+        self.taken(&notification);
+        Some(notification)
+    }
+
+    fn taken(&self, notification: &Notification) {
+        self.bytes
+            .fetch_sub(notification_bytes(notification), Ordering::Relaxed);
+    }
+}
+
+/// What a queued notification is charged: its method and raw params.
+fn notification_bytes(notification: &Notification) -> usize {
+    notification.method.len() + notification.params.as_ref().map_or(0, |p| p.get().len())
 }
 
 /// The future a [`RequestHandler`] returns.
@@ -199,6 +239,8 @@ struct Shared {
     counters: Counters,
     handler: Box<dyn RequestHandler>,
     notifications: mpsc::Sender<Notification>,
+    /// Bytes of the notifications in that queue; [`Notifications`] takes them off.
+    queued_notification_bytes: Arc<AtomicUsize>,
     warned_jsonrpc_absent: AtomicBool,
 }
 
@@ -238,7 +280,7 @@ impl Peer {
         writer: W,
         handler: impl RequestHandler,
         options: PeerOptions,
-    ) -> (Peer, mpsc::Receiver<Notification>)
+    ) -> (Peer, Notifications)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -246,6 +288,11 @@ impl Peer {
         // tokio's queues cannot be empty or larger than this; out-of-range options are clamped.
         let bound = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS);
         let (notifications, queue) = mpsc::channel(bound(options.notification_queue));
+        let queued_notification_bytes = Arc::new(AtomicUsize::new(0));
+        let queue = Notifications {
+            queue,
+            bytes: Arc::clone(&queued_notification_bytes),
+        };
         let shared = Arc::new(Shared {
             options,
             next_id: AtomicU64::new(1),
@@ -265,6 +312,7 @@ impl Peer {
             counters: Counters::default(),
             handler: Box::new(handler),
             notifications,
+            queued_notification_bytes,
             warned_jsonrpc_absent: AtomicBool::new(false),
         });
         let peer = Peer { shared };
@@ -572,11 +620,7 @@ impl Peer {
                 }
                 match message {
                     Message::Request(request) => self.serve(request),
-                    Message::Notification(n) => {
-                        if s.notifications.try_send(n).is_err() {
-                            bump(&s.counters.dropped_notifications, 1);
-                        }
-                    }
+                    Message::Notification(n) => self.queue_notification(n),
                     Message::Response(response) => self.complete(response),
                 }
             }
@@ -597,6 +641,25 @@ impl Peer {
             }
         }
         None
+    }
+
+    /// Hands a notification to the owner's queue, or drops and counts it when the queue is
+    /// full in items or bytes.
+    fn queue_notification(&self, notification: Notification) {
+        let s = &*self.shared;
+        let size = notification_bytes(&notification);
+        let queued = s.queued_notification_bytes.load(Ordering::Relaxed);
+        if queued > 0 && queued.saturating_add(size) > s.options.max_queued_notification_bytes {
+            bump(&s.counters.dropped_notifications, 1);
+            return;
+        }
+        s.queued_notification_bytes
+            .fetch_add(size, Ordering::Relaxed);
+        if s.notifications.try_send(notification).is_err() {
+            s.queued_notification_bytes
+                .fetch_sub(size, Ordering::Relaxed);
+            bump(&s.counters.dropped_notifications, 1);
+        }
     }
 
     fn serve(&self, request: Request) {

@@ -837,3 +837,20 @@ fn an_object_with_a_duplicated_member_is_invalid_not_junk() {
     };
     assert_eq!(r.outcome.unwrap().get(), "null");
 }
+
+#[test]
+fn the_tree_cost_estimate_charges_dense_documents_and_ignores_string_contents() {
+    let zeros = format!("[0{}]", ",0".repeat(100_000));
+    assert!(
+        value_tree_cost(&zeros) >= 100_000 * 32,
+        "a Value is 32 bytes"
+    );
+    let text = format!("{{\"s\":\"{}\"}}", ",[{:".repeat(10_000));
+    assert!(
+        value_tree_cost(&text) < text.len() + 10 * 80,
+        "string contents are not values"
+    );
+    let escaped = r#"["a\"b,c", 1]"#;
+    // The array and its two elements; the comma inside the string is not a separator.
+    assert_eq!(value_tree_cost(escaped), 3 * 80 + escaped.len());
+}

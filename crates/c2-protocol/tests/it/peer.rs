@@ -3,14 +3,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use c2_protocol::{
-    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notification, Peer, PeerOptions,
+    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notifications, Peer, PeerOptions,
     RejectRequests, Request, RequestHandler, codes, method,
 };
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 /// Generous: these bound a hang, they never measure speed.
@@ -45,7 +45,7 @@ fn raw_peer(
     options: PeerOptions,
     handler: impl RequestHandler,
     capacity: usize,
-) -> (Peer, mpsc::Receiver<Notification>, Raw) {
+) -> (Peer, Notifications, Raw) {
     let (ours, theirs) = tokio::io::duplex(capacity);
     let (read, write) = tokio::io::split(ours);
     let (peer, notifications) = Peer::new(read, write, handler, options);
@@ -354,7 +354,7 @@ async fn a_full_notification_queue_drops_and_counts_without_closing() {
     .map(|n| serde_json::from_str::<Value>(n.params.unwrap().get()).unwrap()["payload"].clone())
     .collect();
     assert_eq!(kept, [json!(0), json!(1)]);
-    assert!(notifications.try_recv().is_err());
+    assert!(notifications.try_recv().is_none());
     assert_eq!(peer.close_reason(), None);
 }
 
@@ -810,4 +810,30 @@ async fn one_frame_larger_than_the_byte_bound_still_goes_into_an_empty_queue() {
     raw.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": 1}).to_string())
         .await;
     assert_eq!(join(call).await.unwrap(), json!(1));
+}
+
+#[tokio::test]
+async fn incoming_notifications_over_the_byte_bound_are_dropped_and_counted() {
+    let options = PeerOptions {
+        max_queued_notification_bytes: 2500,
+        ..PeerOptions::default()
+    };
+    let (peer, mut notifications, mut raw) = raw_peer(options, RejectRequests, 64 * 1024);
+    let big = "z".repeat(1000);
+    for n in 0..4 {
+        raw.send(&json!({"jsonrpc": "2.0", "method": "m", "params": [n, big]}).to_string())
+            .await;
+    }
+    eventually(|| peer.stats().frames_in == 4).await;
+    // Two fit in 2,500 bytes; the other two are dropped, and the connection goes on.
+    assert_eq!(peer.stats().dropped_notifications, 2);
+    assert!(notifications.try_recv().is_some());
+    assert!(notifications.try_recv().is_some());
+    assert!(notifications.try_recv().is_none());
+    // Taking them off made room again.
+    raw.send(&json!({"jsonrpc": "2.0", "method": "m", "params": [4, big]}).to_string())
+        .await;
+    eventually(|| peer.stats().frames_in == 5).await;
+    assert!(notifications.try_recv().is_some());
+    assert_eq!(peer.close_reason(), None);
 }
