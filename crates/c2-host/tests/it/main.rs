@@ -6,6 +6,7 @@ mod support;
 mod callbacks;
 mod check;
 mod fault;
+mod hostile;
 mod lifecycle;
 mod lsp;
 mod packs;
