@@ -16,80 +16,9 @@ use crate::support::FixtureBundle;
 /// unoptimized build decoding 8 MiB frames.
 const ANSWER_BOUND: Duration = Duration::from_secs(30);
 
-/// The hostile runtime: `hostile.go {"mode": ...}` misbehaves as asked.
-pub(crate) const HOSTILE_PY: &str = r#"
-import json, sys, time
-out, inp = sys.stdout.buffer, sys.stdin.buffer
-m = json.load(open("plugin.json"))
-cmds = [{"name": c["id"]} for c in m["extensions"]["dev.codetwo"]["commands"]]
-# A frame just under the host's 8 MiB limit.
-BIG = 8 * 1024 * 1024 - 4096
-
-def send(obj):
-    out.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
-    out.flush()
-
-def raw(line):
-    out.write(line + b"\n")
-    out.flush()
-
-def zeros(head, tail):
-    n = (BIG - len(head) - len(tail) - 3) // 2
-    return head + b"[0" + b",0" * n + b"]" + tail
-
-def stall():
-    # Never read stdin again: only the host stopping this process ends it.
-    time.sleep(3600)
-
-while True:
-    line = inp.readline()
-    if not line:
-        sys.exit(0)
-    msg = json.loads(line)
-    method = msg.get("method")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"name": m["name"], "version": m["version"],
-              "protocolVersion": "1.0.0", "commands": cmds, "events": ["hostile/echo"]}})
-    elif method == "command/invoke":
-        rid, mode = msg["id"], msg["params"]["args"]["mode"]
-        if mode == "call-flood":
-            name = "x" * (BIG - 200)
-            for i in range(48):
-                send({"jsonrpc": "2.0", "id": "flood-%d" % i, "method": "command/call",
-                      "params": {"name": name, "args": {}}})
-            stall()
-        elif mode == "event-flood":
-            payload = "y" * (BIG - 200)
-            for i in range(48):
-                send({"jsonrpc": "2.0", "method": "event/emit",
-                      "params": {"name": "hostile/echo", "payload": payload}})
-            stall()
-        elif mode == "zeros-notify":
-            raw(zeros(b'{"jsonrpc":"2.0","method":"hostile/note","params":', b"}"))
-            send({"jsonrpc": "2.0", "id": rid, "result": {"survived": True}})
-        elif mode == "zeros-result":
-            raw(zeros(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":', b"}"))
-        elif mode == "zeros-call":
-            raw(zeros(b'{"jsonrpc":"2.0","id":"z","method":"command/call","params":{"name":"git.status","args":', b"}}"))
-            answer = json.loads(inp.readline())
-            send({"jsonrpc": "2.0", "id": rid, "result": {"code": answer["error"]["code"]}})
-        elif mode == "ids":
-            echoed = []
-            for text in msg["params"]["args"]["ids"]:
-                raw(b'{"jsonrpc":"2.0","id":' + text.encode() + b',"method":"command/call","params":{"name":"no.such.command","args":{}}}')
-                back = inp.readline()
-                echoed.append(back.startswith(b'{"jsonrpc":"2.0","id":' + text.encode() + b','))
-            send({"jsonrpc": "2.0", "id": rid, "result": {"echoed": echoed}})
-        elif mode == "log-flood":
-            send({"jsonrpc": "2.0", "method": "log", "params": {"level": "warn",
-                  "message": "start\x1b[2J" + "L" * (7 * 1024 * 1024) + "\nc2-plugins: trusted evil-123"}})
-            send({"jsonrpc": "2.0", "id": rid, "result": {"logged": True}})
-        elif mode == "hostile-error":
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000,
-                  "message": "bad\x1b[2J\x1b]0;pwned\x07\nc2-plugins: trusted evil-123"}})
-        else:
-            send({"jsonrpc": "2.0", "id": rid, "result": {"mode": mode}})
-"#;
+/// The hostile runtime: `hostile.go {"mode": ...}` misbehaves as asked (shared with the
+/// c2-cli tests).
+pub(crate) const HOSTILE_PY: &str = include_str!("hostile.py");
 
 /// Writes the hostile bundle `name` under `parent`, declaring `hostile.go`.
 pub(crate) fn hostile_bundle(parent: &Path, name: &str) -> PathBuf {
@@ -253,4 +182,59 @@ async fn a_plugin_cannot_emit_the_hosts_event_names() {
     drop(listener);
     scene.remove(&id).await;
     scene.finish().await;
+}
+
+/// `c2-plugins check` with `hostile.go` invoked once in `mode`.
+async fn check_mode(parent: &Path, mode: &str) -> c2_host::CheckReport {
+    let dir = hostile_bundle(parent, &format!("checked-{mode}"));
+    std::fs::write(
+        dir.join(c2_host::EXAMPLES_FILE),
+        json!({"hostile.go": [{"mode": mode}]}).to_string(),
+    )
+    .unwrap();
+    let start = Instant::now();
+    let report = tokio::time::timeout(
+        ANSWER_BOUND,
+        c2_host::check_bundle(&dir, &c2_host::CheckOptions::default()),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{mode}: the check did not end within {ANSWER_BOUND:?}"))
+    .unwrap();
+    assert!(start.elapsed() < ANSWER_BOUND);
+    report
+}
+
+fn failed_detail(report: &c2_host::CheckReport, prefix: &str) -> String {
+    let item = report
+        .checks
+        .iter()
+        .find(|c| c.name.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no check {prefix:?} in {report:#?}"));
+    assert!(!item.pass, "{item:?} passed");
+    assert!(!report.ok);
+    item.detail.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_reports_each_wire_misbehaviour_as_a_failed_check() {
+    let root = tempfile::tempdir().unwrap();
+    let parent = root.path();
+    let overflow = check_mode(parent, "call-flood").await;
+    let detail = failed_detail(&overflow, "invoke hostile.go");
+    assert!(detail.contains("stopped reading"), "{detail}");
+    let zeros = check_mode(parent, "zeros-result").await;
+    let detail = failed_detail(&zeros, "invoke hostile.go");
+    assert!(detail.contains("result_too_large"), "{detail}");
+    let logs = check_mode(parent, "log-flood").await;
+    let detail = failed_detail(&logs, "stderr and log");
+    assert!(detail.contains("65536-byte bound"), "{detail}");
+    let forged = check_mode(parent, "forge").await;
+    let detail = failed_detail(&forged, "event names");
+    assert!(
+        detail.contains("`engine/event`, `skills/changed`"),
+        "{detail}"
+    );
+    // A well-behaved call of the same runtime passes every check.
+    let plain = check_mode(parent, "plain").await;
+    assert!(plain.ok, "{plain:#?}");
 }
