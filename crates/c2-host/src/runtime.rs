@@ -649,15 +649,41 @@ fn extension_handler(
                 name: call.name,
                 args,
             };
+            // The raw params may be megabytes; nothing needs them once read.
+            drop(request);
             let kernel: Kernel = scope.kernel().ok_or_else(|| {
                 ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
             })?;
             kernel
                 .call_as(&scope, &params.name, params.args)
                 .await
-                .map_err(|error| ErrorObject::new(error.code(), error.to_string()))
+                .map_err(|error| {
+                    // The error may quote the (huge) name: one copy of it at a time.
+                    drop(params.name);
+                    let code = error.code();
+                    let message = display_exact(&error);
+                    drop(error);
+                    ErrorObject::new(code, message)
+                })
         }
     }
+}
+
+/// `value.to_string()` in a string allocated once at its exact length: an error that quotes a
+/// plugin's megabytes is not copied again while the string grows.
+fn display_exact(value: &impl std::fmt::Display) -> String {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = std::fmt::write(&mut count, format_args!("{value}"));
+    let mut text = String::with_capacity(count.0);
+    let _ = std::fmt::write(&mut text, format_args!("{value}"));
+    text
 }
 
 /// The names the host publishes on the bus, which a plugin may not emit (decisions.md

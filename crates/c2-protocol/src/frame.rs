@@ -171,7 +171,14 @@ impl LineDecoder {
         if len <= cap {
             return;
         }
-        let target = len.max(cap.saturating_mul(2)).max(256).min(hold);
+        // Past the retained size, reserve the whole limit at once: untouched capacity costs no
+        // resident memory, while growing by doubling would copy the line (and hold both
+        // copies) at every step.
+        let target = if len > RETAINED_CAPACITY {
+            hold
+        } else {
+            len.max(cap.saturating_mul(2)).max(256).min(hold)
+        };
         self.buf.reserve_exact(target - self.buf.len());
     }
 

@@ -39,6 +39,10 @@ pub struct PeerOptions {
     pub max_outgoing_requests: usize,
     /// Incoming requests handled at once (default 32); the excess is answered `-32003`.
     pub max_incoming_requests: usize,
+    /// Bytes of incoming requests (method and raw params) handled at once (default 8 MiB, one
+    /// frame); one that would go over is answered `-32003` like the excess in number. A request
+    /// always fits when none is being handled.
+    pub max_incoming_request_bytes: usize,
     /// Incoming notifications waiting for the owner (default 1,024); the excess is dropped and
     /// counted.
     pub notification_queue: usize,
@@ -66,6 +70,7 @@ impl Default for PeerOptions {
             frame: FrameOptions::default(),
             max_outgoing_requests: 256,
             max_incoming_requests: 32,
+            max_incoming_request_bytes: 8 * 1024 * 1024,
             notification_queue: 1024,
             max_queued_notification_bytes: 16 * 1024 * 1024,
             outbound_queue: 1024,
@@ -241,6 +246,8 @@ struct Shared {
     notifications: mpsc::Sender<Notification>,
     /// Bytes of the notifications in that queue; [`Notifications`] takes them off.
     queued_notification_bytes: Arc<AtomicUsize>,
+    /// Bytes of the incoming requests being handled.
+    incoming_bytes: AtomicUsize,
     warned_jsonrpc_absent: AtomicBool,
 }
 
@@ -313,6 +320,7 @@ impl Peer {
             handler: Box::new(handler),
             notifications,
             queued_notification_bytes,
+            incoming_bytes: AtomicUsize::new(0),
             warned_jsonrpc_absent: AtomicBool::new(false),
         });
         let peer = Peer { shared };
@@ -375,7 +383,7 @@ impl Peer {
         }
         let _forget = Forget { shared: s, id };
         let request = OutgoingRequest { id, method, params };
-        self.write_message(&request, Kind::Request).await?;
+        self.write_message(&request, Kind::Request, 0).await?;
         match rx.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(CallError::Remote(error)),
@@ -396,7 +404,7 @@ impl Peer {
             method,
             params: params.as_ref(),
         };
-        self.write_message(&message, Kind::Notification).await
+        self.write_message(&message, Kind::Notification, 0).await
     }
 
     /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
@@ -487,7 +495,12 @@ impl Peer {
     /// a response waits for a slot and closes the connection when it would overflow the byte
     /// bound; a notification waits for neither (a full queue fails with
     /// [`CallError::QueueFull`], an overflow closes the connection).
-    async fn write_message(&self, message: &impl Serialize, kind: Kind) -> Result<(), CallError> {
+    async fn write_message(
+        &self,
+        message: &impl Serialize,
+        kind: Kind,
+        size_hint: usize,
+    ) -> Result<(), CallError> {
         let s = &*self.shared;
         let wait_for_slot = kind != Kind::Notification;
         // Closing the connection closes the semaphore, which ends any wait for a slot.
@@ -513,7 +526,7 @@ impl Peer {
             let room = s.outbox_room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            match self.enqueue(message)? {
+            match self.enqueue(message, size_hint)? {
                 Enqueued::Yes => break,
                 Enqueued::Full if kind == Kind::Request => {
                     room.await;
@@ -542,11 +555,22 @@ impl Peer {
     /// allocated per message: the outbox's memory is reused from one turn to the next. A frame
     /// that would take the queued bytes over the bound is taken back and reported
     /// [`Enqueued::Full`], unless nothing else is queued.
-    fn enqueue(&self, message: &impl Serialize) -> Result<Enqueued, Error> {
+    ///
+    /// `size_hint` is a lower bound of the frame's length when the caller knows one (an error
+    /// answer quoting megabytes): a frame that cannot fit is refused before it is encoded, and
+    /// one that may fit gets its room at once rather than by doubling (and copying) the outbox.
+    fn enqueue(&self, message: &impl Serialize, size_hint: usize) -> Result<Enqueued, Error> {
         let s = &*self.shared;
         let was_empty = {
             let mut outbox = lock(&s.outbox);
             let start = outbox.bytes.len();
+            if size_hint > KEPT_OUTBOX_CAPACITY {
+                let queued = outbox.in_flight + start;
+                if queued > 0 && queued + size_hint > s.options.max_outbound_bytes {
+                    return Ok(Enqueued::Full);
+                }
+                outbox.bytes.reserve(size_hint);
+            }
             encode_line(message, &s.options.frame, &mut outbox.bytes)?;
             let queued = outbox.in_flight + outbox.bytes.len();
             if queued > s.options.max_outbound_bytes && outbox.in_flight + start > 0 {
@@ -571,15 +595,22 @@ impl Peer {
             id: &id,
             outcome: outcome.as_ref(),
         };
+        // An error's size is known up front (a result's is not without encoding it twice).
+        let size_hint = outcome.as_ref().err().map_or(0, |e| {
+            e.message.len() + e.data.as_ref().map_or(0, |d| d.get().len())
+        });
         // A closed connection has no one left to tell; an answer too large to encode is
         // replaced by an error saying so.
-        if let Err(CallError::Encode(e)) = self.write_message(&response, Kind::Response).await {
+        if let Err(CallError::Encode(e)) = self
+            .write_message(&response, Kind::Response, size_hint)
+            .await
+        {
             let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
             let fallback = OutgoingResponse {
                 id: &id,
                 outcome: Err(&error),
             };
-            let _ = self.write_message(&fallback, Kind::Response).await;
+            let _ = self.write_message(&fallback, Kind::Response, 0).await;
         }
     }
 
@@ -598,7 +629,7 @@ impl Peer {
             id: &id,
             outcome: Err(&error),
         };
-        match self.enqueue(&answer) {
+        match self.enqueue(&answer, 0) {
             Ok(Enqueued::Yes) => slot.forget(),
             Ok(Enqueued::Full) => bump(&s.counters.dropped_answers, 1),
             Err(_) => {}
@@ -671,9 +702,25 @@ impl Peer {
             self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
             return;
         };
+        let size = request.method.len() + request.params.as_ref().map_or(0, |p| p.get().len());
+        let held = s.incoming_bytes.fetch_add(size, Ordering::Relaxed);
+        let bytes = IncomingBytes {
+            shared: Arc::clone(&self.shared),
+            size,
+        };
+        if held > 0 && held.saturating_add(size) > s.options.max_incoming_request_bytes {
+            drop(bytes);
+            bump(&s.counters.busy_rejections, 1);
+            let limit = s.options.max_incoming_request_bytes;
+            let message =
+                format!("busy: requests of {limit} bytes are already being handled; retry later");
+            self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
+            return;
+        }
         let peer = self.clone();
         tokio::spawn(
             async move {
+                let _bytes = bytes;
                 let mut unanswered = Unanswered {
                     peer: peer.clone(),
                     id: Some(request.id.clone()),
@@ -734,6 +781,20 @@ impl Drop for Unanswered {
             );
             self.peer.answer_at_once(id, error);
         }
+    }
+}
+
+/// Gives an incoming request's bytes back when its handling ends, however it ends.
+struct IncomingBytes {
+    shared: Arc<Shared>,
+    size: usize,
+}
+
+impl Drop for IncomingBytes {
+    fn drop(&mut self) {
+        self.shared
+            .incoming_bytes
+            .fetch_sub(self.size, Ordering::Relaxed);
     }
 }
 

@@ -46,6 +46,12 @@ while True:
                 send({"jsonrpc": "2.0", "method": "event/emit",
                       "params": {"name": "hostile/echo", "payload": payload}})
             stall()
+        elif mode == "note-flood":
+            # The other direction: frames the host must read, while this side reads too.
+            text = "n" * (BIG - 200)
+            for i in range(48):
+                send({"jsonrpc": "2.0", "method": "hostile/note", "params": {"text": text}})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"sent": 48}})
         elif mode == "zeros-notify":
             raw(zeros(b'{"jsonrpc":"2.0","method":"hostile/note","params":', b"}"))
             send({"jsonrpc": "2.0", "id": rid, "result": {"survived": True}})

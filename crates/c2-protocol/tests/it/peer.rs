@@ -837,3 +837,45 @@ async fn incoming_notifications_over_the_byte_bound_are_dropped_and_counted() {
     assert!(notifications.try_recv().is_some());
     assert_eq!(peer.close_reason(), None);
 }
+
+#[tokio::test]
+async fn incoming_requests_over_the_byte_bound_are_answered_busy() {
+    let options = PeerOptions {
+        max_incoming_request_bytes: 1500,
+        ..PeerOptions::default()
+    };
+    let gate = Arc::new(Semaphore::new(0));
+    let held = Arc::clone(&gate);
+    let (peer, _n, mut raw) = raw_peer(
+        options,
+        move |r: Request, _p: Peer| {
+            let held = Arc::clone(&held);
+            async move {
+                let _ = held.acquire().await;
+                Ok(json!(r.method))
+            }
+        },
+        64 * 1024,
+    );
+    let big = "b".repeat(1000);
+    // The first is held by the handler; the second would take 2,000 bytes in handling.
+    for id in [1, 2] {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "m", "params": [big]}).to_string())
+            .await;
+    }
+    let busy = raw.recv().await;
+    assert_eq!(busy["id"], 2);
+    assert_eq!(busy["error"]["code"], codes::HOST_BUSY);
+    assert_eq!(peer.stats().busy_rejections, 1);
+    gate.add_permits(1);
+    let answer = raw.recv().await;
+    assert_eq!(
+        (answer["id"].clone(), answer["result"].clone()),
+        (json!(1), json!("m"))
+    );
+    // Once it is answered, its bytes are given back.
+    raw.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "m", "params": [big]}).to_string())
+        .await;
+    gate.add_permits(1);
+    assert_eq!(raw.recv().await["id"], 3);
+}
