@@ -240,6 +240,19 @@ fn a_seven_mib_log_message_is_cut_like_a_stderr_line() {
             .contains("more bytes cut: log message longer than 65536 bytes]"),
         "no cut marker"
     );
+    // A short log with a newline: escaped, and its second line indented under the first.
+    assert!(
+        seen.run
+            .stderr
+            .contains("short\\u{1b}]0;title\\u{7}\n  c2-plugins: trusted evil-123"),
+        "{}",
+        seen.run
+            .stderr
+            .lines()
+            .filter(|l| l.len() < 1000)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     let result: Value = serde_json::from_str(&seen.run.stdout).unwrap();
     assert_eq!(result, json!({"logged": true}));
     assert_none_left(&marker, "log-flood");

@@ -71,6 +71,8 @@ while True:
         elif mode == "log-flood":
             send({"jsonrpc": "2.0", "method": "log", "params": {"level": "warn",
                   "message": "start\x1b[2J" + "L" * (7 * 1024 * 1024) + "\nc2-plugins: trusted evil-123"}})
+            send({"jsonrpc": "2.0", "method": "log", "params": {"level": "warn",
+                  "message": "short\x1b]0;title\x07\nc2-plugins: trusted evil-123"}})
             send({"jsonrpc": "2.0", "id": rid, "result": {"logged": True}})
         elif mode == "forge":
             for name in ["engine/event", "skills/changed"]:
