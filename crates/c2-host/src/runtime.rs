@@ -835,3 +835,55 @@ impl NotificationPump {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_event_names_are_the_hosts_own_and_its_namespaces() {
+        for name in [
+            "engine/event",
+            "skills/changed",
+            "scenes/changed",
+            "engine/anything",
+            "host/x",
+            "plugins/changed",
+            "kernel/stop",
+        ] {
+            assert!(is_host_event(name), "{name}");
+        }
+        for name in [
+            "connector/event",
+            "skills/changed2",
+            "myplugin/skills/changed",
+            "engines/x",
+            "hostile/echo",
+            "",
+        ] {
+            assert!(!is_host_event(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_long_log_message_is_cut_on_a_character_boundary_with_a_marker() {
+        assert!(matches!(
+            cut_log_message("short", 10),
+            std::borrow::Cow::Borrowed("short")
+        ));
+        // "é" is two bytes: a cut at 3 bytes falls inside the second one and backs off.
+        let cut = cut_log_message("éé-tail", 3);
+        assert_eq!(
+            cut,
+            "é [… 7 more bytes cut: log message longer than 3 bytes]"
+        );
+    }
+
+    #[test]
+    fn an_error_rendered_at_its_exact_length_reads_like_to_string() {
+        let error = KernelError::failure("kind", "x".repeat(1000));
+        let text = display_exact(&error);
+        assert_eq!(text, error.to_string());
+        assert_eq!(text.capacity(), text.len());
+    }
+}
