@@ -36,48 +36,74 @@ pub mod codes {
 
 /// A request id: a number or a string, kept as the exact JSON text it arrived as and echoed
 /// back byte for byte (`12345678901234567890123`, `-0`, `1E2` and `"\u00e9"` included); it is
-/// never read through a float.
+/// never read through a float. A plain unsigned integer (the host's own ids) is held as a
+/// number, so correlating a response allocates nothing.
 #[derive(Debug, Clone)]
-pub struct Id(Box<RawValue>);
+pub struct Id(IdRepr);
+
+#[derive(Debug, Clone)]
+enum IdRepr {
+    /// Text that is exactly the decimal rendering of this number.
+    Plain(u64),
+    /// Any other number or string, as its JSON text.
+    Raw(Box<RawValue>),
+}
+
+/// The number whose decimal rendering `text` is exactly (no sign, no leading zero, no
+/// fraction or exponent).
+fn plain_u64(text: &str) -> Option<u64> {
+    let canonical = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && !(text.len() > 1 && text.starts_with('0'));
+    if canonical { text.parse().ok() } else { None }
+}
 
 impl Id {
     /// The id whose JSON text is `text`, if that is a JSON number or string.
     pub fn from_json(text: &str) -> Option<Id> {
-        let raw = RawValue::from_string(text.to_owned()).ok()?;
-        Id::from_raw(raw)
+        let raw: &RawValue = serde_json::from_str(text).ok()?;
+        Id::from_borrowed(raw)
     }
 
-    fn from_raw(raw: Box<RawValue>) -> Option<Id> {
+    fn from_borrowed(raw: &RawValue) -> Option<Id> {
+        if let Some(n) = plain_u64(raw.get()) {
+            return Some(Id(IdRepr::Plain(n)));
+        }
         match raw.get().as_bytes().first() {
-            Some(b'"' | b'-' | b'0'..=b'9') => Some(Id(raw)),
+            Some(b'"' | b'-' | b'0'..=b'9') => Some(Id(IdRepr::Raw(raw.to_owned()))),
             _ => None,
         }
     }
 
     /// The id's JSON text, exactly as received (or as built).
-    pub fn as_json(&self) -> &str {
-        self.0.get()
+    pub fn as_json(&self) -> std::borrow::Cow<'_, str> {
+        match &self.0 {
+            IdRepr::Plain(n) => std::borrow::Cow::Owned(n.to_string()),
+            IdRepr::Raw(raw) => std::borrow::Cow::Borrowed(raw.get()),
+        }
     }
 
     /// True for a string id.
     pub fn is_string(&self) -> bool {
-        self.as_json().starts_with('"')
+        matches!(&self.0, IdRepr::Raw(raw) if raw.get().starts_with('"'))
     }
 
     /// The id as an unsigned integer, when its text is one written plainly (`7`, not `7.0`).
     pub fn as_u64(&self) -> Option<u64> {
-        let text = self.as_json();
-        if text.bytes().all(|b| b.is_ascii_digit()) && !(text.len() > 1 && text.starts_with('0')) {
-            text.parse().ok()
-        } else {
-            None
+        match &self.0 {
+            IdRepr::Plain(n) => Some(*n),
+            IdRepr::Raw(_) => None,
         }
     }
 }
 
 impl PartialEq for Id {
     fn eq(&self, other: &Self) -> bool {
-        self.as_json() == other.as_json()
+        match (&self.0, &other.0) {
+            (IdRepr::Plain(a), IdRepr::Plain(b)) => a == b,
+            (IdRepr::Raw(a), IdRepr::Raw(b)) => a.get() == b.get(),
+            _ => false,
+        }
     }
 }
 
@@ -85,45 +111,52 @@ impl Eq for Id {}
 
 impl Hash for Id {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_json().hash(state);
+        match &self.0 {
+            IdRepr::Plain(n) => n.hash(state),
+            IdRepr::Raw(raw) => raw.get().hash(state),
+        }
     }
 }
 
 impl Serialize for Id {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        match &self.0 {
+            IdRepr::Plain(n) => serializer.serialize_u64(*n),
+            IdRepr::Raw(raw) => raw.serialize(serializer),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        Id::from_raw(raw)
+        Id::from_borrowed(&raw)
             .ok_or_else(|| serde::de::Error::custom("an id must be a number or a string"))
     }
 }
 
 impl From<u64> for Id {
     fn from(n: u64) -> Self {
-        Id(raw_text(n.to_string()))
+        Id(IdRepr::Plain(n))
     }
 }
 
 impl From<&str> for Id {
     fn from(s: &str) -> Self {
-        Id(raw_text(serde_json::Value::from(s).to_string()))
+        // Cannot fail: the text is serde_json's own rendering of a string.
+        let text = serde_json::Value::from(s).to_string();
+        Id(IdRepr::Raw(
+            RawValue::from_string(text).expect("serde_json renders valid JSON"),
+        ))
     }
-}
-
-/// Wraps text this crate just produced as JSON (a number or a string serde_json wrote).
-fn raw_text(json: String) -> Box<RawValue> {
-    // Cannot fail: the text is serde_json's own rendering of a number or a string.
-    RawValue::from_string(json).expect("serde_json renders valid JSON")
 }
 
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_json())
+        match &self.0 {
+            IdRepr::Plain(n) => write!(f, "{n}"),
+            IdRepr::Raw(raw) => f.write_str(raw.get()),
+        }
     }
 }
 
@@ -457,9 +490,7 @@ fn classify_envelope(e: &Envelope<'_>) -> Classified {
     let id = match e.id {
         None => Ok(None),
         Some(raw) if raw.get() == "null" => Ok(None),
-        Some(raw) => Id::from_raw(raw.to_owned())
-            .map(Some)
-            .ok_or(Violation::BadId),
+        Some(raw) => Id::from_borrowed(raw).map(Some).ok_or(Violation::BadId),
     };
     let invalid = |violation, id: Option<Id>| {
         Classified::Invalid(InvalidMessage {

@@ -793,6 +793,7 @@ proptest! {
             return Err(TestCaseError::fail(format!("not a request: {events:?}")));
         };
         prop_assert_eq!(request.id.as_json(), id.as_str());
+        prop_assert_eq!(request.id.to_string(), id.clone());
         let answer = Message::Response(Response {
             id: request.id.clone(),
             outcome: Ok(to_raw(&Value::Null).unwrap()),
