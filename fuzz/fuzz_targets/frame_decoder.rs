@@ -111,19 +111,32 @@ fn model(stream: &[u8], limit: usize) -> Vec<Expected> {
             let Ok(text) = std::str::from_utf8(line) else {
                 return dropped(DropReason::NotUtf8);
             };
-            match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(object)) => Expected::Exact(match classify(object) {
-                    Classified::Message {
-                        message,
-                        jsonrpc_absent,
-                    } => DecodeEvent::Message {
-                        message,
-                        jsonrpc_absent,
-                    },
-                    Classified::Invalid(invalid) => DecodeEvent::Invalid(invalid),
-                }),
-                Ok(_) => dropped(DropReason::NotObject),
-                Err(_) => dropped(DropReason::NotJson),
+            // The decoder must agree with the classifier, and the classifier with a full
+            // parse on what is JSON and what is an object.
+            let parsed = serde_json::from_str::<Value>(text);
+            match classify(text) {
+                Ok(classified) => {
+                    assert!(matches!(parsed, Ok(Value::Object(_))), "classified a non-object");
+                    Expected::Exact(match classified {
+                        Classified::Message {
+                            message,
+                            jsonrpc_absent,
+                        } => DecodeEvent::Message {
+                            message,
+                            jsonrpc_absent,
+                        },
+                        Classified::Invalid(invalid) => DecodeEvent::Invalid(invalid),
+                    })
+                }
+                Err(reason) => {
+                    let want = match parsed {
+                        Ok(Value::Object(_)) => panic!("refused an object as {reason}"),
+                        Ok(_) => DropReason::NotObject,
+                        Err(_) => DropReason::NotJson,
+                    };
+                    assert_eq!(reason, want);
+                    dropped(reason)
+                }
             }
         })
         .chain(tail)

@@ -13,6 +13,8 @@ use c2_bundle_collector::{Contribution, Diagnostic, Inventory, Severity};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::output::{Lines, terminal_text};
+
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
 const BLUE: &str = "\x1b[1;34m";
@@ -67,6 +69,17 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&str>, paint: Pai
     });
     let (bold, blue, reset) = (paint.style(BOLD), paint.style(BLUE), paint.reset());
     let number = d.line.map(|line| line.to_string()).unwrap_or_default();
+    // The message, the help and the file name may quote the bundle.
+    let message = terminal_text(&d.message, Lines::Indented);
+    let help = d
+        .help
+        .as_deref()
+        .map(|help| terminal_text(help, Lines::Indented));
+    let file = d
+        .file
+        .as_deref()
+        .map(|file| terminal_text(file, Lines::One));
+    let pointer = d.pointer.as_deref().map(|p| terminal_text(p, Lines::One));
     let pad = " ".repeat(number.len().max(1));
     // Writing to a String cannot fail.
     let _ = writeln!(
@@ -74,9 +87,9 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&str>, paint: Pai
         "{level}{}[{}]{reset}{bold}: {}{reset}",
         d.severity.as_str(),
         d.code,
-        d.message
+        message
     );
-    match (&d.file, d.line, d.column) {
+    match (&file, d.line, d.column) {
         (Some(file), Some(line), Some(column)) => {
             let _ = writeln!(out, "{pad}{blue}-->{reset} {file}:{line}:{column}");
         }
@@ -103,13 +116,17 @@ fn render_one(out: &mut String, d: &Diagnostic, source: Option<&str>, paint: Pai
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         let _ = writeln!(out, "{pad} {blue}|{reset}");
-        let _ = writeln!(out, "{blue}{number} |{reset} {text}");
+        let _ = writeln!(
+            out,
+            "{blue}{number} |{reset} {}",
+            terminal_text(text, Lines::One)
+        );
         let _ = writeln!(out, "{pad} {blue}|{reset} {lead}{level}^{reset}");
     }
-    if let Some(pointer) = d.pointer.as_deref().filter(|p| !p.is_empty()) {
+    if let Some(pointer) = pointer.filter(|p| !p.is_empty()) {
         let _ = writeln!(out, "{pad} {blue}={reset} {bold}at{reset}: {pointer}");
     }
-    if let Some(help) = &d.help {
+    if let Some(help) = help {
         let _ = writeln!(out, "{pad} {blue}={reset} {bold}help{reset}: {help}");
     }
 }
@@ -190,8 +207,14 @@ pub(crate) fn inventory_summary(inventory: &Inventory) -> String {
         .join(", ")
 }
 
-/// Rows padded into columns; the last column is not padded.
+/// Rows padded into columns; the last column is not padded. Cells are shown through
+/// [`terminal_text`] on one line, since names, titles and states may come from a bundle.
 pub(crate) fn table<const N: usize>(rows: &[[String; N]], indent: &str) -> String {
+    let safe: Vec<[Cow<'_, str>; N]> = rows
+        .iter()
+        .map(|row| std::array::from_fn(|i| terminal_text(&row[i], Lines::One)))
+        .collect();
+    let rows = &safe;
     let mut widths = [0usize; N];
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

@@ -19,14 +19,13 @@ use c2_bundle_collector::{CollectedBundle, Limits};
 use c2_manifest::{CommandDecl, Manifest, RuntimeDecl};
 use c2_protocol::{
     CallError, DecodeEvent, ErrorObject, HostInfo, InitializeParams, InitializeResult, LineDecoder,
-    Notification, PROTOCOL_VERSION, Peer, PeerOptions, Request, check_protocol_version, codes,
+    Notifications, PROTOCOL_VERSION, Peer, PeerOptions, Request, check_protocol_version, codes,
     confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec, SupervisorOptions};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
 
 use crate::HostOptions;
 use crate::error::HostError;
@@ -64,6 +63,10 @@ pub struct CheckOptions {
     pub data_dir: Option<PathBuf>,
     /// Bounds of the connection.
     pub peer: PeerOptions,
+    /// The host's bound on a `log` message (64 KiB); a longer one fails the log check.
+    pub log_message_max_bytes: usize,
+    /// The host's bound on a result read into a value (32 MiB); a result over it fails.
+    pub max_value_tree_bytes: usize,
     /// Stop grace and stderr handling of the process.
     pub supervisor: SupervisorOptions,
     /// Bundle collection limits.
@@ -84,6 +87,8 @@ impl CheckOptions {
             host_version: host.host_version.clone(),
             data_dir: None,
             peer: host.peer,
+            log_message_max_bytes: host.log_message_max_bytes,
+            max_value_tree_bytes: host.max_value_tree_bytes,
             supervisor: host.supervisor.clone(),
             limits: host.limits,
         }
@@ -467,6 +472,7 @@ impl Session<'_> {
             notifications,
             logs.clone(),
             options.max_excerpts,
+            options.log_message_max_bytes,
         ));
 
         let answered = self.handshake(&peer, &process, deadline, report).await;
@@ -485,7 +491,12 @@ impl Session<'_> {
             .await;
         pump.abort();
         report_stdout(&peer, &lock(&stdout), report);
-        report_stderr(&process, &lock(&logs), report);
+        report_stderr(
+            &process,
+            &lock(&logs),
+            options.log_message_max_bytes,
+            report,
+        );
     }
 
     /// Sends `initialize`; the parsed answer when one came in time.
@@ -605,7 +616,7 @@ impl Session<'_> {
             let params = json!({ "name": id, "args": args });
             let answer = tokio::time::timeout(
                 self.options.invoke_timeout,
-                peer.request(method::COMMAND_INVOKE, Some(params)),
+                peer.request_raw(method::COMMAND_INVOKE, &params),
             )
             .await;
             let called = std::mem::take(&mut *lock(calls));
@@ -627,9 +638,21 @@ impl Session<'_> {
                         ),
                     );
                 }
-                Ok(Ok(value)) => {
-                    let shown = excerpt(&value.to_string(), self.options.max_result_chars);
-                    report.pass(name, format!("answered {shown}{called}"));
+                Ok(Ok(raw)) => {
+                    let shown = excerpt(raw.get(), self.options.max_result_chars);
+                    let cost = c2_protocol::value_tree_cost(raw.get());
+                    let bound = self.options.max_value_tree_bytes;
+                    if cost > bound {
+                        report.fail(
+                            name,
+                            format!(
+                                "answered {} bytes of JSON that would take about {cost} bytes in memory, over the host's {bound}-byte bound, so the host refuses it as result_too_large; return less{called}",
+                                raw.get().len()
+                            ),
+                        );
+                    } else {
+                        report.pass(name, format!("answered {shown}{called}"));
+                    }
                 }
                 Ok(Err(CallError::Remote(error))) => {
                     let (pass, detail) = judge_error(id, &error);
@@ -777,7 +800,7 @@ fn report_stdout(peer: &Peer, log: &StdoutLog, report: &mut CheckReport) {
     }
 }
 
-fn report_stderr(process: &Process, logs: &LogMessages, report: &mut CheckReport) {
+fn report_stderr(process: &Process, logs: &LogMessages, log_max: usize, report: &mut CheckReport) {
     let tail = process.stderr_tail();
     let stderr = if tail.is_empty() {
         "nothing on stderr".to_owned()
@@ -793,7 +816,31 @@ fn report_stderr(process: &Process, logs: &LogMessages, report: &mut CheckReport
             logs.first.join("; ")
         )
     };
-    report.pass("stderr and log", format!("{log}; {stderr}"));
+    if logs.oversized > 0 {
+        report.fail(
+            "stderr and log",
+            format!(
+                "{log}; {} of them over the host's {log_max}-byte bound (the longest {} bytes), which the host cuts; log less per message. {stderr}",
+                logs.oversized, logs.longest
+            ),
+        );
+    } else {
+        report.pass("stderr and log", format!("{log}; {stderr}"));
+    }
+    if !logs.forged_events.is_empty() {
+        let names: Vec<String> = logs
+            .forged_events
+            .iter()
+            .map(|n| format!("`{}`", n.escape_debug()))
+            .collect();
+        report.fail(
+            "event names",
+            format!(
+                "the plugin emitted {}, which only the host may emit (engine/, host/, plugins/, kernel/, skills/changed, scenes/changed); the host drops them. Name your events after your plugin, e.g. `<plugin>/changed`",
+                names.join(", ")
+            ),
+        );
+    }
 }
 
 fn excerpt(text: &str, max: usize) -> String {
@@ -821,13 +868,14 @@ fn stub_host(calls: Arc<Mutex<Vec<String>>>) -> impl c2_protocol::RequestHandler
                     ),
                 ));
             }
-            let name = request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
+            #[derive(serde::Deserialize)]
+            struct Named {
+                #[serde(default)]
+                name: String,
+            }
+            let name = c2_protocol::from_raw::<Named>(request.params.as_deref())
+                .map(|p| p.name)
+                .unwrap_or_default();
             lock(&calls).push(format!("`{name}`"));
             if name == STUB_COMMAND {
                 Err(ErrorObject::new(
@@ -850,25 +898,60 @@ fn stub_host(calls: Arc<Mutex<Vec<String>>>) -> impl c2_protocol::RequestHandler
 struct LogMessages {
     count: usize,
     first: Vec<String>,
+    /// Log messages over the host's bound, and the longest one's length.
+    oversized: usize,
+    longest: usize,
+    /// Host event names the plugin tried to emit, each once.
+    forged_events: Vec<String>,
 }
 
 async fn collect_logs(
-    mut notifications: mpsc::Receiver<Notification>,
+    mut notifications: Notifications,
     logs: Arc<Mutex<LogMessages>>,
     max: usize,
+    log_max: usize,
 ) {
     while let Some(notification) = notifications.recv().await {
+        if notification.method == method::EVENT_EMIT {
+            #[derive(serde::Deserialize)]
+            struct Named {
+                name: String,
+            }
+            if let Ok(Named { name }) = c2_protocol::from_raw(notification.params.as_deref())
+                && crate::runtime::is_host_event(&name)
+            {
+                let mut logs = lock(&logs);
+                if !logs.forged_events.contains(&name) && logs.forged_events.len() < max {
+                    logs.forged_events.push(name);
+                }
+            }
+            continue;
+        }
         if notification.method != method::LOG {
             continue;
         }
-        let params = notification.params.unwrap_or(Value::Null);
-        let level = params.get("level").and_then(Value::as_str).unwrap_or("?");
-        let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+        #[derive(serde::Deserialize)]
+        struct Line {
+            #[serde(default)]
+            level: Option<String>,
+            #[serde(default)]
+            message: String,
+        }
+        let Line { level, message } = c2_protocol::from_raw(notification.params.as_deref())
+            .unwrap_or(Line {
+                level: None,
+                message: String::new(),
+            });
+        let level = level.as_deref().unwrap_or("?");
         let mut logs = lock(&logs);
         logs.count += 1;
+        if message.len() > log_max {
+            logs.oversized += 1;
+            logs.longest = logs.longest.max(message.len());
+        }
         if logs.first.len() < max {
             logs.first
-                .push(format!("{level}: {}", excerpt(message, 80)));
+                .push(format!("{level}: {}", excerpt(&message, 80)));
         }
     }
 }

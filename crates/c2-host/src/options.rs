@@ -35,6 +35,14 @@ pub struct HostOptions {
     pub invoke_deadline: Option<Duration>,
     /// Bounds of every plugin connection.
     pub peer: PeerOptions,
+    /// Longest `log` message from a plugin passed on, in bytes; the rest is cut with a marker,
+    /// like a stderr line (64 KiB).
+    pub log_message_max_bytes: usize,
+    /// The most memory a plugin's result, `command/call` args or event payload may take once
+    /// read into a `serde_json::Value`, as estimated from its text before it is read (32 MiB,
+    /// 4x the frame limit). A dense document over it (8 MiB of `[0,0,...]` would take ~300 MiB)
+    /// is refused: a result as `result_too_large`, args with `-32602`, an event dropped.
+    pub max_value_tree_bytes: usize,
     /// Stop grace and stderr handling of plugin processes.
     pub supervisor: SupervisorOptions,
     /// Caps and deadline of one-shot host commands such as `git`.
@@ -79,6 +87,8 @@ impl HostOptions {
             crash_window: Duration::from_secs(60),
             invoke_deadline: None,
             peer: PeerOptions::default(),
+            log_message_max_bytes: 64 * 1024,
+            max_value_tree_bytes: 32 * 1024 * 1024,
             supervisor: SupervisorOptions::default(),
             run: RunOptions::default(),
             limits: Limits::default(),

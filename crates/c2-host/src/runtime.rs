@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
     CallError, CloseReason, CommandCallParams, CommandInvokeParams, ErrorObject, EventEmitParams,
-    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notification,
+    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notifications,
     PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::bundle::InstalledBundle;
 use crate::connector::ConnectorEvents;
@@ -44,6 +44,8 @@ pub(crate) struct RuntimeInstance {
     crashes: Mutex<VecDeque<Instant>>,
     /// `HostOptions::invoke_deadline`, read once: the invoke path does not touch the host.
     invoke_deadline: Option<Duration>,
+    /// `HostOptions::max_value_tree_bytes`, read once.
+    max_value_tree_bytes: usize,
 }
 
 enum Slot {
@@ -113,8 +115,12 @@ impl RuntimeInstance {
     ) -> Self {
         let realm = scope.realm().clone();
         let invoke_deadline = host.upgrade().and_then(|h| h.options.invoke_deadline);
+        let max_value_tree_bytes = host
+            .upgrade()
+            .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
         Self {
             invoke_deadline,
+            max_value_tree_bytes,
             host,
             bundle,
             scope,
@@ -158,7 +164,7 @@ impl RuntimeInstance {
             name: name.to_owned(),
             args,
         };
-        let request = live.peer.request_with(method::COMMAND_INVOKE, &params);
+        let request = live.peer.request_raw(method::COMMAND_INVOKE, &params);
         let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
@@ -178,7 +184,7 @@ impl RuntimeInstance {
         };
         guard.live = None;
         match result {
-            Ok(value) => Ok(value),
+            Ok(raw) => self.read_result(name, &raw),
             Err(CallError::Remote(error)) => {
                 Err(KernelError::failure("command_failed", error.message))
             }
@@ -190,6 +196,27 @@ impl RuntimeInstance {
         }
     }
 
+    /// A result read into a value, unless its tree would take more than the bound.
+    fn read_result(&self, name: &str, raw: &c2_protocol::RawValue) -> Result<Value, KernelError> {
+        let cost = c2_protocol::value_tree_cost(raw.get());
+        if cost > self.max_value_tree_bytes {
+            return Err(KernelError::failure(
+                "result_too_large",
+                format!(
+                    "{name}: the result ({} bytes of JSON) would take about {cost} bytes in memory, over the host's {}-byte bound; return less, or fewer and larger values",
+                    raw.get().len(),
+                    self.max_value_tree_bytes
+                ),
+            ));
+        }
+        serde_json::from_str(raw.get()).map_err(|error| {
+            KernelError::failure(
+                "command_failed",
+                format!("{name}: unreadable result: {error}"),
+            )
+        })
+    }
+
     /// The error for a call whose connection closed under it.
     async fn closed(&self, live: &Live, reason: CloseReason) -> KernelError {
         match reason {
@@ -197,10 +224,10 @@ impl RuntimeInstance {
                 "cancelled",
                 "the call was cancelled because the process was stopped (unloaded, or another caller cancelled); the next call starts it again",
             ),
-            CloseReason::FrameTooLarge { .. } => {
+            CloseReason::FrameTooLarge { .. } | CloseReason::OutboundOverflow { .. } => {
                 live.stop().await;
                 KernelError::failure(
-                    "frame_too_large",
+                    reason.code(),
                     format!("{reason}; the process was stopped. {}", live.stderr_tail()),
                 )
             }
@@ -376,7 +403,7 @@ impl RuntimeInstance {
         let (peer, notifications) = Peer::new(
             spawned.stdout,
             spawned.stdin,
-            extension_handler(self.scope.clone()),
+            extension_handler(self.scope.clone(), self.max_value_tree_bytes),
             host.options.peer,
         );
         let live = Arc::new(Live {
@@ -431,7 +458,10 @@ impl RuntimeInstance {
             Ok(Err(error)) => {
                 live.stop().await;
                 let kind = match &error {
-                    CallError::Closed(CloseReason::FrameTooLarge { .. }) => "frame_too_large",
+                    CallError::Closed(
+                        reason @ (CloseReason::FrameTooLarge { .. }
+                        | CloseReason::OutboundOverflow { .. }),
+                    ) => reason.code(),
                     CallError::Closed(_) => "process_exited",
                     _ => "activation_failed",
                 };
@@ -492,7 +522,7 @@ impl RuntimeInstance {
         &self,
         live: &Arc<Live>,
         events: BTreeSet<String>,
-        notifications: mpsc::Receiver<Notification>,
+        notifications: Notifications,
     ) -> Result<(), KernelError> {
         let counters = self.host.upgrade().map(|h| h.stats.clone());
         for name in events {
@@ -513,12 +543,35 @@ impl RuntimeInstance {
                 }
             })?;
         }
+        let log_message_max = self
+            .host
+            .upgrade()
+            .map_or(64 * 1024, |h| h.options.log_message_max_bytes);
         let pump = NotificationPump {
             scope: self.scope.clone(),
             bundle_id: self.bundle.record.id.clone(),
             connectors: ConnectorEvents::new(&self.bundle.manifest),
+            log_message_max,
+            max_value_tree_bytes: self.max_value_tree_bytes,
         };
         self.scope.spawn(pump.run(notifications))?;
+        // A protocol violation found by the peer stops the process at once, even with no call
+        // in flight to notice it (an event flood it never reads, say).
+        let watched = Arc::downgrade(live);
+        let peer = live.peer.clone();
+        let owner = self.bundle.record.id.clone();
+        self.scope.spawn(async move {
+            let reason = peer.closed().await;
+            if matches!(
+                reason,
+                CloseReason::OutboundOverflow { .. } | CloseReason::FrameTooLarge { .. }
+            ) {
+                tracing::warn!(%owner, kind = reason.code(), "stopping the plugin process: {reason}");
+                if let Some(live) = watched.upgrade() {
+                    live.stop().await;
+                }
+            }
+        })?;
         Ok(())
     }
 
@@ -555,7 +608,10 @@ impl Drop for CancelGuard {
 
 /// Serves `command/call` from a plugin through the kernel's extension seam, in the plugin's
 /// own realm: only extension-public commands are reachable, with the realm's fallback rules.
-fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
+fn extension_handler(
+    scope: ScopeHandle,
+    max_value_tree_bytes: usize,
+) -> impl c2_protocol::RequestHandler {
     move |request: Request, _peer: Peer| {
         let scope = scope.clone();
         async move {
@@ -568,22 +624,115 @@ fn extension_handler(scope: ScopeHandle) -> impl c2_protocol::RequestHandler {
                     ),
                 ));
             }
-            let params: CommandCallParams =
-                serde_json::from_value(request.params.unwrap_or(Value::Null)).map_err(|error| {
-                    ErrorObject::new(
+            let raw = request
+                .params
+                .as_deref()
+                .map_or("null", c2_protocol::RawValue::get);
+            let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("command/call needs {{name, args}}: {error}"),
+                )
+            })?;
+            let args = match call.args {
+                None => Value::Null,
+                Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
+                    return Err(ErrorObject::new(
                         codes::INVALID_PARAMS,
-                        format!("command/call needs {{name, args}}: {error}"),
-                    )
-                })?;
+                        format!(
+                            "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
+                            args.get().len()
+                        ),
+                    ));
+                }
+                Some(args) => serde_json::from_str(args.get()).map_err(|error| {
+                    ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
+                })?,
+            };
+            let params = CommandCallParams {
+                name: call.name,
+                args,
+            };
+            // The raw params may be megabytes; nothing needs them once read.
+            drop(request);
             let kernel: Kernel = scope.kernel().ok_or_else(|| {
                 ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
             })?;
             kernel
                 .call_as(&scope, &params.name, params.args)
                 .await
-                .map_err(|error| ErrorObject::new(error.code(), error.to_string()))
+                .map_err(|error| {
+                    // The error may quote the (huge) name: one copy of it at a time.
+                    drop(params.name);
+                    let code = error.code();
+                    let message = display_exact(&error);
+                    drop(error);
+                    ErrorObject::new(code, message)
+                })
         }
     }
+}
+
+/// `value.to_string()` in a string allocated once at its exact length: an error that quotes a
+/// plugin's megabytes is not copied again while the string grows.
+fn display_exact(value: &impl std::fmt::Display) -> String {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = std::fmt::write(&mut count, format_args!("{value}"));
+    let mut text = String::with_capacity(count.0);
+    let _ = std::fmt::write(&mut text, format_args!("{value}"));
+    text
+}
+
+/// The names the host publishes on the bus, which a plugin may not emit (decisions.md
+/// "Hostile plugins": a plugin cannot pose as the host).
+pub(crate) const HOST_EVENT_NAMES: [&str; 3] = ["engine/event", "skills/changed", "scenes/changed"];
+
+/// The namespaces reserved for the host's events.
+pub(crate) const HOST_EVENT_PREFIXES: [&str; 4] = ["engine/", "host/", "plugins/", "kernel/"];
+
+/// True for an event name only the host may emit.
+pub(crate) fn is_host_event(name: &str) -> bool {
+    HOST_EVENT_NAMES.contains(&name) || HOST_EVENT_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// A log message cut to `max` bytes (on a character boundary) with a marker saying how much
+/// was cut, like a stderr line.
+pub(crate) fn cut_log_message(message: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if message.len() <= max {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut end = max;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{} [… {} more bytes cut: log message longer than {max} bytes]",
+        &message[..end],
+        message.len() - end
+    ))
+}
+
+/// The envelope of a `command/call`: the args are weighed before they are read.
+#[derive(serde::Deserialize)]
+struct CallEnvelope<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    args: Option<&'a c2_protocol::RawValue>,
+}
+
+/// The envelope of an `event/emit`: the name is checked before the payload is read.
+#[derive(serde::Deserialize)]
+struct EmitEnvelope<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    payload: Option<&'a c2_protocol::RawValue>,
 }
 
 /// Turns a plugin's notifications into bus events and log lines.
@@ -591,20 +740,25 @@ struct NotificationPump {
     scope: ScopeHandle,
     bundle_id: String,
     connectors: ConnectorEvents,
+    /// `HostOptions::log_message_max_bytes`.
+    log_message_max: usize,
+    /// `HostOptions::max_value_tree_bytes`.
+    max_value_tree_bytes: usize,
 }
 
 impl NotificationPump {
-    async fn run(mut self, mut notifications: mpsc::Receiver<Notification>) {
+    async fn run(mut self, mut notifications: Notifications) {
         while let Some(notification) = notifications.recv().await {
-            let params = notification.params.unwrap_or(Value::Null);
+            let params = notification.params.as_deref();
             match notification.method.as_str() {
-                method::EVENT_EMIT => match serde_json::from_value::<EventEmitParams>(params) {
-                    Ok(event) => self.event(event),
+                method::EVENT_EMIT => match self.read_event(params) {
+                    Ok(Some(event)) => self.event(event),
+                    Ok(None) => {}
                     Err(error) => {
                         tracing::warn!(owner = %self.bundle_id, "ignoring a malformed event/emit: {error}")
                     }
                 },
-                method::LOG => match serde_json::from_value::<LogParams>(params) {
+                method::LOG => match c2_protocol::from_raw::<LogParams>(params) {
                     Ok(log) => self.log(&log),
                     Err(error) => {
                         tracing::warn!(owner = %self.bundle_id, "ignoring a malformed log: {error}")
@@ -615,6 +769,43 @@ impl NotificationPump {
                 }
             }
         }
+    }
+
+    /// Reads an `event/emit`, refusing a host event name before its payload is built.
+    fn read_event(
+        &self,
+        params: Option<&c2_protocol::RawValue>,
+    ) -> Result<Option<EventEmitParams>, serde_json::Error> {
+        let raw = params.map_or("null", c2_protocol::RawValue::get);
+        let envelope: EmitEnvelope<'_> = serde_json::from_str(raw)?;
+        if is_host_event(&envelope.name) {
+            tracing::warn!(
+                owner = %self.bundle_id,
+                event = %envelope.name,
+                "dropping an event/emit from {}: `{}` is a host event name (engine/, host/, plugins/, kernel/, skills/changed, scenes/changed) that plugins may not emit",
+                self.bundle_id,
+                envelope.name.escape_debug()
+            );
+            return Ok(None);
+        }
+        let payload = match envelope.payload {
+            Some(raw) if c2_protocol::value_tree_cost(raw.get()) > self.max_value_tree_bytes => {
+                tracing::warn!(
+                    owner = %self.bundle_id,
+                    "dropping an event/emit from {}: its payload ({} bytes of JSON) would take more than the host's {}-byte bound in memory",
+                    self.bundle_id,
+                    raw.get().len(),
+                    self.max_value_tree_bytes
+                );
+                return Ok(None);
+            }
+            Some(raw) => serde_json::from_str(raw.get())?,
+            None => Value::Null,
+        };
+        Ok(Some(EventEmitParams {
+            name: envelope.name,
+            payload,
+        }))
     }
 
     fn event(&mut self, event: EventEmitParams) {
@@ -638,7 +829,7 @@ impl NotificationPump {
 
     fn log(&self, log: &LogParams) {
         let owner = &self.bundle_id;
-        let message = &log.message;
+        let message = cut_log_message(&log.message, self.log_message_max);
         match log.level {
             LogLevel::Error => tracing::error!(target: "c2_host::plugin", %owner, "{message}"),
             LogLevel::Warn => tracing::warn!(target: "c2_host::plugin", %owner, "{message}"),
@@ -646,5 +837,57 @@ impl NotificationPump {
             LogLevel::Debug => tracing::debug!(target: "c2_host::plugin", %owner, "{message}"),
             LogLevel::Trace => tracing::trace!(target: "c2_host::plugin", %owner, "{message}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_event_names_are_the_hosts_own_and_its_namespaces() {
+        for name in [
+            "engine/event",
+            "skills/changed",
+            "scenes/changed",
+            "engine/anything",
+            "host/x",
+            "plugins/changed",
+            "kernel/stop",
+        ] {
+            assert!(is_host_event(name), "{name}");
+        }
+        for name in [
+            "connector/event",
+            "skills/changed2",
+            "myplugin/skills/changed",
+            "engines/x",
+            "hostile/echo",
+            "",
+        ] {
+            assert!(!is_host_event(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_long_log_message_is_cut_on_a_character_boundary_with_a_marker() {
+        assert!(matches!(
+            cut_log_message("short", 10),
+            std::borrow::Cow::Borrowed("short")
+        ));
+        // "é" is two bytes: a cut at 3 bytes falls inside the second one and backs off.
+        let cut = cut_log_message("éé-tail", 3);
+        assert_eq!(
+            cut,
+            "é [… 7 more bytes cut: log message longer than 3 bytes]"
+        );
+    }
+
+    #[test]
+    fn an_error_rendered_at_its_exact_length_reads_like_to_string() {
+        let error = KernelError::failure("kind", "x".repeat(1000));
+        let text = display_exact(&error);
+        assert_eq!(text, error.to_string());
+        assert_eq!(text.capacity(), text.len());
     }
 }

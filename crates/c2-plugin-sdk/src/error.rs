@@ -156,7 +156,8 @@ impl CommandError {
         ErrorObject {
             code: self.code,
             message: self.message,
-            data: self.data,
+            // A value always serializes; `None` only if it holds a non-string map key.
+            data: self.data.and_then(|data| c2_protocol::to_raw(&data).ok()),
         }
     }
 }

@@ -148,9 +148,10 @@ impl Plugin {
                     let error = ErrorObject {
                         code: codes::INVALID_PARAMS,
                         message: format!("invalid args at {}: {}", describe_path(&path), e.inner()),
-                        data: Some(serde_json::json!({
+                        data: c2_protocol::to_raw(&serde_json::json!({
                             "violations": [{ "instancePath": path, "message": e.inner().to_string() }]
-                        })),
+                        }))
+                        .ok(),
                     };
                     return Box::pin(async move { Err(error) }) as InvokeFuture;
                 }

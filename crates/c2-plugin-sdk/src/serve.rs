@@ -229,7 +229,7 @@ impl Served {
         Err(ErrorObject {
             code: codes::INVALID_PARAMS,
             message,
-            data: Some(serde_json::json!({ "violations": violations })),
+            data: c2_protocol::to_raw(&serde_json::json!({ "violations": violations })).ok(),
         })
     }
 
@@ -263,14 +263,13 @@ impl Served {
             tracing::debug!("ignored an event that arrived before initialize");
             return;
         };
-        let params: EventEmitParams =
-            match serde_json::from_value(notification.params.unwrap_or(Value::Null)) {
-                Ok(params) => params,
-                Err(e) => {
-                    tracing::warn!(error = %e, "ignored an event/emit with invalid params");
-                    return;
-                }
-            };
+        let params: EventEmitParams = match c2_protocol::from_raw(notification.params.as_deref()) {
+            Ok(params) => params,
+            Err(e) => {
+                tracing::warn!(error = %e, "ignored an event/emit with invalid params");
+                return;
+            }
+        };
         let Some(handler) = self.events.get(&params.name) else {
             return;
         };
@@ -290,6 +289,12 @@ fn major(version: &str) -> &str {
     version.split('.').next().unwrap_or(version)
 }
 
+/// Raw params read as a value (the host's params are small and typed next).
+fn params_value(params: Option<c2_protocol::RawJson>) -> Result<Option<Value>, ErrorObject> {
+    c2_protocol::from_raw(params.as_deref())
+        .map_err(|e| ErrorObject::new(codes::INVALID_PARAMS, format!("unreadable params: {e}")))
+}
+
 struct Dispatcher(Arc<Served>);
 
 impl RequestHandler for Dispatcher {
@@ -297,8 +302,8 @@ impl RequestHandler for Dispatcher {
         let served = Arc::clone(&self.0);
         Box::pin(async move {
             match request.method.as_str() {
-                method::INITIALIZE => served.initialize(request.params),
-                method::COMMAND_INVOKE => served.invoke(request.params, peer).await,
+                method::INITIALIZE => served.initialize(params_value(request.params)?),
+                method::COMMAND_INVOKE => served.invoke(params_value(request.params)?, peer).await,
                 other => Err(ErrorObject::new(
                     codes::METHOD_NOT_FOUND,
                     format!(

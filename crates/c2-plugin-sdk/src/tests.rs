@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use c2_protocol::{
-    CallError, DeclaredCommand, InitializeResult, Notification, Peer, PeerOptions, RejectRequests,
-    Request, RequestHandler, confirm_commands, method,
+    CallError, DeclaredCommand, InitializeResult, Notification, Notifications, Peer, PeerOptions,
+    RejectRequests, Request, RequestHandler, confirm_commands, method,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,7 +77,7 @@ fn demo() -> Plugin {
 
 struct Host {
     peer: Peer,
-    notifications: mpsc::Receiver<Notification>,
+    notifications: Notifications,
     run: JoinHandle<Result<(), Error>>,
 }
 
@@ -286,7 +286,7 @@ async fn args_violating_the_schema_are_refused_naming_the_path_before_the_handle
     );
     assert_eq!(error.code, -32602);
     assert!(error.message.contains("`/name`"), "{}", error.message);
-    let data = error.data.unwrap();
+    let data = val(error.data);
     assert_eq!(data["violations"][0]["instancePath"], "/name");
     assert_eq!(data["violations"][0]["schemaPath"], "/properties/name/type");
 
@@ -312,7 +312,7 @@ async fn args_the_handler_type_cannot_take_are_refused_naming_the_path() {
     );
     assert_eq!(error.code, -32602);
     assert!(error.message.contains("`/n`"), "{}", error.message);
-    assert_eq!(error.data.unwrap()["violations"][0]["instancePath"], "/n");
+    assert_eq!(val(error.data)["violations"][0]["instancePath"], "/n");
     host.finish().await.unwrap();
 }
 
@@ -334,7 +334,7 @@ async fn a_handler_error_reaches_the_host_with_its_code_and_message() {
         (error.code, error.message.as_str()),
         (-32000, "nobody to greet")
     );
-    assert_eq!(error.data, Some(json!({ "hint": 1 })));
+    assert_eq!(val(error.data), json!({ "hint": 1 }));
     let error = remote(
         host.invoke("demo.count", json!({ "n": 1 }))
             .await
@@ -418,9 +418,14 @@ async fn the_context_carries_the_initialize_params() {
     host.finish().await.unwrap();
 }
 
+/// Raw params, a result or error data read as a value (`null` when absent).
+fn val(raw: Option<c2_protocol::RawJson>) -> Value {
+    c2_protocol::from_raw(raw.as_deref()).unwrap()
+}
+
 /// Answers `command/call` for `git.status` with the cwd it was asked about.
 async fn git_status_host(request: Request, _peer: Peer) -> Result<Value, c2_protocol::ErrorObject> {
-    let params = request.params.unwrap_or_default();
+    let params = val(request.params);
     match (request.method.as_str(), params["name"].as_str()) {
         ("command/call", Some("git.status")) => {
             Ok(json!({ "branch": "main", "cwd": params["args"]["cwd"] }))
@@ -562,7 +567,7 @@ async fn events_reach_only_the_subscribed_handlers() {
     // A round trip after the unsubscribed event: had it been dispatched, it would be queued now.
     host.invoke("demo.plain", json!({})).await.unwrap();
     assert!(seen.try_recv().is_err());
-    assert!(host.notifications.try_recv().is_err());
+    assert!(host.notifications.try_recv().is_none());
     host.finish().await.unwrap();
 }
 
@@ -582,8 +587,8 @@ async fn a_handler_emits_an_event_to_the_host() {
     let event = host.next_notification().await;
     assert_eq!(event.method, "event/emit");
     assert_eq!(
-        event.params,
-        Some(json!({ "name": "demo/greeted", "payload": { "who": "Ada" } }))
+        val(event.params),
+        json!({ "name": "demo/greeted", "payload": { "who": "Ada" } })
     );
     host.finish().await.unwrap();
 }
@@ -614,12 +619,12 @@ async fn tracing_events_are_forwarded_as_log_notifications_up_to_the_level() {
     let second = host.next_notification().await;
     assert_eq!(first.method, "log");
     assert_eq!(
-        first.params,
-        Some(json!({ "level": "info", "message": "greeting who=Ada" }))
+        val(first.params),
+        json!({ "level": "info", "message": "greeting who=Ada" })
     );
     assert_eq!(
-        second.params,
-        Some(json!({ "level": "warn", "message": "done" }))
+        val(second.params),
+        json!({ "level": "warn", "message": "done" })
     );
     assert_eq!(handle.dropped(), 0);
     host.finish().await.unwrap();
@@ -651,7 +656,7 @@ async fn log_events_beyond_the_queue_are_dropped_and_counted() {
     host.invoke("demo.count", json!({ "n": 10 })).await.unwrap();
     assert_eq!(handle.dropped(), 8);
     let first = host.next_notification().await;
-    assert_eq!(first.params.unwrap()["message"], "line i=0");
+    assert_eq!(val(first.params)["message"], "line i=0");
     host.finish().await.unwrap();
 }
 

@@ -223,6 +223,12 @@ pub enum CloseReason {
     },
     /// Writing failed.
     WriteFailed(io::ErrorKind),
+    /// A response or notification would have taken the outbound queue over its byte bound: the
+    /// other side stopped reading while it kept asking for answers.
+    OutboundOverflow {
+        /// The bound in bytes ([`PeerOptions::max_outbound_bytes`](crate::PeerOptions)).
+        limit: usize,
+    },
     /// The owner closed the connection.
     Cancelled,
 }
@@ -235,6 +241,7 @@ impl CloseReason {
             CloseReason::ReadFailed(_) => "read_failed",
             CloseReason::FrameTooLarge { .. } => "frame_too_large",
             CloseReason::WriteFailed(_) => "write_failed",
+            CloseReason::OutboundOverflow { .. } => "outbound_overflow",
             CloseReason::Cancelled => "cancelled",
         }
     }
@@ -252,6 +259,10 @@ impl fmt::Display for CloseReason {
                 )
             }
             CloseReason::WriteFailed(kind) => write!(f, "writing failed: {kind}"),
+            CloseReason::OutboundOverflow { limit } => write!(
+                f,
+                "the other side stopped reading while more than {limit} bytes of answers and notifications were queued for it"
+            ),
             CloseReason::Cancelled => f.write_str("the connection was closed by its owner"),
         }
     }
@@ -283,4 +294,7 @@ pub enum CallError {
     /// The message could not be encoded; nothing was sent and the connection is unaffected.
     #[error(transparent)]
     Encode(#[from] Error),
+    /// The other side's result is not the JSON the caller asked to read it as.
+    #[error("the result could not be read: {0}")]
+    Decode(#[source] serde_json::Error),
 }

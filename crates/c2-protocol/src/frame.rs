@@ -3,7 +3,6 @@
 use std::fmt;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::Error;
 use crate::message::{Classified, InvalidMessage, Message, classify};
@@ -172,7 +171,14 @@ impl LineDecoder {
         if len <= cap {
             return;
         }
-        let target = len.max(cap.saturating_mul(2)).max(256).min(hold);
+        // Past the retained size, reserve the whole limit at once: untouched capacity costs no
+        // resident memory, while growing by doubling would copy the line (and hold both
+        // copies) at every step.
+        let target = if len > RETAINED_CAPACITY {
+            hold
+        } else {
+            len.max(cap.saturating_mul(2)).max(256).min(hold)
+        };
         self.buf.reserve_exact(target - self.buf.len());
     }
 
@@ -209,19 +215,16 @@ fn parse_line(line: &[u8]) -> DecodeEvent {
     let Ok(text) = std::str::from_utf8(line) else {
         return dropped(DropReason::NotUtf8);
     };
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(object)) => match classify(object) {
-            Classified::Message {
-                message,
-                jsonrpc_absent,
-            } => DecodeEvent::Message {
-                message,
-                jsonrpc_absent,
-            },
-            Classified::Invalid(invalid) => DecodeEvent::Invalid(invalid),
+    match classify(text) {
+        Ok(Classified::Message {
+            message,
+            jsonrpc_absent,
+        }) => DecodeEvent::Message {
+            message,
+            jsonrpc_absent,
         },
-        Ok(_) => dropped(DropReason::NotObject),
-        Err(_) => dropped(DropReason::NotJson),
+        Ok(Classified::Invalid(invalid)) => DecodeEvent::Invalid(invalid),
+        Err(reason) => dropped(reason),
     }
 }
 

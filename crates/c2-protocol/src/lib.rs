@@ -33,10 +33,13 @@ pub use frame::{
 };
 pub use handshake::{DeclaredCommand, check_protocol_version, confirm_commands};
 pub use message::{
-    Classified, ErrorObject, Id, InvalidMessage, Message, Notification, Request, Response,
-    Violation, classify, codes,
+    Classified, ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response,
+    Violation, classify, codes, from_raw, to_raw, value_tree_cost,
 };
-pub use peer::{HandlerFuture, Peer, PeerOptions, PeerStats, RejectRequests, RequestHandler};
+pub use peer::{
+    HandlerFuture, Notifications, Peer, PeerOptions, PeerStats, RejectRequests, RequestHandler,
+};
+pub use serde_json::value::RawValue;
 pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
     InitializeParams, InitializeResult, LogLevel, LogParams, PROTOCOL_VERSION, method,

@@ -12,7 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ use tracing::Instrument;
 use crate::error::{CallError, CloseReason, Error};
 use crate::frame::{DecodeEvent, DroppedLine, FrameOptions, LineDecoder, encode_line};
 use crate::message::{
-    ErrorObject, Id, InvalidMessage, Message, Notification, Request, Response, codes,
+    ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response, codes,
 };
 
 /// The bounds of one connection; the defaults are decisions.md's.
@@ -39,12 +39,25 @@ pub struct PeerOptions {
     pub max_outgoing_requests: usize,
     /// Incoming requests handled at once (default 32); the excess is answered `-32003`.
     pub max_incoming_requests: usize,
+    /// Bytes of incoming requests (method and raw params) handled at once (default 8 MiB, one
+    /// frame); one that would go over is answered `-32003` like the excess in number. A request
+    /// always fits when none is being handled.
+    pub max_incoming_request_bytes: usize,
     /// Incoming notifications waiting for the owner (default 1,024); the excess is dropped and
     /// counted.
     pub notification_queue: usize,
+    /// Bytes of incoming notifications (method and raw params) waiting for the owner (default
+    /// 16 MiB); one that would go over is dropped and counted like one finding the queue full.
+    /// A notification always fits into an empty queue.
+    pub max_queued_notification_bytes: usize,
     /// Outbound messages queued for the writer (default 1,024). Requests and responses wait for
     /// room; notifications fail with [`CallError::QueueFull`].
     pub outbound_queue: usize,
+    /// Bytes of outbound frames queued or being written (default 16 MiB). A request that would
+    /// go over waits for room; a response or notification that would go over closes the
+    /// connection with [`CloseReason::OutboundOverflow`], since the other side is asking for
+    /// answers it does not read. A frame always fits into an empty queue.
+    pub max_outbound_bytes: usize,
     /// Dropped-line warnings logged per second (default 10); the rest are summarised.
     pub dropped_line_warnings_per_second: u32,
     /// Bytes asked of the reader per read (default 64 KiB).
@@ -57,8 +70,11 @@ impl Default for PeerOptions {
             frame: FrameOptions::default(),
             max_outgoing_requests: 256,
             max_incoming_requests: 32,
+            max_incoming_request_bytes: 8 * 1024 * 1024,
             notification_queue: 1024,
+            max_queued_notification_bytes: 16 * 1024 * 1024,
             outbound_queue: 1024,
+            max_outbound_bytes: 16 * 1024 * 1024,
             dropped_line_warnings_per_second: 10,
             read_chunk_bytes: 64 * 1024,
         }
@@ -108,6 +124,41 @@ fn bump(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Ordering::Relaxed);
 }
 
+/// The queue of incoming notifications a [`Peer`] hands its owner, bounded in items
+/// ([`PeerOptions::notification_queue`]) and in bytes
+/// ([`PeerOptions::max_queued_notification_bytes`]).
+#[derive(Debug)]
+pub struct Notifications {
+    queue: mpsc::Receiver<Notification>,
+    bytes: Arc<AtomicUsize>,
+}
+
+impl Notifications {
+    /// The next notification; `None` once the connection is closed and the queue is empty.
+    pub async fn recv(&mut self) -> Option<Notification> {
+        let notification = self.queue.recv().await?;
+        self.taken(&notification);
+        Some(notification)
+    }
+
+    /// The next notification if one is queued now.
+    pub fn try_recv(&mut self) -> Option<Notification> {
+        let notification = self.queue.try_recv().ok()?;
+        self.taken(&notification);
+        Some(notification)
+    }
+
+    fn taken(&self, notification: &Notification) {
+        self.bytes
+            .fetch_sub(notification_bytes(notification), Ordering::Relaxed);
+    }
+}
+
+/// What a queued notification is charged: its method and raw params.
+fn notification_bytes(notification: &Notification) -> usize {
+    notification.method.len() + notification.params.as_ref().map_or(0, |p| p.get().len())
+}
+
 /// The future a [`RequestHandler`] returns.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>;
 
@@ -140,13 +191,33 @@ impl RequestHandler for RejectRequests {
     }
 }
 
-type Reply = oneshot::Sender<Result<Value, ErrorObject>>;
+type Reply = oneshot::Sender<Result<RawJson, ErrorObject>>;
 
 /// Whole frames waiting for the writer task, back to back in send order.
 #[derive(Default)]
 struct Outbox {
     bytes: Vec<u8>,
     frames: usize,
+    /// Bytes the writer took and is still writing; they count against the byte bound.
+    in_flight: usize,
+}
+
+/// The kind of an outbound frame, which decides how it waits for room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Waits for a write slot and for bytes of room.
+    Request,
+    /// Waits for a write slot; closes the connection when it would overflow the byte bound.
+    Response,
+    /// Waits for nothing: a full queue refuses it, an overflow closes the connection.
+    Notification,
+}
+
+/// Whether a frame went into the outbox.
+enum Enqueued {
+    Yes,
+    /// It would have gone over the byte bound; nothing was appended.
+    Full,
 }
 
 /// A drained outbox keeps at most this much capacity, so one burst of large frames does not
@@ -166,11 +237,17 @@ struct Shared {
     outbox: Mutex<Outbox>,
     /// Wakes the writer task when the outbox stops being empty.
     outbox_ready: Notify,
+    /// Wakes requests waiting for bytes of room in the outbox.
+    outbox_room: Notify,
     reader: Mutex<Option<AbortHandle>>,
     writer: Mutex<Option<AbortHandle>>,
     counters: Counters,
     handler: Box<dyn RequestHandler>,
     notifications: mpsc::Sender<Notification>,
+    /// Bytes of the notifications in that queue; [`Notifications`] takes them off.
+    queued_notification_bytes: Arc<AtomicUsize>,
+    /// Bytes of the incoming requests being handled.
+    incoming_bytes: AtomicUsize,
     warned_jsonrpc_absent: AtomicBool,
 }
 
@@ -210,7 +287,7 @@ impl Peer {
         writer: W,
         handler: impl RequestHandler,
         options: PeerOptions,
-    ) -> (Peer, mpsc::Receiver<Notification>)
+    ) -> (Peer, Notifications)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -218,6 +295,11 @@ impl Peer {
         // tokio's queues cannot be empty or larger than this; out-of-range options are clamped.
         let bound = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS);
         let (notifications, queue) = mpsc::channel(bound(options.notification_queue));
+        let queued_notification_bytes = Arc::new(AtomicUsize::new(0));
+        let queue = Notifications {
+            queue,
+            bytes: Arc::clone(&queued_notification_bytes),
+        };
         let shared = Arc::new(Shared {
             options,
             next_id: AtomicU64::new(1),
@@ -231,11 +313,14 @@ impl Peer {
             write_slots: Arc::new(Semaphore::new(bound(options.outbound_queue))),
             outbox: Mutex::new(Outbox::default()),
             outbox_ready: Notify::new(),
+            outbox_room: Notify::new(),
             reader: Mutex::new(None),
             writer: Mutex::new(None),
             counters: Counters::default(),
             handler: Box::new(handler),
             notifications,
+            queued_notification_bytes,
+            incoming_bytes: AtomicUsize::new(0),
             warned_jsonrpc_absent: AtomicBool::new(false),
         });
         let peer = Peer { shared };
@@ -253,7 +338,18 @@ impl Peer {
     /// room in the outbound queue. Dropping the future forgets the request; a late response is
     /// then dropped and counted.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, CallError> {
-        self.send_request(method, params.as_ref()).await
+        let raw = self.send_request(method, params.as_ref()).await?;
+        serde_json::from_str(raw.get()).map_err(CallError::Decode)
+    }
+
+    /// [`Peer::request`] returning the result as the raw JSON text it arrived as, for a caller
+    /// that reads it into its own type (or passes it on) without building a [`Value`].
+    pub async fn request_raw<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<RawJson, CallError> {
+        self.send_request(method, Some(params)).await
     }
 
     /// [`Peer::request`] with params serialized straight from `params` (any serializable
@@ -263,14 +359,15 @@ impl Peer {
         method: &str,
         params: &P,
     ) -> Result<Value, CallError> {
-        self.send_request(method, Some(params)).await
+        let raw = self.send_request(method, Some(params)).await?;
+        serde_json::from_str(raw.get()).map_err(CallError::Decode)
     }
 
     async fn send_request<P: Serialize>(
         &self,
         method: &str,
         params: Option<&P>,
-    ) -> Result<Value, CallError> {
+    ) -> Result<RawJson, CallError> {
         let s = &*self.shared;
         self.check_open()?;
         let _in_flight = s.outgoing.try_acquire().map_err(|_| CallError::Busy {
@@ -286,7 +383,7 @@ impl Peer {
         }
         let _forget = Forget { shared: s, id };
         let request = OutgoingRequest { id, method, params };
-        self.write_message(&request, true).await?;
+        self.write_message(&request, Kind::Request, 0).await?;
         match rx.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(CallError::Remote(error)),
@@ -298,13 +395,16 @@ impl Peer {
 
     /// Sends a notification. Fails with [`CallError::QueueFull`] rather than waiting when the
     /// outbound queue is full.
+    ///
+    /// A notification that would take the queue over [`PeerOptions::max_outbound_bytes`]
+    /// closes the connection with [`CloseReason::OutboundOverflow`].
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), CallError> {
         self.check_open()?;
-        let message = Message::Notification(Notification {
-            method: method.to_owned(),
-            params,
-        });
-        self.write_message(&message, false).await
+        let message = OutgoingNotification {
+            method,
+            params: params.as_ref(),
+        };
+        self.write_message(&message, Kind::Notification, 0).await
     }
 
     /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
@@ -376,6 +476,7 @@ impl Peer {
         }
         // Frames still queued are dropped with the writer; nobody waits for a slot any more.
         s.write_slots.close();
+        s.outbox_room.notify_waiters();
         s.closed.notify_waiters();
     }
 
@@ -390,12 +491,20 @@ impl Peer {
         }
     }
 
-    /// Queues a message for the writer task, waiting for a slot when `wait` is set and failing
-    /// with [`CallError::QueueFull`] otherwise.
-    async fn write_message(&self, message: &impl Serialize, wait: bool) -> Result<(), CallError> {
+    /// Queues a message for the writer task. A request waits for a slot and for bytes of room;
+    /// a response waits for a slot and closes the connection when it would overflow the byte
+    /// bound; a notification waits for neither (a full queue fails with
+    /// [`CallError::QueueFull`], an overflow closes the connection).
+    async fn write_message(
+        &self,
+        message: &impl Serialize,
+        kind: Kind,
+        size_hint: usize,
+    ) -> Result<(), CallError> {
         let s = &*self.shared;
+        let wait_for_slot = kind != Kind::Notification;
         // Closing the connection closes the semaphore, which ends any wait for a slot.
-        let slot = if wait {
+        let slot = if wait_for_slot {
             s.write_slots.acquire().await.ok()
         } else {
             match s.write_slots.try_acquire() {
@@ -412,7 +521,30 @@ impl Peer {
         let Some(slot) = slot else {
             return Err(CallError::Closed(CloseReason::Cancelled));
         };
-        self.enqueue(message)?;
+        loop {
+            // Registered before looking, so room made between the look and the wait is seen.
+            let room = s.outbox_room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            match self.enqueue(message, size_hint)? {
+                Enqueued::Yes => break,
+                Enqueued::Full if kind == Kind::Request => {
+                    room.await;
+                    self.check_open()?;
+                }
+                Enqueued::Full => {
+                    let reason = CloseReason::OutboundOverflow {
+                        limit: s.options.max_outbound_bytes,
+                    };
+                    tracing::warn!(
+                        limit = s.options.max_outbound_bytes,
+                        "closing the connection: the other side stopped reading while answers and notifications for it piled up"
+                    );
+                    self.close_with(reason);
+                    return Err(CallError::Closed(reason));
+                }
+            }
+        }
         // The writer task gives the slot back once the frame is written.
         slot.forget();
         Ok(())
@@ -420,12 +552,34 @@ impl Peer {
 
     /// Encodes a message as one frame at the end of the outbox, or appends nothing and fails;
     /// the caller has taken its write slot. Encoding in place means no frame buffer is
-    /// allocated per message: the outbox's memory is reused from one turn to the next.
-    fn enqueue(&self, message: &impl Serialize) -> Result<(), Error> {
+    /// allocated per message: the outbox's memory is reused from one turn to the next. A frame
+    /// that would take the queued bytes over the bound is taken back and reported
+    /// [`Enqueued::Full`], unless nothing else is queued.
+    ///
+    /// `size_hint` is a lower bound of the frame's length when the caller knows one (an error
+    /// answer quoting megabytes): a frame that cannot fit is refused before it is encoded, and
+    /// one that may fit gets its room at once rather than by doubling (and copying) the outbox.
+    fn enqueue(&self, message: &impl Serialize, size_hint: usize) -> Result<Enqueued, Error> {
         let s = &*self.shared;
         let was_empty = {
             let mut outbox = lock(&s.outbox);
+            let start = outbox.bytes.len();
+            if size_hint > KEPT_OUTBOX_CAPACITY {
+                let queued = outbox.in_flight + start;
+                if queued > 0 && queued + size_hint > s.options.max_outbound_bytes {
+                    return Ok(Enqueued::Full);
+                }
+                outbox.bytes.reserve(size_hint);
+            }
             encode_line(message, &s.options.frame, &mut outbox.bytes)?;
+            let queued = outbox.in_flight + outbox.bytes.len();
+            if queued > s.options.max_outbound_bytes && outbox.in_flight + start > 0 {
+                outbox.bytes.truncate(start);
+                if outbox.bytes.capacity() > KEPT_OUTBOX_CAPACITY && start == 0 {
+                    outbox.bytes = Vec::new();
+                }
+                return Ok(Enqueued::Full);
+            }
             outbox.frames += 1;
             outbox.frames == 1
         };
@@ -433,23 +587,30 @@ impl Peer {
         if was_empty {
             s.outbox_ready.notify_one();
         }
-        Ok(())
+        Ok(Enqueued::Yes)
     }
 
     async fn respond(&self, id: Id, outcome: Result<Value, ErrorObject>) {
-        let response = Message::Response(Response {
-            id: id.clone(),
-            outcome,
+        let response = OutgoingResponse {
+            id: &id,
+            outcome: outcome.as_ref(),
+        };
+        // An error's size is known up front (a result's is not without encoding it twice).
+        let size_hint = outcome.as_ref().err().map_or(0, |e| {
+            e.message.len() + e.data.as_ref().map_or(0, |d| d.get().len())
         });
         // A closed connection has no one left to tell; an answer too large to encode is
         // replaced by an error saying so.
-        if let Err(CallError::Encode(e)) = self.write_message(&response, true).await {
+        if let Err(CallError::Encode(e)) = self
+            .write_message(&response, Kind::Response, size_hint)
+            .await
+        {
             let error = ErrorObject::new(codes::COMMAND_FAILED, e.to_string());
-            let fallback = Message::Response(Response {
-                id,
-                outcome: Err(error),
-            });
-            let _ = self.write_message(&fallback, true).await;
+            let fallback = OutgoingResponse {
+                id: &id,
+                outcome: Err(&error),
+            };
+            let _ = self.write_message(&fallback, Kind::Response, 0).await;
         }
     }
 
@@ -464,12 +625,14 @@ impl Peer {
             bump(&s.counters.dropped_answers, 1);
             return;
         };
-        let answer = Message::Response(Response {
-            id,
-            outcome: Err(error),
-        });
-        if self.enqueue(&answer).is_ok() {
-            slot.forget();
+        let answer = OutgoingResponse {
+            id: &id,
+            outcome: Err(&error),
+        };
+        match self.enqueue(&answer, 0) {
+            Ok(Enqueued::Yes) => slot.forget(),
+            Ok(Enqueued::Full) => bump(&s.counters.dropped_answers, 1),
+            Err(_) => {}
         }
     }
 
@@ -488,11 +651,7 @@ impl Peer {
                 }
                 match message {
                     Message::Request(request) => self.serve(request),
-                    Message::Notification(n) => {
-                        if s.notifications.try_send(n).is_err() {
-                            bump(&s.counters.dropped_notifications, 1);
-                        }
-                    }
+                    Message::Notification(n) => self.queue_notification(n),
                     Message::Response(response) => self.complete(response),
                 }
             }
@@ -515,6 +674,25 @@ impl Peer {
         None
     }
 
+    /// Hands a notification to the owner's queue, or drops and counts it when the queue is
+    /// full in items or bytes.
+    fn queue_notification(&self, notification: Notification) {
+        let s = &*self.shared;
+        let size = notification_bytes(&notification);
+        let queued = s.queued_notification_bytes.load(Ordering::Relaxed);
+        if queued > 0 && queued.saturating_add(size) > s.options.max_queued_notification_bytes {
+            bump(&s.counters.dropped_notifications, 1);
+            return;
+        }
+        s.queued_notification_bytes
+            .fetch_add(size, Ordering::Relaxed);
+        if s.notifications.try_send(notification).is_err() {
+            s.queued_notification_bytes
+                .fetch_sub(size, Ordering::Relaxed);
+            bump(&s.counters.dropped_notifications, 1);
+        }
+    }
+
     fn serve(&self, request: Request) {
         let s = &*self.shared;
         let Ok(permit) = Arc::clone(&s.incoming).try_acquire_owned() else {
@@ -524,9 +702,25 @@ impl Peer {
             self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
             return;
         };
+        let size = request.method.len() + request.params.as_ref().map_or(0, |p| p.get().len());
+        let held = s.incoming_bytes.fetch_add(size, Ordering::Relaxed);
+        let bytes = IncomingBytes {
+            shared: Arc::clone(&self.shared),
+            size,
+        };
+        if held > 0 && held.saturating_add(size) > s.options.max_incoming_request_bytes {
+            drop(bytes);
+            bump(&s.counters.busy_rejections, 1);
+            let limit = s.options.max_incoming_request_bytes;
+            let message =
+                format!("busy: requests of {limit} bytes are already being handled; retry later");
+            self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
+            return;
+        }
         let peer = self.clone();
         tokio::spawn(
             async move {
+                let _bytes = bytes;
                 let mut unanswered = Unanswered {
                     peer: peer.clone(),
                     id: Some(request.id.clone()),
@@ -543,10 +737,10 @@ impl Peer {
 
     fn complete(&self, response: Response) {
         let s = &*self.shared;
-        let waiter = match &response.id {
-            Id::Number(n) => n.as_u64().and_then(|id| lock(&s.pending).remove(&id)),
-            Id::String(_) => None,
-        };
+        let waiter = response
+            .id
+            .as_u64()
+            .and_then(|id| lock(&s.pending).remove(&id));
         match waiter {
             // The caller may have just given up; its response is then dropped like a late one.
             Some(waiter) => {
@@ -590,6 +784,20 @@ impl Drop for Unanswered {
     }
 }
 
+/// Gives an incoming request's bytes back when its handling ends, however it ends.
+struct IncomingBytes {
+    shared: Arc<Shared>,
+    size: usize,
+}
+
+impl Drop for IncomingBytes {
+    fn drop(&mut self) {
+        self.shared
+            .incoming_bytes
+            .fetch_sub(self.size, Ordering::Relaxed);
+    }
+}
+
 /// Removes a request's waiter when its caller stops waiting, so a late response finds nothing.
 struct Forget<'a> {
     shared: &'a Shared,
@@ -623,6 +831,45 @@ impl<P: Serialize> Serialize for OutgoingRequest<'_, P> {
     }
 }
 
+/// A notification as it goes on the wire, borrowing its parts.
+struct OutgoingNotification<'a, P> {
+    method: &'a str,
+    params: Option<&'a P>,
+}
+
+impl<P: Serialize> Serialize for OutgoingNotification<'_, P> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+/// A response as it goes on the wire, borrowing its parts; the id is echoed as it arrived.
+struct OutgoingResponse<'a> {
+    id: &'a Id,
+    outcome: Result<&'a Value, &'a ErrorObject>,
+}
+
+impl Serialize for OutgoingResponse<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        match self.outcome {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
 /// The one writer: drains the outbox in one `write_all` per turn, gives the frames' slots
 /// back, and closes the connection on the first write error. Aborting it drops `sink`.
 async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
@@ -633,6 +880,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
         let frames = {
             let mut outbox = lock(&s.outbox);
             std::mem::swap(&mut outbox.bytes, &mut batch);
+            outbox.in_flight = batch.len();
             std::mem::take(&mut outbox.frames)
         };
         if frames == 0 {
@@ -648,9 +896,11 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
         }
         bump(&s.counters.frames_out, frames as u64);
         bump(&s.counters.bytes_out, batch.len() as u64);
-        s.write_slots.add_permits(frames);
         batch.clear();
         batch.shrink_to(KEPT_OUTBOX_CAPACITY);
+        lock(&s.outbox).in_flight = 0;
+        s.write_slots.add_permits(frames);
+        s.outbox_room.notify_waiters();
     }
 }
 
@@ -761,7 +1011,7 @@ mod tests {
             let owned = Message::Request(Request {
                 id: Id::from(7),
                 method: "command/invoke".to_owned(),
-                params: params.clone(),
+                params: params.as_ref().map(|p| crate::to_raw(p).unwrap()),
             });
             assert_eq!(
                 serde_json::to_string(&borrowed).unwrap(),

@@ -49,7 +49,7 @@ fn render(event: &DecodeEvent) -> String {
                     show(&n.params)
                 ),
                 Message::Response(r) => match &r.outcome {
-                    Ok(v) => format!("response id={} result={v}", r.id),
+                    Ok(v) => format!("response id={} result={}", r.id, tree(v)),
                     Err(e) => format!("response id={} error={e}", r.id),
                 },
             };
@@ -64,10 +64,15 @@ fn render(event: &DecodeEvent) -> String {
     }
 }
 
-fn show(params: &Option<Value>) -> String {
+fn show(params: &Option<RawJson>) -> String {
     params
         .as_ref()
-        .map_or("absent".to_owned(), Value::to_string)
+        .map_or("absent".to_owned(), |raw| tree(raw).to_string())
+}
+
+/// Raw JSON read as a value (sorted keys, compact), for stable renderings.
+fn tree(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap()
 }
 
 fn handshake_outcome(event: &DecodeEvent) -> Option<String> {
@@ -82,7 +87,7 @@ fn handshake_outcome(event: &DecodeEvent) -> Option<String> {
     else {
         return None;
     };
-    let result: InitializeResult = serde_json::from_value(result.clone()).ok()?;
+    let result: InitializeResult = serde_json::from_str(result.get()).ok()?;
     let host = semver::Version::parse(PROTOCOL_VERSION).unwrap();
     Some(
         match check_protocol_version(&host, result.protocol_version.as_deref()) {
@@ -157,7 +162,7 @@ fn the_issue_stream_yields_two_drops_then_the_notification() {
     else {
         panic!("expected the log notification, got {:?}", events[2]);
     };
-    let log: LogParams = serde_json::from_value(n.params.clone().unwrap()).unwrap();
+    let log: LogParams = serde_json::from_str(n.params.as_ref().unwrap().get()).unwrap();
     assert_eq!(
         (n.method.as_str(), log.level),
         (method::LOG, LogLevel::Info)
@@ -263,7 +268,7 @@ fn encoder_refuses_an_oversized_message_and_stays_usable() {
     let mut out = b"kept".to_vec();
     let big = Message::Notification(Notification {
         method: "log".into(),
-        params: Some(json!({"message": "m".repeat(100)})),
+        params: raw_opt(Some(json!({"message": "m".repeat(100)}))),
     });
     let err = encode_line(&big, &options, &mut out).unwrap_err();
     assert!(
@@ -273,7 +278,7 @@ fn encoder_refuses_an_oversized_message_and_stays_usable() {
     assert_eq!(out, b"kept");
     let small = Message::Response(Response {
         id: Id::from(3),
-        outcome: Ok(Value::Null),
+        outcome: Ok(to_raw(&Value::Null).unwrap()),
     });
     encode_line(&small, &options, &mut out).unwrap();
     assert_eq!(out, b"kept{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":null}\n");
@@ -286,7 +291,7 @@ fn messages_serialize_in_the_wire_shape() {
             Message::Request(Request {
                 id: Id::from("a"),
                 method: "initialize".into(),
-                params: Some(json!({})),
+                params: raw_opt(Some(json!({}))),
             }),
             r#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}"#,
         ),
@@ -299,11 +304,11 @@ fn messages_serialize_in_the_wire_shape() {
         ),
         (
             Message::Response(Response {
-                id: Id::Number(serde_json::Number::from_f64(1.5).unwrap()),
+                id: Id::from_json("1.5").unwrap(),
                 outcome: Err(ErrorObject {
                     code: codes::HOST_BUSY,
                     message: "busy".into(),
-                    data: Some(json!([1])),
+                    data: raw_opt(Some(json!([1]))),
                 }),
             }),
             r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32003,"message":"busy","data":[1]}}"#,
@@ -651,21 +656,37 @@ fn structured() -> impl Strategy<Value = Option<Value>> {
     ]
 }
 
+fn raw_opt(value: Option<Value>) -> Option<RawJson> {
+    value.map(|v| to_raw(&v).unwrap())
+}
+
 fn id() -> impl Strategy<Value = Id> {
     prop_oneof![
         any::<u64>().prop_map(Id::from),
-        any::<i64>().prop_map(|n| Id::Number(n.into())),
-        ".{0,8}".prop_map(Id::String),
+        any::<i64>().prop_map(|n| Id::from_json(&n.to_string()).unwrap()),
+        ".{0,8}".prop_map(|s| Id::from(s.as_str())),
     ]
 }
 
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (id(), ".{0,10}", structured())
-            .prop_map(|(id, method, params)| Message::Request(Request { id, method, params })),
-        (".{0,10}", structured())
-            .prop_map(|(method, params)| Message::Notification(Notification { method, params })),
-        (id(), json_value()).prop_map(|(id, v)| Message::Response(Response { id, outcome: Ok(v) })),
+        (id(), ".{0,10}", structured()).prop_map(|(id, method, params)| Message::Request(
+            Request {
+                id,
+                method,
+                params: raw_opt(params)
+            }
+        )),
+        (".{0,10}", structured()).prop_map(|(method, params)| Message::Notification(
+            Notification {
+                method,
+                params: raw_opt(params)
+            }
+        )),
+        (id(), json_value()).prop_map(|(id, v)| Message::Response(Response {
+            id,
+            outcome: Ok(to_raw(&v).unwrap())
+        })),
         (
             id(),
             any::<i64>(),
@@ -673,7 +694,7 @@ fn message() -> impl Strategy<Value = Message> {
             proptest::option::of(json_value())
         )
             .prop_map(|(id, code, message, data)| {
-                let data = data.filter(|d| !d.is_null());
+                let data = raw_opt(data.filter(|d| !d.is_null()));
                 Message::Response(Response {
                     id,
                     outcome: Err(ErrorObject {
@@ -732,4 +753,105 @@ proptest! {
         let want: Vec<_> = bodies.into_iter().map(ContentLengthEvent::Body).collect();
         prop_assert_eq!(lsp(&stream, options, chunk).unwrap(), want);
     }
+}
+
+/// Any JSON number text: sign, integer part of any length, fraction, exponent.
+fn json_number_text() -> impl Strategy<Value = String> {
+    "-?(0|[1-9][0-9]{0,40})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,4})?"
+}
+
+/// Any JSON string text: each character written raw or as a `\u` escape, or a short escape.
+fn json_string_text() -> impl Strategy<Value = String> {
+    prop::collection::vec((any::<char>(), 0u8..3), 0..40).prop_map(|chars| {
+        let mut text = String::from("\"");
+        for (c, style) in chars {
+            match (c, style) {
+                ('"' | '\\', _) | ('\u{0}'..='\u{1f}', _) => {
+                    text.push_str(&format!("\\u{:04x}", u32::from(c)));
+                }
+                (c, 0) if u32::from(c) <= 0xffff => {
+                    text.push_str(&format!("\\u{:04X}", u32::from(c)));
+                }
+                ('n', 1) => text.push_str("\\n"),
+                (c, _) => text.push(c),
+            }
+        }
+        text.push('"');
+        text
+    })
+}
+
+proptest! {
+    #[test]
+    fn any_json_number_or_string_id_round_trips_byte_for_byte(
+        id in prop_oneof![json_number_text(), json_string_text()],
+    ) {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
+        let mut decoder = LineDecoder::new(FrameOptions::default());
+        let events = decode_all(&mut decoder, format!("{line}\n").as_bytes());
+        let [DecodeEvent::Message { message: Message::Request(request), .. }] = &events[..] else {
+            return Err(TestCaseError::fail(format!("not a request: {events:?}")));
+        };
+        prop_assert_eq!(request.id.as_json(), id.as_str());
+        prop_assert_eq!(request.id.to_string(), id.clone());
+        let answer = Message::Response(Response {
+            id: request.id.clone(),
+            outcome: Ok(to_raw(&Value::Null).unwrap()),
+        });
+        let mut out = Vec::new();
+        encode_line(&answer, &FrameOptions::default(), &mut out).unwrap();
+        let want = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":null}}\n");
+        prop_assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+}
+
+#[test]
+fn ids_that_are_not_numbers_or_strings_are_refused() {
+    for id in ["true", "{}", "[1]"] {
+        assert_eq!(Id::from_json(id), None, "{id}");
+    }
+    assert_eq!(Id::from_json("7").unwrap().as_u64(), Some(7));
+    assert_eq!(Id::from_json("07"), None, "not JSON");
+    for id in ["7.0", "-7", "1e2", "\"7\"", "18446744073709551616"] {
+        assert_eq!(Id::from_json(id).unwrap().as_u64(), None, "{id}");
+    }
+}
+
+#[test]
+fn an_object_with_a_duplicated_member_is_invalid_not_junk() {
+    assert_eq!(
+        classify(r#"{"id":1,"id":2,"method":"m"}"#),
+        Ok(Classified::Invalid(InvalidMessage {
+            answer_to: None,
+            violation: Violation::DuplicateMember,
+        }))
+    );
+    assert_eq!(classify("[1,2]"), Err(DropReason::NotObject));
+    assert_eq!(classify("{"), Err(DropReason::NotJson));
+    // A null result is a result, not an absent one.
+    let Ok(Classified::Message {
+        message: Message::Response(r),
+        ..
+    }) = classify(r#"{"jsonrpc":"2.0","id":1,"result":null}"#)
+    else {
+        panic!("a null result must classify as a response");
+    };
+    assert_eq!(r.outcome.unwrap().get(), "null");
+}
+
+#[test]
+fn the_tree_cost_estimate_charges_dense_documents_and_ignores_string_contents() {
+    let zeros = format!("[0{}]", ",0".repeat(100_000));
+    assert!(
+        value_tree_cost(&zeros) >= 100_000 * 32,
+        "a Value is 32 bytes"
+    );
+    let text = format!("{{\"s\":\"{}\"}}", ",[{:".repeat(10_000));
+    assert!(
+        value_tree_cost(&text) < text.len() + 10 * 80,
+        "string contents are not values"
+    );
+    let escaped = r#"["a\"b,c", 1]"#;
+    // The array and its two elements; the comma inside the string is not a separator.
+    assert_eq!(value_tree_cost(escaped), 3 * 80 + escaped.len());
 }

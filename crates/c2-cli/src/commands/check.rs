@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::CmdResult;
 use crate::commands::store_failure;
-use crate::output::{Failure, Out};
+use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report::Paint;
 
 pub(crate) fn run(out: &mut Out, bundle: &Path, handshake_timeout: Duration) -> CmdResult {
@@ -54,7 +54,8 @@ fn human(report: &CheckReport, paint: Paint) -> String {
     let mut text = String::new();
     for check in &report.checks {
         let tag = paint.verdict(if check.pass { "PASS" } else { "FAIL" }, check.pass);
-        let detail = check.detail.replace('\n', "\n      ");
+        // The detail quotes the plugin (its errors, logs, stderr).
+        let detail = terminal_text(&check.detail, Lines::Indented).replace('\n', "\n      ");
         text.push_str(&format!("{tag}  {}: {detail}\n", check.name));
     }
     let failed = report.checks.iter().filter(|c| !c.pass).count();

@@ -11,7 +11,7 @@ use c2_bundle_collector::{Diagnostic, Limits};
 use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost};
 use serde_json::{Value, json};
 
-use crate::output::{Failure, Out};
+use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report::{self, Paint};
 use crate::session;
 
@@ -68,7 +68,10 @@ pub(crate) async fn install(
     match host.install(source, options).await {
         Ok(outcome) => {
             for note in &outcome.notes {
-                out.progress(&format!("warning: {note}"));
+                out.progress(&format!(
+                    "warning: {}",
+                    terminal_text(note, Lines::Indented)
+                ));
             }
             Ok(outcome)
         }
@@ -120,8 +123,8 @@ pub(crate) async fn run(
     };
     let mut line = format!(
         "{verb} {} {} from {source} into {}",
-        record.name,
-        record.version.as_deref().unwrap_or("-"),
+        terminal_text(&record.name, Lines::One),
+        terminal_text(record.version.as_deref().unwrap_or("-"), Lines::One),
         store.display()
     );
     for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {

@@ -4,6 +4,7 @@
 mod authoring;
 mod cli;
 mod host;
+mod hostile;
 mod lsp;
 mod mcp;
 mod multihost;

@@ -25,17 +25,17 @@ const HANDSHAKE: Duration = Duration::from_secs(3);
 const PATIENCE: Duration = Duration::from_secs(10);
 
 /// A host with the bystander active and called in a loop by a background task.
-struct Scene {
-    env: Env,
-    root: PathBuf,
-    bystander_pid: u32,
+pub(crate) struct Scene {
+    pub(crate) env: Env,
+    pub(crate) root: PathBuf,
+    pub(crate) bystander_pid: u32,
     answers: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     chatter: JoinHandle<Result<(), String>>,
 }
 
 impl Scene {
-    async fn new(tweak: impl FnOnce(&mut HostOptions)) -> Self {
+    pub(crate) async fn new(tweak: impl FnOnce(&mut HostOptions)) -> Self {
         let env = Env::with(tweak).await;
         let root = std::fs::canonicalize(env.root.path()).unwrap();
         let dir = FixtureBundle::new("bystander")
@@ -76,7 +76,7 @@ impl Scene {
         self.env.install_ready(&dir).await
     }
 
-    fn state(&self, id: &str) -> String {
+    pub(crate) fn state(&self, id: &str) -> String {
         let status = self.env.host.list().into_iter().find(|b| b.id == id);
         status.map(|b| b.state).unwrap_or_default()
     }
@@ -86,7 +86,7 @@ impl Scene {
     }
 
     /// Uninstalls the bad bundle and waits until no process of it is left.
-    async fn remove(&self, id: &str) {
+    pub(crate) async fn remove(&self, id: &str) {
         self.env.host.uninstall(id).await.unwrap();
         let bystander = self.bystander_pid;
         let left = settle(|| {
@@ -101,7 +101,7 @@ impl Scene {
 
     /// The bystander answered throughout and still answers from the same process; then the
     /// host shuts down and leaves no plugin process behind.
-    async fn finish(self) {
+    pub(crate) async fn finish(self) {
         // Two more answers prove the bystander outlived the fault, not just preceded it.
         let seen = self.answers.load(Ordering::Relaxed);
         let start = Instant::now();

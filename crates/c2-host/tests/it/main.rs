@@ -7,6 +7,7 @@ mod callbacks;
 mod check;
 mod embedder;
 mod fault;
+mod hostile;
 mod lifecycle;
 mod lsp;
 mod mcp;

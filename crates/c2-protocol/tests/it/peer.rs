@@ -3,14 +3,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use c2_protocol::{
-    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notification, Peer, PeerOptions,
+    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notifications, Peer, PeerOptions,
     RejectRequests, Request, RequestHandler, codes, method,
 };
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 /// Generous: these bound a hang, they never measure speed.
@@ -45,7 +45,7 @@ fn raw_peer(
     options: PeerOptions,
     handler: impl RequestHandler,
     capacity: usize,
-) -> (Peer, mpsc::Receiver<Notification>, Raw) {
+) -> (Peer, Notifications, Raw) {
     let (ours, theirs) = tokio::io::duplex(capacity);
     let (read, write) = tokio::io::split(ours);
     let (peer, notifications) = Peer::new(read, write, handler, options);
@@ -106,7 +106,8 @@ async fn two_peers_call_each_other_while_handling_a_request() {
         Ok(json!({"branch": "main"}))
     };
     let plugin_handler = |request: Request, peer: Peer| async move {
-        let args = request.params.unwrap_or_default()["args"].clone();
+        let args =
+            serde_json::from_str::<Value>(request.params.unwrap().get()).unwrap()["args"].clone();
         let status = peer
             .request(
                 method::COMMAND_CALL,
@@ -171,7 +172,7 @@ async fn a_remote_error_reaches_the_caller_as_data() {
             ErrorObject {
                 code: -32000,
                 message: "no repo".into(),
-                data: Some(json!({"x": 1}))
+                data: Some(c2_protocol::to_raw(&json!({"x": 1})).unwrap())
             }
         ),
         other => panic!("expected a remote error, got {other:?}"),
@@ -185,7 +186,23 @@ async fn incoming_ids_are_echoed_verbatim() {
         |r: Request, _p: Peer| async move { Ok(json!(r.method)) },
         64 * 1024,
     );
-    for id in [r#""abc""#, "1.5", "-3", "18446744073709551615", r#""""#] {
+    let long = format!("\"{}\"", "x".repeat(100_000));
+    let ids = [
+        r#""abc""#,
+        "1.5",
+        "-3",
+        "18446744073709551615",
+        r#""""#,
+        // Past u64 and f64 precision, negative zero, exponents, escapes: echoed as written.
+        "12345678901234567890123",
+        "18446744073709551616",
+        "-0",
+        "1E2",
+        "-1.50e-7",
+        r#""\u00e9\n""#,
+        &long,
+    ];
+    for id in ids {
         raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#))
             .await;
         let line = raw.recv_line().await.unwrap();
@@ -194,7 +211,7 @@ async fn incoming_ids_are_echoed_verbatim() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"m"}}"#)
         );
     }
-    assert_eq!(peer.stats().frames_in, 5);
+    assert_eq!(peer.stats().frames_in, ids.len() as u64);
 }
 
 #[tokio::test]
@@ -334,10 +351,10 @@ async fn a_full_notification_queue_drops_and_counts_without_closing() {
         notifications.try_recv().unwrap(),
     ]
     .into_iter()
-    .map(|n| n.params.unwrap()["payload"].clone())
+    .map(|n| serde_json::from_str::<Value>(n.params.unwrap().get()).unwrap()["payload"].clone())
     .collect();
     assert_eq!(kept, [json!(0), json!(1)]);
-    assert!(notifications.try_recv().is_err());
+    assert!(notifications.try_recv().is_none());
     assert_eq!(peer.close_reason(), None);
 }
 
@@ -696,4 +713,169 @@ async fn closing_releases_callers_waiting_for_a_write_slot() {
         peer.notify("late", None).await,
         Err(CallError::Closed(CloseReason::Cancelled))
     ));
+}
+
+/// Options whose byte bound, not frame bound, is the one a test reaches.
+fn byte_bounded(max_outbound_bytes: usize) -> PeerOptions {
+    PeerOptions {
+        max_outbound_bytes,
+        ..PeerOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn requests_over_the_outbound_byte_bound_wait_for_room() {
+    // A 64-byte pipe nobody reads yet: the first request's write blocks, holding 1,000 bytes.
+    let (peer, _n, mut raw) = raw_peer(byte_bounded(1500), RejectRequests, 64);
+    let first = spawn_request(&peer, "first", Some(json!(["w".repeat(950)])));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = spawn_request(&peer, "second", Some(json!(["w".repeat(950)])));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!second.is_finished(), "a request over the byte bound waits");
+    assert_eq!(peer.close_reason(), None);
+    for want in ["first", "second"] {
+        let m = raw.recv().await;
+        assert_eq!(m["method"], want);
+        raw.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": want}).to_string())
+            .await;
+    }
+    assert_eq!(join(first).await.unwrap(), json!("first"));
+    assert_eq!(join(second).await.unwrap(), json!("second"));
+}
+
+#[tokio::test]
+async fn a_notification_over_the_outbound_byte_bound_closes_the_connection() {
+    let (peer, _n, _raw) = raw_peer(byte_bounded(1500), RejectRequests, 64);
+    let pending = spawn_request(&peer, "pending", None);
+    let big = json!(["n".repeat(900)]);
+    assert!(
+        timeout(PATIENCE, peer.notify("first", Some(big.clone())))
+            .await
+            .unwrap()
+            .is_ok()
+    );
+    let overflow = timeout(PATIENCE, peer.notify("second", Some(big)))
+        .await
+        .unwrap();
+    let reason = CloseReason::OutboundOverflow { limit: 1500 };
+    assert!(
+        matches!(overflow, Err(CallError::Closed(r)) if r == reason),
+        "{overflow:?}"
+    );
+    assert_eq!(peer.close_reason(), Some(reason));
+    assert_eq!(reason.code(), "outbound_overflow");
+    assert_eq!(closed_with(join(pending).await), reason);
+}
+
+#[tokio::test]
+async fn answers_over_the_outbound_byte_bound_close_the_connection() {
+    // The other side sends requests whose answers echo 7,000 bytes, and never reads them.
+    let (peer, _n, mut raw) = raw_peer(
+        byte_bounded(16 * 1024),
+        |r: Request, _p: Peer| async move {
+            let params: Value = serde_json::from_str(r.params.unwrap().get()).unwrap();
+            Err(ErrorObject::new(
+                codes::UNKNOWN_COMMAND,
+                format!("unknown command {}", params["name"]),
+            ))
+        },
+        64,
+    );
+    let name = "x".repeat(7000);
+    for id in 0..10 {
+        let line =
+            json!({"jsonrpc": "2.0", "id": id, "method": "command/call", "params": {"name": name}});
+        // Once the peer closes, its end of the pipe is gone: the write fails, as it should.
+        if raw
+            .write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            break;
+        }
+        if peer.close_reason().is_some() {
+            break;
+        }
+    }
+    let reason = timeout(PATIENCE, peer.closed()).await.unwrap();
+    assert_eq!(reason, CloseReason::OutboundOverflow { limit: 16 * 1024 });
+}
+
+#[tokio::test]
+async fn one_frame_larger_than_the_byte_bound_still_goes_into_an_empty_queue() {
+    let (peer, _n, mut raw) = raw_peer(byte_bounded(100), RejectRequests, 64 * 1024);
+    let call = spawn_request(&peer, "big", Some(json!(["b".repeat(500)])));
+    let m = raw.recv().await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": 1}).to_string())
+        .await;
+    assert_eq!(join(call).await.unwrap(), json!(1));
+}
+
+#[tokio::test]
+async fn incoming_notifications_over_the_byte_bound_are_dropped_and_counted() {
+    let options = PeerOptions {
+        max_queued_notification_bytes: 2500,
+        ..PeerOptions::default()
+    };
+    let (peer, mut notifications, mut raw) = raw_peer(options, RejectRequests, 64 * 1024);
+    let big = "z".repeat(1000);
+    for n in 0..4 {
+        raw.send(&json!({"jsonrpc": "2.0", "method": "m", "params": [n, big]}).to_string())
+            .await;
+    }
+    eventually(|| peer.stats().frames_in == 4).await;
+    // Two fit in 2,500 bytes; the other two are dropped, and the connection goes on.
+    assert_eq!(peer.stats().dropped_notifications, 2);
+    assert!(notifications.try_recv().is_some());
+    assert!(notifications.try_recv().is_some());
+    assert!(notifications.try_recv().is_none());
+    // Taking them off made room again.
+    raw.send(&json!({"jsonrpc": "2.0", "method": "m", "params": [4, big]}).to_string())
+        .await;
+    eventually(|| peer.stats().frames_in == 5).await;
+    assert!(notifications.try_recv().is_some());
+    assert_eq!(peer.close_reason(), None);
+}
+
+#[tokio::test]
+async fn incoming_requests_over_the_byte_bound_are_answered_busy() {
+    let options = PeerOptions {
+        max_incoming_request_bytes: 1500,
+        ..PeerOptions::default()
+    };
+    let gate = Arc::new(Semaphore::new(0));
+    let held = Arc::clone(&gate);
+    let (peer, _n, mut raw) = raw_peer(
+        options,
+        move |r: Request, _p: Peer| {
+            let held = Arc::clone(&held);
+            async move {
+                let _ = held.acquire().await;
+                Ok(json!(r.method))
+            }
+        },
+        64 * 1024,
+    );
+    let big = "b".repeat(1000);
+    // The first is held by the handler; the second would take 2,000 bytes in handling.
+    for id in [1, 2] {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "m", "params": [big]}).to_string())
+            .await;
+    }
+    let busy = raw.recv().await;
+    assert_eq!(busy["id"], 2);
+    assert_eq!(busy["error"]["code"], codes::HOST_BUSY);
+    assert_eq!(peer.stats().busy_rejections, 1);
+    gate.add_permits(1);
+    let answer = raw.recv().await;
+    assert_eq!(
+        (answer["id"].clone(), answer["result"].clone()),
+        (json!(1), json!("m"))
+    );
+    // Once it is answered, its bytes are given back.
+    raw.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "m", "params": [big]}).to_string())
+        .await;
+    gate.add_permits(1);
+    assert_eq!(raw.recv().await["id"], 3);
 }
