@@ -1,0 +1,381 @@
+//! One relay connection: JSON-RPC 2.0 requests from a frontend answered over the host's public
+//! seam. `relay/initialize` comes first; every other request before it is refused. Each request
+//! runs in its own task (at most `PeerOptions::max_incoming_requests` at once, the rest answered
+//! busy), and `$/cancelRequest` abandons a call the way a plugin caller does: the host stops the
+//! process that was serving it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use c2_host::{HostError, InstallOptions, PluginHost, StateChange, Target, UiRequest};
+use c2_protocol::{ErrorObject, Id, Notification, Request, codes};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::commands;
+use crate::session;
+
+/// The relay protocol's version; a client is compatible when its major version is the same.
+pub(crate) const RELAY_VERSION: &str = "1.0.0";
+
+/// The caller cancelled the request with `$/cancelRequest`.
+pub(crate) const REQUEST_CANCELLED: i64 = -32800;
+/// A request other than `relay/initialize` arrived before it.
+pub(crate) const NOT_INITIALIZED: i64 = -32010;
+/// `relay/initialize` named an incompatible relay version.
+pub(crate) const VERSION_MISMATCH: i64 = -32011;
+
+/// Every request method this relay answers: the capability list `relay/initialize` returns.
+pub(crate) const METHODS: &[&str] = &[
+    "relay/initialize",
+    "plugins/list",
+    "plugins/install",
+    "plugins/uninstall",
+    "plugins/trust",
+    "plugins/untrust",
+    "plugins/enable",
+    "plugins/disable",
+    "plugins/inherit",
+    "plugins/reset",
+    "plugins/runtimePid",
+    "realm/catalog",
+    "realm/commands",
+    "command/invoke",
+    "ui/catalog",
+    "ui/invoke",
+];
+
+/// The notification a client sends to abandon one of its requests.
+pub(crate) const CANCEL: &str = "$/cancelRequest";
+
+/// What every connection shares: the one host and where it lives.
+#[derive(Debug, Clone)]
+pub(crate) struct Service {
+    pub(crate) host: PluginHost,
+    pub(crate) plugins_dir: PathBuf,
+}
+
+/// One client's state.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    service: Service,
+    initialized: AtomicBool,
+    /// Requests that may be cancelled, by their id's JSON text (so `1` and `"1"` differ).
+    cancellable: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+type Answer = Result<Value, ErrorObject>;
+
+impl Connection {
+    pub(crate) fn new(service: Service) -> Arc<Self> {
+        Arc::new(Self {
+            service,
+            initialized: AtomicBool::new(false),
+            cancellable: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Answers one request.
+    pub(crate) async fn handle(self: Arc<Self>, request: Request) -> Answer {
+        let method = request.method.as_str();
+        if method == "relay/initialize" {
+            return self.initialize(request.params);
+        }
+        if !METHODS.contains(&method) {
+            return Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!(
+                    "unknown method `{method}`: `relay/initialize` lists the methods this relay answers"
+                ),
+            ));
+        }
+        if !self.initialized.load(Ordering::Acquire) {
+            return Err(ErrorObject::new(
+                NOT_INITIALIZED,
+                format!("`{method}` before `relay/initialize`: initialize the connection first"),
+            ));
+        }
+        let key = id_key(&request.id);
+        let (cancel, cancelled) = oneshot::channel();
+        self.lock_cancellable().insert(key.clone(), cancel);
+        let _forget = Forget {
+            connection: &self,
+            key,
+        };
+        tokio::select! {
+            answer = self.dispatch(method, request.params) => answer,
+            Ok(()) = cancelled => Err(ErrorObject::new(
+                REQUEST_CANCELLED,
+                format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
+            )),
+        }
+    }
+
+    /// Handles the client's notifications until the connection's queue closes: only
+    /// `$/cancelRequest` means anything; others are logged and dropped.
+    pub(crate) async fn pump(self: Arc<Self>, mut notifications: mpsc::Receiver<Notification>) {
+        while let Some(notification) = notifications.recv().await {
+            if notification.method != CANCEL {
+                tracing::debug!(method = %notification.method, "ignored a relay notification");
+                continue;
+            }
+            let id = notification.params.as_ref().and_then(|p| p.get("id"));
+            let Some(id) = id.filter(|id| id.is_string() || id.is_number()) else {
+                tracing::warn!("`$/cancelRequest` without a string or number `id`; ignored");
+                continue;
+            };
+            if let Some(cancel) = self.lock_cancellable().remove(&id.to_string()) {
+                let _ = cancel.send(());
+            }
+        }
+    }
+
+    fn lock_cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
+        self.cancellable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn initialize(&self, params: Option<Value>) -> Answer {
+        let params: InitializeParams = parse(params)?;
+        let theirs = semver::Version::parse(&params.protocol_version).map_err(|error| {
+            ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "protocolVersion `{}` is not a semantic version ({error}); send \"{RELAY_VERSION}\"",
+                    params.protocol_version
+                ),
+            )
+        })?;
+        let ours = semver::Version::parse(RELAY_VERSION).unwrap_or(semver::Version::new(1, 0, 0));
+        if theirs.major != ours.major {
+            let mut error = ErrorObject::new(
+                VERSION_MISMATCH,
+                format!(
+                    "this relay speaks {RELAY_VERSION}; a client of relay {theirs} is not compatible (the major versions differ)"
+                ),
+            );
+            error.data = Some(json!({ "kind": "version_mismatch", "supported": RELAY_VERSION }));
+            return Err(error);
+        }
+        self.initialized.store(true, Ordering::Release);
+        Ok(json!({
+            "protocolVersion": RELAY_VERSION,
+            "server": { "name": "c2-plugins", "version": env!("CARGO_PKG_VERSION") },
+            "pid": std::process::id(),
+            "pluginsDir": self.service.plugins_dir,
+            "capabilities": { "methods": METHODS, "notifications": [CANCEL] },
+        }))
+    }
+
+    async fn dispatch(&self, method: &str, params: Option<Value>) -> Answer {
+        let host = &self.service.host;
+        match method {
+            "plugins/list" => {
+                let languages = host.language_listing(&Target::User).map_err(host_error)?;
+                let listed: Vec<Value> = host
+                    .list()
+                    .iter()
+                    .map(|status| commands::list::status_json(status, &languages))
+                    .collect();
+                Ok(Value::Array(listed))
+            }
+            "plugins/install" => {
+                let p: InstallParams = parse(params)?;
+                let options = InstallOptions {
+                    trust: p.trust,
+                    enable: p.enable,
+                };
+                let outcome = host.install(&p.source, options).await.map_err(host_error)?;
+                Ok(commands::install::outcome_json(&outcome, options))
+            }
+            "plugins/uninstall" => {
+                let p: IdParams = parse(params)?;
+                let record = host.uninstall(&p.id).await.map_err(host_error)?;
+                Ok(json!({ "id": record.id, "name": record.name, "version": record.version }))
+            }
+            "plugins/trust" | "plugins/untrust" => {
+                let p: IdParams = parse(params)?;
+                let applied = if method == "plugins/trust" {
+                    host.trust(&p.id).await
+                } else {
+                    host.untrust(&p.id).await
+                }
+                .map_err(host_error)?;
+                Ok(commands::policy::applied_json(&p.id, &applied))
+            }
+            "plugins/enable" | "plugins/disable" | "plugins/inherit" => {
+                let p: StateParams = parse(params)?;
+                let change = match method {
+                    "plugins/enable" => StateChange::Enable,
+                    "plugins/disable" => StateChange::Disable,
+                    _ => StateChange::Inherit,
+                };
+                if change == StateChange::Inherit && p.project.is_none() {
+                    return Err(ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        "`plugins/inherit` needs `project`: the user realm has nothing to inherit from",
+                    ));
+                }
+                let applied = host
+                    .set_state(&p.id, &target(p.project), change)
+                    .await
+                    .map_err(host_error)?;
+                Ok(commands::policy::applied_json(&p.id, &applied))
+            }
+            "plugins/reset" => {
+                let p: ResetParams = parse(params)?;
+                let revision = host.reset(p.id.as_deref()).await.map_err(host_error)?;
+                Ok(json!({ "id": p.id, "revision": revision }))
+            }
+            "plugins/runtimePid" => {
+                let p: StateParams = parse(params)?;
+                let pid = host
+                    .runtime_pid(&p.id, &target(p.project))
+                    .map_err(host_error)?;
+                Ok(json!({ "pid": pid }))
+            }
+            "realm/catalog" => {
+                let p: RealmParams = parse(params)?;
+                let rows = host.catalog(&target(p.project)).map_err(host_error)?;
+                Ok(serde_json::to_value(rows).unwrap_or_default())
+            }
+            "realm/commands" => {
+                let p: RealmParams = parse(params)?;
+                let rows = host.commands(&target(p.project)).map_err(host_error)?;
+                Ok(serde_json::to_value(rows).unwrap_or_default())
+            }
+            "command/invoke" => {
+                let p: InvokeParams = parse(params)?;
+                let args = p.args.unwrap_or_else(|| json!({}));
+                host.invoke(&target(p.project), &p.command, args)
+                    .await
+                    .map_err(host_error)
+            }
+            "ui/catalog" => {
+                let p: RealmParams = parse(params)?;
+                let slots = host.ui_catalog(&target(p.project)).map_err(host_error)?;
+                Ok(serde_json::to_value(slots).unwrap_or_default())
+            }
+            "ui/invoke" => {
+                let request: UiRequest = parse(params)?;
+                host.invoke_ui(&request).await.map_err(host_error)
+            }
+            other => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("unknown method `{other}`"),
+            )),
+        }
+    }
+}
+
+/// Removes a finished request from the cancellable set.
+struct Forget<'a> {
+    connection: &'a Connection,
+    key: String,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.connection.lock_cancellable().remove(&self.key);
+    }
+}
+
+fn id_key(id: &Id) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+fn target(project: Option<PathBuf>) -> Target {
+    project.map_or(Target::User, Target::Project)
+}
+
+/// A host error as a JSON-RPC error: `-32001` for an unknown command, `-32000` otherwise, with
+/// the host's kind (and an invalid bundle's diagnostics) in `data`.
+pub(crate) fn host_error(error: HostError) -> ErrorObject {
+    let failure = session::failure(error);
+    let code = if failure.kind == "unknown_command" {
+        codes::UNKNOWN_COMMAND
+    } else {
+        codes::COMMAND_FAILED
+    };
+    let mut data = serde_json::Map::new();
+    data.insert("kind".to_owned(), Value::String(failure.kind.clone()));
+    data.insert("environment".to_owned(), Value::Bool(failure.exit == 2));
+    data.extend(failure.detail);
+    ErrorObject {
+        code,
+        message: failure.message,
+        data: Some(Value::Object(data)),
+    }
+}
+
+fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, ErrorObject> {
+    let params = params.unwrap_or_else(|| json!({}));
+    serde_json::from_value(params).map_err(|error| {
+        ErrorObject::new(
+            codes::INVALID_PARAMS,
+            format!("invalid params: {error}; docs/relay.md lists each method's params"),
+        )
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct InitializeParams {
+    protocol_version: String,
+    #[serde(default)]
+    #[expect(dead_code, reason = "accepted for the client's own logs; not used yet")]
+    client: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct InstallParams {
+    source: String,
+    #[serde(default)]
+    trust: bool,
+    #[serde(default)]
+    enable: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdParams {
+    id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResetParams {
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateParams {
+    id: String,
+    #[serde(default)]
+    project: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RealmParams {
+    #[serde(default)]
+    project: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InvokeParams {
+    command: String,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    project: Option<PathBuf>,
+}
