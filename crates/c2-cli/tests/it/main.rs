@@ -6,6 +6,7 @@ mod cli;
 mod host;
 mod lsp;
 mod resilience;
+mod serve;
 mod store;
 mod validate;
 
