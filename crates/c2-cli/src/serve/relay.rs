@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use c2_host::{HostError, InstallOptions, PluginHost, StateChange, Target, UiRequest};
+use c2_host::{
+    HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target, UiRequest,
+};
 use c2_protocol::{ErrorObject, Id, Notification, Request, codes};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -41,6 +43,8 @@ pub(crate) const METHODS: &[&str] = &[
     "plugins/disable",
     "plugins/inherit",
     "plugins/reset",
+    "plugins/plan",
+    "plugins/apply",
     "plugins/runtimePid",
     "realm/catalog",
     "realm/commands",
@@ -232,6 +236,25 @@ impl Connection {
                 let revision = host.reset(p.id.as_deref()).await.map_err(host_error)?;
                 Ok(json!({ "id": p.id, "revision": revision }))
             }
+            "plugins/plan" => {
+                let p: PlanParams = parse(params)?;
+                if matches!(p.change, PlanAction::Inherit) && p.project.is_none() {
+                    return Err(ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        "an `inherit` plan needs `project`: the user realm has nothing to inherit from",
+                    ));
+                }
+                let plan = host
+                    .plan(&p.id, p.project.as_ref(), p.change)
+                    .await
+                    .map_err(host_error)?;
+                Ok(serde_json::to_value(plan).unwrap_or_default())
+            }
+            "plugins/apply" => {
+                let p: ApplyParams = parse(params)?;
+                let applied = host.apply_plan(&p.plan).await.map_err(host_error)?;
+                Ok(commands::policy::applied_json(&p.plan.id, &applied))
+            }
             "plugins/runtimePid" => {
                 let p: StateParams = parse(params)?;
                 let pid = host
@@ -378,4 +401,19 @@ struct InvokeParams {
     args: Option<Value>,
     #[serde(default)]
     project: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanParams {
+    id: String,
+    #[serde(default)]
+    project: Option<PathBuf>,
+    change: PlanAction,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplyParams {
+    plan: PlanFile,
 }

@@ -236,6 +236,33 @@ fn serve_stdio_keeps_the_node_runtime_warm_refuses_a_second_service_and_ends_on_
         "the second invoke reused the warm runtime"
     );
 
+    // The UI descriptor runs the same command in the project realm, through the host's checks.
+    let slots = client.ok("ui/catalog", json!({"project": repo}));
+    assert_eq!(slots["composer.toolbar"][0]["id"], "status", "{slots:#}");
+    let shown = client.ok(
+        "ui/invoke",
+        json!({"id": id, "ui": "status", "project": repo, "sessionId": "s1"}),
+    );
+    assert_eq!(shown["git"]["branch"], "main", "{shown:#}");
+
+    // A planned disable, applied, stops the user realm's runtime; enabling brings it back.
+    let plan = client.ok(
+        "plugins/plan",
+        json!({"id": id, "change": {"action": "disable"}}),
+    );
+    assert_eq!(plan["id"], id.as_str(), "{plan:#}");
+    client.ok("plugins/apply", json!({"plan": plan}));
+    wait_gone(pid);
+    assert_eq!(runtime_pid(&mut client, &id), None);
+    let stale = client.call("plugins/apply", json!({"plan": plan}));
+    assert!(stale["error"]["data"]["kind"].is_string(), "{stale:#}");
+    client.ok("plugins/enable", json!({"id": id}));
+    client.ok(
+        "command/invoke",
+        json!({"command": "hello.status", "args": {"cwd": repo}}),
+    );
+    let pid = runtime_pid(&mut client, &id).expect("enabled again, the runtime restarted");
+
     let mut refused = spawn_serve(&sandbox, &["--stdio"], "serve-2.log");
     assert_eq!(exit_code(&mut refused), 2);
     let log = std::fs::read_to_string(sandbox.work.join("serve-2.log")).unwrap();
