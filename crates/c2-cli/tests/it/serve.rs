@@ -348,3 +348,29 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
 fn connect(socket: &Path) -> std::os::unix::net::UnixStream {
     std::os::unix::net::UnixStream::connect(socket).unwrap()
 }
+
+#[test]
+fn the_javascript_client_passes_its_node_tests_against_a_real_service() {
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/typescript");
+    let fixture = built("c2-fixture", "C2_FIXTURE_BIN");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "Node's own test runner exercises the client against the built service"
+    )]
+    let output = std::process::Command::new("node")
+        .args(["--test", "test/"])
+        .current_dir(&client)
+        .env("C2_PLUGINS_BIN", env!("CARGO_BIN_EXE_c2-plugins"))
+        .env("C2_HELLO_RUNTIME", pack("hello-runtime"))
+        .env("C2_FIXTURE_BIN", fixture)
+        .env_remove("C2_PLUGINS_DIR")
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "node --test failed:\n{report}");
+    assert!(report.contains("# pass 1"), "{report}");
+}
