@@ -248,10 +248,14 @@ impl Connection {
                     .plan(&p.id, p.project.as_ref(), p.change)
                     .await
                     .map_err(host_error)?;
-                Ok(serde_json::to_value(plan).unwrap_or_default())
+                let mut plan = serde_json::to_value(plan).unwrap_or_default();
+                revisions_as_text(&mut plan);
+                Ok(plan)
             }
             "plugins/apply" => {
-                let p: ApplyParams = parse(params)?;
+                let mut params = params.unwrap_or_else(|| json!({}));
+                revisions_as_numbers(&mut params["plan"]);
+                let p: ApplyParams = parse(Some(params))?;
                 let applied = host.apply_plan(&p.plan).await.map_err(host_error)?;
                 Ok(commands::policy::applied_json(&p.plan.id, &applied))
             }
@@ -305,6 +309,29 @@ struct Forget<'a> {
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.connection.lock_cancellable().remove(&self.key);
+    }
+}
+
+/// A plan's revisions are 64-bit (the graph's is a hash), past what a JavaScript number holds
+/// exactly, so the relay sends them as decimal strings.
+fn revisions_as_text(plan: &mut Value) {
+    if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
+        for value in revisions.values_mut() {
+            if let Some(n) = value.as_u64() {
+                *value = Value::String(n.to_string());
+            }
+        }
+    }
+}
+
+/// The inverse of [`revisions_as_text`]; numbers are accepted as they are.
+fn revisions_as_numbers(plan: &mut Value) {
+    if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
+        for value in revisions.values_mut() {
+            if let Some(n) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {
+                *value = Value::from(n);
+            }
+        }
     }
 }
 

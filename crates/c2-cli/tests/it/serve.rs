@@ -251,6 +251,10 @@ fn serve_stdio_keeps_the_node_runtime_warm_refuses_a_second_service_and_ends_on_
         json!({"id": id, "change": {"action": "disable"}}),
     );
     assert_eq!(plan["id"], id.as_str(), "{plan:#}");
+    assert!(
+        plan["revisions"]["graph"].is_string(),
+        "64-bit revisions travel as text: {plan:#}"
+    );
     client.ok("plugins/apply", json!({"plan": plan}));
     wait_gone(pid);
     assert_eq!(runtime_pid(&mut client, &id), None);
