@@ -259,7 +259,7 @@ fn serve_stdio_keeps_the_node_runtime_warm_refuses_a_second_service_and_ends_on_
     wait_gone(pid);
     assert_eq!(runtime_pid(&mut client, &id), None);
     let stale = client.call("plugins/apply", json!({"plan": plan}));
-    assert!(stale["error"]["data"]["kind"].is_string(), "{stale:#}");
+    assert_eq!(stale["error"]["data"]["kind"], "stale_plan", "{stale:#}");
     client.ok("plugins/enable", json!({"id": id}));
     client.ok(
         "command/invoke",
