@@ -229,3 +229,6 @@ where
     tokio::spawn(connection.pump(notifications));
     peer
 }
+
+#[cfg(test)]
+mod tests;

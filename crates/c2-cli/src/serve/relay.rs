@@ -314,7 +314,7 @@ impl Drop for Forget<'_> {
 
 /// A plan's revisions are 64-bit (the graph's is a hash), past what a JavaScript number holds
 /// exactly, so the relay sends them as decimal strings.
-fn revisions_as_text(plan: &mut Value) {
+pub(crate) fn revisions_as_text(plan: &mut Value) {
     if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
         for value in revisions.values_mut() {
             if let Some(n) = value.as_u64() {
@@ -325,7 +325,7 @@ fn revisions_as_text(plan: &mut Value) {
 }
 
 /// The inverse of [`revisions_as_text`]; numbers are accepted as they are.
-fn revisions_as_numbers(plan: &mut Value) {
+pub(crate) fn revisions_as_numbers(plan: &mut Value) {
     if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
         for value in revisions.values_mut() {
             if let Some(n) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {

@@ -1,0 +1,133 @@
+use std::sync::Arc;
+
+use c2_host::{HostOptions, PluginHost};
+use c2_protocol::{Id, Request, codes};
+use serde_json::{Value, json};
+
+use super::lock;
+use super::relay::{self, Connection, NOT_INITIALIZED, Service, VERSION_MISMATCH};
+
+#[test]
+fn a_second_lock_on_the_same_directory_is_refused_naming_the_holder_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = lock::acquire(dir.path()).unwrap();
+    let written = std::fs::read_to_string(&held.path).unwrap();
+    assert_eq!(written.trim(), std::process::id().to_string());
+    let refused = lock::acquire(dir.path()).unwrap_err();
+    assert_eq!(refused.kind, "service_running");
+    assert_eq!(refused.exit, 2);
+    assert!(
+        refused
+            .message
+            .contains(&format!("(pid {}) already serves", std::process::id())),
+        "{}",
+        refused.message
+    );
+    assert_eq!(refused.detail["pid"], json!(std::process::id()));
+    drop(held);
+    assert!(
+        lock::acquire(dir.path()).is_ok(),
+        "released with its holder"
+    );
+}
+
+fn request(id: u64, method: &str, params: Value) -> Request {
+    Request {
+        id: Id::from(id),
+        method: method.to_owned(),
+        params: Some(params),
+    }
+}
+
+async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
+    let host = PluginHost::open(HostOptions::new(dir)).await.unwrap();
+    let service = Service {
+        host: host.clone(),
+        plugins_dir: dir.to_owned(),
+    };
+    (Connection::new(service), host)
+}
+
+fn code(answer: &Result<Value, c2_protocol::ErrorObject>) -> Option<i64> {
+    answer.as_ref().err().map(|e| e.code)
+}
+
+#[tokio::test]
+async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    let early = Arc::clone(&conn)
+        .handle(request(1, "plugins/list", json!({})))
+        .await;
+    assert_eq!(code(&early), Some(NOT_INITIALIZED));
+    let unknown = Arc::clone(&conn)
+        .handle(request(2, "nope", json!({})))
+        .await;
+    assert_eq!(code(&unknown), Some(codes::METHOD_NOT_FOUND));
+    for (version, expected) in [
+        ("2.0.0", Some(VERSION_MISMATCH)),
+        ("0.9.0", Some(VERSION_MISMATCH)),
+        ("one", Some(codes::INVALID_PARAMS)),
+    ] {
+        let answer = Arc::clone(&conn)
+            .handle(request(
+                3,
+                "relay/initialize",
+                json!({"protocolVersion": version}),
+            ))
+            .await;
+        assert_eq!(code(&answer), expected, "{version}");
+    }
+    let refused = Arc::clone(&conn)
+        .handle(request(4, "plugins/list", json!({})))
+        .await;
+    assert_eq!(
+        code(&refused),
+        Some(NOT_INITIALIZED),
+        "a refused initialize"
+    );
+    let hello = Arc::clone(&conn)
+        .handle(request(
+            5,
+            "relay/initialize",
+            json!({"protocolVersion": "1.7.2"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
+    let methods = hello["capabilities"]["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), relay::METHODS.len());
+    let listed = Arc::clone(&conn)
+        .handle(request(6, "plugins/list", json!({})))
+        .await;
+    assert_eq!(listed, Ok(json!([])));
+    let bad = Arc::clone(&conn)
+        .handle(request(7, "plugins/trust", json!({"name": "x"})))
+        .await;
+    assert_eq!(code(&bad), Some(codes::INVALID_PARAMS));
+    let missing = Arc::clone(&conn)
+        .handle(request(8, "plugins/trust", json!({"id": "absent"})))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, codes::COMMAND_FAILED);
+    assert_eq!(
+        missing.data.as_ref().map(|d| d["kind"].clone()),
+        Some(json!("not_installed"))
+    );
+    host.shutdown().await;
+}
+
+#[test]
+fn plan_revisions_travel_as_text_and_come_back_as_numbers() {
+    let mut plan = json!({"revisions": {"graph": u64::MAX, "config": 3, "project": null}});
+    relay::revisions_as_text(&mut plan);
+    assert_eq!(
+        plan["revisions"],
+        json!({"graph": u64::MAX.to_string(), "config": "3", "project": null})
+    );
+    relay::revisions_as_numbers(&mut plan);
+    assert_eq!(
+        plan["revisions"],
+        json!({"graph": u64::MAX, "config": 3, "project": null})
+    );
+}
