@@ -267,6 +267,9 @@ enum Command {
         /// Socket clients connected at once
         #[arg(long, value_name = "N", default_value_t = 16)]
         max_connections: usize,
+        /// Event subscriptions one client may hold at once
+        #[arg(long, value_name = "N", default_value_t = 64)]
+        max_subscriptions: usize,
     },
     /// For authors: create a bundle with one command that passes `check` straight away
     New {
@@ -322,12 +325,14 @@ fn main() -> ExitCode {
             stdio,
             socket,
             max_connections,
+            max_subscriptions,
         } => {
             let transport = match socket {
                 Some(path) if !stdio => serve::Transport::Socket(path.clone()),
                 _ => serve::Transport::Stdio,
             };
-            serve(&cli, &transport, *max_connections)
+            let limits = (*max_connections, *max_subscriptions);
+            serve(&cli, &transport, limits)
         }
         _ => on_host(&cli, &mut out),
     };
@@ -368,7 +373,8 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
 }
 
 /// `serve`: the relay on a single-threaded runtime until a signal or the end of stdin.
-fn serve(cli: &Cli, transport: &serve::Transport, max_connections: usize) -> CmdResult {
+fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> CmdResult {
+    let (max_connections, max_subscriptions) = limits;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -381,6 +387,7 @@ fn serve(cli: &Cli, transport: &serve::Transport, max_connections: usize) -> Cmd
     };
     let options = serve::ServeOptions {
         max_connections,
+        max_subscriptions,
         peer: c2_protocol::PeerOptions::default(),
     };
     let result = runtime.block_on(serve::run(&settings, transport, options));

@@ -6,6 +6,7 @@
 //! listener. One service per directory, held by a lock file naming its pid. SIGTERM, SIGINT or
 //! the end of stdin (`--stdio`) shut every runtime down before the process exits.
 
+mod events;
 mod lock;
 mod relay;
 
@@ -39,6 +40,8 @@ pub(crate) enum Transport {
 pub(crate) struct ServeOptions {
     /// Socket clients connected at once; one more is closed at once with a warning.
     pub(crate) max_connections: usize,
+    /// Event subscriptions one connection may hold at once.
+    pub(crate) max_subscriptions: usize,
     /// Each connection's peer bounds (frame size, requests in flight, queues).
     pub(crate) peer: PeerOptions,
 }
@@ -71,9 +74,13 @@ pub(crate) async fn run(
         }
     };
     let host = session::open_host(&dir, settings.handshake_timeout).await?;
+    let bus = events::Bus::default();
+    host.register_module(bus.module(), 1).await;
     let service = relay::Service {
         host: host.clone(),
         plugins_dir: dir.clone(),
+        bus,
+        max_subscriptions: options.max_subscriptions,
     };
     tracing::info!(
         pid = std::process::id(),
@@ -223,7 +230,9 @@ where
     let connection = relay::Connection::new(service.clone());
     let handler = {
         let connection = Arc::clone(&connection);
-        move |request: c2_protocol::Request, _peer: Peer| Arc::clone(&connection).handle(request)
+        move |request: c2_protocol::Request, peer: Peer| {
+            Arc::clone(&connection).handle(request, Some(peer))
+        }
     };
     let (peer, notifications) = Peer::new(reader, writer, handler, options);
     tokio::spawn(connection.pump(notifications));

@@ -6,17 +6,20 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use c2_host::{
     HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target, UiRequest,
 };
-use c2_protocol::{ErrorObject, Id, Notification, Request, codes};
+use c2_protocol::{CallError, ErrorObject, Id, Notification, Peer, Request, codes};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use super::events::{self, Bus};
 
 use crate::commands;
 use crate::session;
@@ -51,7 +54,13 @@ pub(crate) const METHODS: &[&str] = &[
     "command/invoke",
     "ui/catalog",
     "ui/invoke",
+    "events/subscribe",
+    "events/unsubscribe",
+    "events/publish",
 ];
+
+/// The notification that carries a subscribed event to the client.
+pub(crate) const EVENT: &str = "events/event";
 
 /// The notification a client sends to abandon one of its requests.
 pub(crate) const CANCEL: &str = "$/cancelRequest";
@@ -61,6 +70,10 @@ pub(crate) const CANCEL: &str = "$/cancelRequest";
 pub(crate) struct Service {
     pub(crate) host: PluginHost,
     pub(crate) plugins_dir: PathBuf,
+    /// The relay module's scope, which owns every event subscription.
+    pub(crate) bus: Bus,
+    /// Event subscriptions one connection may hold at once.
+    pub(crate) max_subscriptions: usize,
 }
 
 /// One client's state.
@@ -70,6 +83,17 @@ pub(crate) struct Connection {
     initialized: AtomicBool,
     /// Requests that may be cancelled, by their id's JSON text (so `1` and `"1"` differ).
     cancellable: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    /// Live event subscriptions, by the number `events/subscribe` returned.
+    subscriptions: Mutex<HashMap<u64, AbortHandle>>,
+    next_subscription: AtomicU64,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for task in self.lock_subscriptions().values() {
+            task.abort();
+        }
+    }
 }
 
 type Answer = Result<Value, ErrorObject>;
@@ -80,11 +104,13 @@ impl Connection {
             service,
             initialized: AtomicBool::new(false),
             cancellable: Mutex::new(HashMap::new()),
+            subscriptions: Mutex::new(HashMap::new()),
+            next_subscription: AtomicU64::new(1),
         })
     }
 
-    /// Answers one request.
-    pub(crate) async fn handle(self: Arc<Self>, request: Request) -> Answer {
+    /// Answers one request; `peer` is the connection (events need it; unit tests pass none).
+    pub(crate) async fn handle(self: Arc<Self>, request: Request, peer: Option<Peer>) -> Answer {
         let method = request.method.as_str();
         if method == "relay/initialize" {
             return self.initialize(request.params);
@@ -111,7 +137,7 @@ impl Connection {
             key,
         };
         tokio::select! {
-            answer = self.dispatch(method, request.params) => answer,
+            answer = self.dispatch(method, request.params, peer) => answer,
             Ok(()) = cancelled => Err(ErrorObject::new(
                 REQUEST_CANCELLED,
                 format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
@@ -136,6 +162,69 @@ impl Connection {
                 let _ = cancel.send(());
             }
         }
+    }
+
+    fn lock_subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AbortHandle>> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Subscribes the client to `name`: a task forwards each event as `events/event` until the
+    /// client unsubscribes, the connection closes or the host shuts down.
+    fn subscribe(&self, name: &str, peer: Option<Peer>) -> Answer {
+        let Some(peer) = peer else {
+            return Err(ErrorObject::new(
+                codes::COMMAND_FAILED,
+                "events need a connection",
+            ));
+        };
+        let mut subscriptions = self.lock_subscriptions();
+        subscriptions.retain(|_, task| !task.is_finished());
+        if subscriptions.len() >= self.service.max_subscriptions {
+            return Err(ErrorObject::new(
+                codes::HOST_BUSY,
+                format!(
+                    "this connection already holds {} event subscriptions, the limit: unsubscribe one first",
+                    self.service.max_subscriptions
+                ),
+            ));
+        }
+        let mut stream = self
+            .service
+            .bus
+            .subscribe(name)
+            .map_err(|message| ErrorObject::new(codes::COMMAND_FAILED, message))?;
+        let number = self.next_subscription.fetch_add(1, Ordering::Relaxed);
+        let task = tokio::spawn(async move {
+            let mut dropped = 0u64;
+            loop {
+                let event = tokio::select! {
+                    event = stream.recv() => event,
+                    _ = peer.closed() => None,
+                };
+                let Some(event) = event else { break };
+                let params = json!({
+                    "subscription": number,
+                    "name": event.name,
+                    "payload": event.payload,
+                    "dropped": dropped + stream.dropped(),
+                });
+                match peer.notify(EVENT, Some(params)).await {
+                    Ok(()) => {}
+                    Err(CallError::QueueFull { limit }) => {
+                        dropped += 1;
+                        tracing::warn!(
+                            subscription = number,
+                            "dropped an event: the client's outbound queue is full ({limit} messages)"
+                        );
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        subscriptions.insert(number, task.abort_handle());
+        Ok(json!({ "subscription": number }))
     }
 
     fn lock_cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
@@ -172,13 +261,42 @@ impl Connection {
             "server": { "name": "c2-plugins", "version": env!("CARGO_PKG_VERSION") },
             "pid": std::process::id(),
             "pluginsDir": self.service.plugins_dir,
-            "capabilities": { "methods": METHODS, "notifications": [CANCEL] },
+            "capabilities": { "methods": METHODS, "notifications": [CANCEL], "serverNotifications": [EVENT] },
         }))
     }
 
-    async fn dispatch(&self, method: &str, params: Option<Value>) -> Answer {
+    async fn dispatch(&self, method: &str, params: Option<Value>, peer: Option<Peer>) -> Answer {
         let host = &self.service.host;
         match method {
+            "events/subscribe" => {
+                let p: SubscribeParams = parse(params)?;
+                self.subscribe(&p.event, peer)
+            }
+            "events/unsubscribe" => {
+                let p: UnsubscribeParams = parse(params)?;
+                let task = self.lock_subscriptions().remove(&p.subscription);
+                if let Some(task) = &task {
+                    task.abort();
+                }
+                Ok(json!({ "removed": task.is_some() }))
+            }
+            "events/publish" => {
+                let p: PublishParams = parse(params)?;
+                if !events::PUBLISHABLE.contains(&p.name.as_str()) {
+                    return Err(ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        format!(
+                            "relay clients publish only the host events {}; `{}` is not one",
+                            events::PUBLISHABLE.join(", "),
+                            p.name
+                        ),
+                    ));
+                }
+                let delivered = host
+                    .kernel()
+                    .emit(&p.name, p.payload.unwrap_or(Value::Null));
+                Ok(json!({ "delivered": delivered }))
+            }
             "plugins/list" => {
                 let languages = host.language_listing(&Target::User).map_err(host_error)?;
                 let listed: Vec<Value> = host
@@ -443,4 +561,24 @@ struct PlanParams {
 #[serde(deny_unknown_fields)]
 struct ApplyParams {
     plan: PlanFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubscribeParams {
+    event: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnsubscribeParams {
+    subscription: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublishParams {
+    name: String,
+    #[serde(default)]
+    payload: Option<Value>,
 }

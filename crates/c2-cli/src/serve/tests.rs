@@ -44,9 +44,19 @@ async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
     let service = Service {
         host: host.clone(),
         plugins_dir: dir.to_owned(),
+        bus: super::events::Bus::default(),
+        max_subscriptions: 4,
     };
     (Connection::new(service), host)
 }
+
+async fn ask(conn: &Arc<Connection>, id: u64, method: &str, params: Value) -> Answer {
+    Arc::clone(conn)
+        .handle(request(id, method, params), None)
+        .await
+}
+
+type Answer = Result<Value, c2_protocol::ErrorObject>;
 
 fn code(answer: &Result<Value, c2_protocol::ErrorObject>) -> Option<i64> {
     answer.as_ref().err().map(|e| e.code)
@@ -56,57 +66,46 @@ fn code(answer: &Result<Value, c2_protocol::ErrorObject>) -> Option<i64> {
 async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, host) = connection(dir.path()).await;
-    let early = Arc::clone(&conn)
-        .handle(request(1, "plugins/list", json!({})))
-        .await;
+    let early = ask(&conn, 1, "plugins/list", json!({})).await;
     assert_eq!(code(&early), Some(NOT_INITIALIZED));
-    let unknown = Arc::clone(&conn)
-        .handle(request(2, "nope", json!({})))
-        .await;
+    let unknown = ask(&conn, 2, "nope", json!({})).await;
     assert_eq!(code(&unknown), Some(codes::METHOD_NOT_FOUND));
     for (version, expected) in [
         ("2.0.0", Some(VERSION_MISMATCH)),
         ("0.9.0", Some(VERSION_MISMATCH)),
         ("one", Some(codes::INVALID_PARAMS)),
     ] {
-        let answer = Arc::clone(&conn)
-            .handle(request(
-                3,
-                "relay/initialize",
-                json!({"protocolVersion": version}),
-            ))
-            .await;
+        let answer = ask(
+            &conn,
+            3,
+            "relay/initialize",
+            json!({"protocolVersion": version}),
+        )
+        .await;
         assert_eq!(code(&answer), expected, "{version}");
     }
-    let refused = Arc::clone(&conn)
-        .handle(request(4, "plugins/list", json!({})))
-        .await;
+    let refused = ask(&conn, 4, "plugins/list", json!({})).await;
     assert_eq!(
         code(&refused),
         Some(NOT_INITIALIZED),
         "a refused initialize"
     );
-    let hello = Arc::clone(&conn)
-        .handle(request(
-            5,
-            "relay/initialize",
-            json!({"protocolVersion": "1.7.2"}),
-        ))
-        .await
-        .unwrap();
+    let hello = ask(
+        &conn,
+        5,
+        "relay/initialize",
+        json!({"protocolVersion": "1.7.2"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
     let methods = hello["capabilities"]["methods"].as_array().unwrap();
     assert_eq!(methods.len(), relay::METHODS.len());
-    let listed = Arc::clone(&conn)
-        .handle(request(6, "plugins/list", json!({})))
-        .await;
+    let listed = ask(&conn, 6, "plugins/list", json!({})).await;
     assert_eq!(listed, Ok(json!([])));
-    let bad = Arc::clone(&conn)
-        .handle(request(7, "plugins/trust", json!({"name": "x"})))
-        .await;
+    let bad = ask(&conn, 7, "plugins/trust", json!({"name": "x"})).await;
     assert_eq!(code(&bad), Some(codes::INVALID_PARAMS));
-    let missing = Arc::clone(&conn)
-        .handle(request(8, "plugins/trust", json!({"id": "absent"})))
+    let missing = ask(&conn, 8, "plugins/trust", json!({"id": "absent"}))
         .await
         .unwrap_err();
     assert_eq!(missing.code, codes::COMMAND_FAILED);

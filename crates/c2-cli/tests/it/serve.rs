@@ -24,6 +24,8 @@ struct Client {
     lines: Receiver<Value>,
     /// Responses read while waiting for another one.
     early: HashMap<u64, Value>,
+    /// Notifications read while waiting for something else.
+    notes: Vec<Value>,
     next_id: u64,
 }
 
@@ -45,6 +47,7 @@ impl Client {
             writer: Box::new(writer),
             lines,
             early: HashMap::new(),
+            notes: Vec::new(),
             next_id: 1,
         }
     }
@@ -81,8 +84,30 @@ impl Client {
                     panic!("the relay closed before answering request {id}")
                 }
             };
-            if let Some(got) = message["id"].as_u64() {
+            self.keep(message);
+        }
+    }
+
+    fn keep(&mut self, message: Value) {
+        match message["id"].as_u64() {
+            Some(got) => {
                 self.early.insert(got, message);
+            }
+            None => self.notes.push(message),
+        }
+    }
+
+    /// The next notification `method`, in arrival order.
+    fn notification(&mut self, method: &str) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(at) = self.notes.iter().position(|n| n["method"] == method) {
+                return self.notes.remove(at);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(message) => self.keep(message),
+                Err(error) => panic!("no {method} notification in {PATIENCE:?}: {error}"),
             }
         }
     }
@@ -289,14 +314,24 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
         &sandbox,
         "sleeper",
         &fixture,
-        &["fixture.sleep"],
+        &["fixture.sleep", "fixture.emit"],
         &[(
             "C2_FIXTURE_COMMANDS",
-            json!([{"name": "fixture.sleep"}]).to_string(),
+            json!([{"name": "fixture.sleep"}, {"name": "fixture.emit"}]).to_string(),
         )],
         "serve-socket",
     );
-    let mut service = spawn_serve(&sandbox, &["--socket"], "serve.log");
+    let mut service = spawn_serve(
+        &sandbox,
+        &[
+            "--socket",
+            "--max-connections",
+            "2",
+            "--max-subscriptions",
+            "2",
+        ],
+        "serve.log",
+    );
     let socket = sandbox.plugins.join(".serve.sock");
     let deadline = Instant::now() + PATIENCE;
     while !socket.exists() && Instant::now() < deadline {
@@ -341,6 +376,49 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
         json!({"command": "fixture.sleep", "args": {"ms": 1}}),
     );
     let restarted = runtime_pid(&mut other, &id).expect("the call after the cancel ran");
+
+    // Events: a plugin's event/emit and a frontend's host event reach subscribers as
+    // notifications; a plugin-looking event cannot be published by a client.
+    let ping =
+        client.ok("events/subscribe", json!({"event": "fixture.ping"}))["subscription"].clone();
+    let skills =
+        client.ok("events/subscribe", json!({"event": "skills/changed"}))["subscription"].clone();
+    other.ok(
+        "command/invoke",
+        json!({"command": "fixture.emit", "args": {"name": "fixture.ping", "payload": {"n": 1}}}),
+    );
+    let event = client.notification("events/event");
+    assert_eq!(event["params"]["subscription"], ping, "{event:#}");
+    assert_eq!(event["params"]["name"], "fixture.ping");
+    assert_eq!(event["params"]["payload"], json!({"n": 1}));
+    let published = other.ok(
+        "events/publish",
+        json!({"name": "skills/changed", "payload": {"skills": ["a"]}}),
+    );
+    assert!(published["delivered"].as_u64() >= Some(1), "{published:#}");
+    let event = client.notification("events/event");
+    assert_eq!(event["params"]["subscription"], skills, "{event:#}");
+    assert_eq!(event["params"]["payload"], json!({"skills": ["a"]}));
+    let forged = other.call("events/publish", json!({"name": "fixture.ping"}));
+    assert_eq!(forged["error"]["code"], -32602, "{forged:#}");
+    let third = client.call("events/subscribe", json!({"event": "scenes/changed"}));
+    assert_eq!(
+        third["error"]["code"], -32003,
+        "over --max-subscriptions: {third:#}"
+    );
+    let removed = client.ok("events/unsubscribe", json!({"subscription": ping}));
+    assert_eq!(removed["removed"], true);
+    client.ok("events/subscribe", json!({"event": "scenes/changed"}));
+
+    // A third client is over --max-connections: the service closes it at once.
+    let mut extra = connect(&socket);
+    extra.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        extra.read(&mut byte).unwrap(),
+        0,
+        "the third client was closed"
+    );
     assert_ne!(restarted, pid);
 
     sigterm(&service);
