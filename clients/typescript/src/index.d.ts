@@ -68,6 +68,14 @@ export interface CommandRow {
   description: string | null;
 }
 
+export interface RelayEvent {
+  subscription: number;
+  name: string;
+  payload: unknown;
+  /** Events lost on this subscription so far because the client did not keep up. */
+  dropped: number;
+}
+
 export declare class RelayError extends Error {
   readonly code: number;
   readonly data: unknown;
@@ -92,6 +100,9 @@ export declare class RelayClient {
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<unknown[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
+  subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
+  unsubscribe(subscription: number): Promise<boolean>;
+  publish(name: "engine/event" | "skills/changed" | "scenes/changed", payload?: unknown): Promise<number>;
   close(): void;
   exited(): Promise<number | null>;
 }

@@ -45,6 +45,7 @@ export class RelayClient {
     this.buffered = 0;
     this.closedError = undefined;
     this.child = undefined;
+    this.subscriptions = new Map();
     input.on("data", (chunk) => this.#receive(chunk));
     input.on("end", () => this.#fail(new Error("the relay closed the connection")));
     input.on("error", (error) => this.#fail(error));
@@ -178,6 +179,26 @@ export class RelayClient {
     });
   }
 
+  /**
+   * Subscribes to a JSON bus event; `onEvent` gets `{subscription, name, payload, dropped}`.
+   * Resolves with the subscription number for `unsubscribe`.
+   */
+  async subscribe(event, onEvent) {
+    const { subscription } = await this.request("events/subscribe", { event });
+    this.subscriptions.set(subscription, onEvent);
+    return subscription;
+  }
+
+  async unsubscribe(subscription) {
+    this.subscriptions.delete(subscription);
+    return (await this.request("events/unsubscribe", { subscription })).removed;
+  }
+
+  /** Publishes a host event (`engine/event`, `skills/changed`, `scenes/changed`). */
+  async publish(name, payload) {
+    return (await this.request("events/publish", { name, payload })).delivered;
+  }
+
   /** Closes the connection; a spawned service then shuts its runtimes down and exits. */
   close() {
     this.#fail(new Error("the client closed the connection"));
@@ -229,7 +250,12 @@ export class RelayClient {
       return;
     }
     if (message === null || typeof message !== "object") return;
-    // The relay sends no notifications yet; a response without a known id is dropped.
+    if (message.method === "events/event" && message.id === undefined) {
+      const onEvent = this.subscriptions.get(message.params?.subscription);
+      if (onEvent) onEvent(message.params);
+      return;
+    }
+    // Other notifications, and responses without a known id, are dropped.
     if (message.id === undefined || message.id === null || message.method !== undefined) return;
     const waiter = this.pending.get(message.id);
     if (!waiter) return;

@@ -89,7 +89,7 @@ function sleeperBundle(root) {
   return dir;
 }
 
-test("install, trust, enable, invoke warm twice, cancel a hanging call, shut down", async () => {
+test("install, trust, enable, invoke warm twice, receive an event, cancel a hanging call, shut down", async () => {
   const box = sandbox();
   const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
   try {
@@ -111,6 +111,14 @@ test("install, trust, enable, invoke warm twice, cancel a hanging call, shut dow
     const second = await client.invoke("hello.status", { cwd: box.repo });
     assert.equal(second.git.branch, "main");
     assert.equal(await client.runtimePid(installed.id), pid, "the second invoke is warm");
+
+    const events = [];
+    const subscription = await client.subscribe("skills/changed", (event) => events.push(event));
+    assert.ok((await client.publish("skills/changed", { skills: ["review"] })) >= 1);
+    await until("the skills/changed event", () => events.length === 1);
+    assert.equal(events[0].subscription, subscription);
+    assert.deepEqual(events[0].payload, { skills: ["review"] });
+    assert.equal(await client.unsubscribe(subscription), true);
 
     const sleeper = await client.install(sleeperBundle(box.root), { trust: true, enable: true });
     const abort = new AbortController();
