@@ -62,6 +62,9 @@ pub(crate) const METHODS: &[&str] = &[
 /// The notification that carries a subscribed event to the client.
 pub(crate) const EVENT: &str = "events/event";
 
+/// The methods `$/cancelRequest` may abandon.
+pub(crate) const CANCELLABLE: &[&str] = &["command/invoke", "ui/invoke"];
+
 /// The notification a client sends to abandon one of its requests.
 pub(crate) const CANCEL: &str = "$/cancelRequest";
 
@@ -128,6 +131,11 @@ impl Connection {
                 NOT_INITIALIZED,
                 format!("`{method}` before `relay/initialize`: initialize the connection first"),
             ));
+        }
+        // Only calls into plugins may be abandoned: a policy or store change always runs to
+        // its end, so it is never left half applied.
+        if !CANCELLABLE.contains(&method) {
+            return self.dispatch(method, request.params, peer).await;
         }
         let key = id_key(&request.id);
         let (cancel, cancelled) = oneshot::channel();
