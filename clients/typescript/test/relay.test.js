@@ -95,7 +95,13 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
   try {
     const hello = await client.initialize();
     assert.equal(hello.protocolVersion, "1.0.0");
-    assert.ok(hello.capabilities.methods.includes("command/invoke"));
+    const described = JSON.parse(readFileSync(new URL("../../../docs/schemas/relay.json", import.meta.url), "utf8"));
+    assert.equal(hello.protocolVersion, described.protocolVersion);
+    assert.deepEqual(
+      hello.capabilities.methods,
+      described.methods.map((m) => m.name),
+      "the service answers exactly the methods docs/schemas/relay.json describes",
+    );
 
     const installed = await client.install(helloRuntime);
     const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);

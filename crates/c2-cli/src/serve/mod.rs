@@ -6,6 +6,7 @@
 //! listener. One service per directory, held by a lock file naming its pid. SIGTERM, SIGINT or
 //! the end of stdin (`--stdio`) shut every runtime down before the process exits.
 
+mod describe;
 mod events;
 mod lock;
 mod relay;

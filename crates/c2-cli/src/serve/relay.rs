@@ -37,6 +37,7 @@ pub(crate) const VERSION_MISMATCH: i64 = -32011;
 /// Every request method this relay answers: the capability list `relay/initialize` returns.
 pub(crate) const METHODS: &[&str] = &[
     "relay/initialize",
+    "relay/describe",
     "plugins/list",
     "plugins/install",
     "plugins/uninstall",
@@ -305,7 +306,12 @@ impl Connection {
                     .emit(&p.name, p.payload.unwrap_or(Value::Null));
                 Ok(json!({ "delivered": delivered }))
             }
+            "relay/describe" => {
+                let NoParams {} = parse(params)?;
+                Ok(super::describe::describe())
+            }
             "plugins/list" => {
+                let NoParams {} = parse(params)?;
                 let languages = host.language_listing(&Target::User).map_err(host_error)?;
                 let listed: Vec<Value> = host
                     .list()
@@ -590,3 +596,7 @@ struct PublishParams {
     #[serde(default)]
     payload: Option<Value>,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}

@@ -130,3 +130,69 @@ fn plan_revisions_travel_as_text_and_come_back_as_numbers() {
         json!({"graph": u64::MAX, "config": 3, "project": null})
     );
 }
+
+#[test]
+fn the_committed_relay_description_is_the_generated_one() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/relay.json");
+    let generated = serde_json::to_string_pretty(&super::describe::describe()).unwrap() + "\n";
+    if std::env::var_os("C2_UPDATE_RELAY_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/schemas/relay.json is stale: run `C2_UPDATE_RELAY_SCHEMA=1 cargo test -p c2-cli --bin c2-plugins relay_description`"
+    );
+    let names: Vec<&str> = super::describe::DESCRIPTION.iter().map(|m| m.0).collect();
+    assert_eq!(
+        names,
+        relay::METHODS,
+        "one entry per relay method, in order"
+    );
+}
+
+#[tokio::test]
+async fn every_described_method_accepts_its_params_and_refuses_a_missing_or_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    for (method, _, params) in super::describe::DESCRIPTION {
+        let full: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(name, _, _, sample)| ((*name).to_owned(), serde_json::from_str(sample).unwrap()))
+            .collect();
+        let answer = ask(&conn, 2, method, Value::Object(full.clone())).await;
+        assert_ne!(
+            code(&answer),
+            Some(codes::INVALID_PARAMS),
+            "{method}: {answer:?}"
+        );
+        let mut extra = full.clone();
+        extra.insert("unexpected".to_owned(), json!(1));
+        let answer = ask(&conn, 3, method, Value::Object(extra)).await;
+        assert_eq!(
+            code(&answer),
+            Some(codes::INVALID_PARAMS),
+            "{method} with an unknown param"
+        );
+        for (name, _, required, _) in params.iter().filter(|p| p.2) {
+            let mut missing = full.clone();
+            missing.remove(*name);
+            let answer = ask(&conn, 4, method, Value::Object(missing)).await;
+            assert_eq!(
+                code(&answer),
+                Some(codes::INVALID_PARAMS),
+                "{method} without {name} (required: {required})"
+            );
+        }
+    }
+    host.shutdown().await;
+}
