@@ -7,10 +7,12 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use c2_host::{CONNECTOR_EVENT, ConnectorEvent};
 use c2_kernel::{
     BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
-    ScopeContext, ScopeHandle,
+    ScopeContext, ScopeHandle, TypedStream,
 };
+use serde_json::Value;
 
 /// The module's name in the catalog.
 pub(crate) const MODULE: &str = "relay";
@@ -30,8 +32,9 @@ impl Bus {
         Arc::new(RelayModule { bus: self.clone() })
     }
 
-    /// A bounded subscription to the JSON bus event `name`.
-    pub(crate) fn subscribe(&self, name: &str) -> Result<EventStream, String> {
+    /// A bounded subscription to `name`: the typed connector events for `connector/event`
+    /// (each with the owning bundle id the host authenticated), the JSON bus otherwise.
+    pub(crate) fn subscribe(&self, name: &str) -> Result<Stream, String> {
         let scope = self
             .scope
             .lock()
@@ -40,7 +43,45 @@ impl Bus {
         let Some(scope) = scope else {
             return Err("the relay's event scope is not live (safe mode, or shutting down)".into());
         };
-        scope.subscribe(name).map_err(|error| error.to_string())
+        let stream = if name == CONNECTOR_EVENT {
+            scope
+                .subscribe_typed::<ConnectorEvent>()
+                .map(Stream::Connector)
+        } else {
+            scope.subscribe(name).map(Stream::Json)
+        };
+        stream.map_err(|error| error.to_string())
+    }
+}
+
+/// One subscription's bounded queue.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    /// A JSON bus event.
+    Json(EventStream),
+    /// The typed connector events.
+    Connector(TypedStream<ConnectorEvent>),
+}
+
+impl Stream {
+    /// The next event's name and payload; `None` once the relay's scope is gone.
+    pub(crate) async fn next(&mut self) -> Option<(String, Value)> {
+        match self {
+            Stream::Json(stream) => stream.recv().await.map(|e| (e.name, e.payload)),
+            Stream::Connector(stream) => {
+                let event = stream.recv().await?;
+                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
+                Some((CONNECTOR_EVENT.to_owned(), payload))
+            }
+        }
+    }
+
+    /// Events the kernel dropped because this queue was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        match self {
+            Stream::Json(stream) => stream.dropped(),
+            Stream::Connector(stream) => stream.dropped(),
+        }
     }
 }
 

@@ -209,14 +209,14 @@ impl Connection {
             let mut dropped = 0u64;
             loop {
                 let event = tokio::select! {
-                    event = stream.recv() => event,
+                    event = stream.next() => event,
                     _ = peer.closed() => None,
                 };
-                let Some(event) = event else { break };
+                let Some((name, payload)) = event else { break };
                 let params = json!({
                     "subscription": number,
-                    "name": event.name,
-                    "payload": event.payload,
+                    "name": name,
+                    "payload": payload,
                     "dropped": dropped + stream.dropped(),
                 });
                 match peer.notify(EVENT, Some(params)).await {

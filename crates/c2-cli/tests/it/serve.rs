@@ -321,6 +321,15 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
         )],
         "serve-socket",
     );
+    // The fixture also serves a declared connector, whose events it emits through fixture.emit.
+    let manifest_path = dir.join("plugin.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest["extensions"]["dev.codetwo"]["connectors"] = json!([{
+        "id": "workspace", "provider": "example-chat", "command": "fixture.emit",
+        "capabilities": ["messaging"]
+    }]);
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     let mut service = spawn_serve(
         &sandbox,
         &[
@@ -409,6 +418,25 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
     let removed = client.ok("events/unsubscribe", json!({"subscription": ping}));
     assert_eq!(removed["removed"], true);
     client.ok("events/subscribe", json!({"event": "scenes/changed"}));
+
+    // Connector events are typed: the host names the owning bundle and drops a forged id.
+    client.ok("events/unsubscribe", json!({"subscription": skills}));
+    let connector =
+        client.ok("events/subscribe", json!({"event": "connector/event"}))["subscription"].clone();
+    let envelope = json!({"connectorId": "workspace", "eventId": "e1", "kind": "message.created",
+                          "createdAt": "1724900000000", "plugin_id": "forged"});
+    other.ok(
+        "command/invoke",
+        json!({"command": "fixture.emit", "args": {"name": "connector/event", "payload": envelope}}),
+    );
+    let event = client.notification("events/event");
+    assert_eq!(event["params"]["subscription"], connector, "{event:#}");
+    assert_eq!(event["params"]["name"], "connector/event");
+    let typed = &event["params"]["payload"];
+    assert_eq!(typed["bundleId"], id.as_str(), "{event:#}");
+    assert_eq!(typed["connectorId"], "workspace");
+    assert_eq!(typed["eventId"], "e1");
+    assert!(typed["payload"].get("plugin_id").is_none(), "{event:#}");
 
     // A third client is over --max-connections: the service closes it at once.
     let mut extra = connect(&socket);
