@@ -111,6 +111,15 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
             ("context", "any", false, "{}"),
         ],
     ),
+    ("lsp/list", "Every language mapping of a realm", PROJECT),
+    (
+        "lsp/resolve",
+        "What a language resolves to in a project",
+        &[
+            ("language", "string", true, r#""zig""#),
+            ("project", "string", true, r#""/nonexistent/project""#),
+        ],
+    ),
     (
         "events/subscribe",
         "Subscribe to a JSON bus event",

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use c2_host::{
-    HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target, UiRequest,
+    HostError, InstallOptions, PlanAction, PlanFile, PluginHost, Resolved, StateChange, Target,
+    UiRequest,
 };
 use c2_protocol::{CallError, ErrorObject, Id, Notification, Peer, Request, codes};
 use serde::Deserialize;
@@ -55,6 +56,8 @@ pub(crate) const METHODS: &[&str] = &[
     "command/invoke",
     "ui/catalog",
     "ui/invoke",
+    "lsp/list",
+    "lsp/resolve",
     "events/subscribe",
     "events/unsubscribe",
     "events/publish",
@@ -415,6 +418,29 @@ impl Connection {
                     .await
                     .map_err(host_error)
             }
+            "lsp/list" => {
+                let p: RealmParams = parse(params)?;
+                let listing = host
+                    .language_listing(&target(p.project))
+                    .map_err(host_error)?;
+                Ok(commands::lsp::listing_json(&listing))
+            }
+            "lsp/resolve" => {
+                let p: ResolveParams = parse(params)?;
+                let resolved = host
+                    .resolve_language_server(&p.project, &p.language)
+                    .map_err(host_error)?;
+                Ok(match resolved {
+                    Resolved::Plugin {
+                        bundle,
+                        server,
+                        program,
+                    } => {
+                        json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program })
+                    }
+                    Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
+                })
+            }
             "ui/catalog" => {
                 let p: RealmParams = parse(params)?;
                 let slots = host.ui_catalog(&target(p.project)).map_err(host_error)?;
@@ -600,3 +626,10 @@ struct PublishParams {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoParams {}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResolveParams {
+    language: String,
+    project: PathBuf,
+}

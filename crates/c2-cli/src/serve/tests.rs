@@ -196,3 +196,33 @@ async fn every_described_method_accepts_its_params_and_refuses_a_missing_or_unkn
     }
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn language_servers_are_listed_and_resolved_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    let listing = ask(&conn, 2, "lsp/list", json!({})).await.unwrap();
+    assert_eq!(listing["languages"], json!([]), "{listing:#}");
+    let none = ask(
+        &conn,
+        3,
+        "lsp/resolve",
+        json!({"language": "zig", "project": project.path()}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        none.data.map(|d| d["kind"].clone()),
+        Some(json!("unsupported"))
+    );
+    host.shutdown().await;
+}

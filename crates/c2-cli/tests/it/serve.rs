@@ -292,6 +292,21 @@ fn serve_stdio_keeps_the_node_runtime_warm_refuses_a_second_service_and_ends_on_
     );
     let pid = runtime_pid(&mut client, &id).expect("enabled again, the runtime restarted");
 
+    // Language servers: the active plugin that maps a language is what it resolves to.
+    crate::lsp::fixture_bundle(&sandbox, "ls", "zig-ls", &["zig"]);
+    let ls = client.ok(
+        "plugins/install",
+        json!({"source": sandbox.work.join("ls"), "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let resolved = client.ok("lsp/resolve", json!({"language": "Zig", "project": repo}));
+    assert_eq!(resolved["kind"], "plugin", "{resolved:#}");
+    assert_eq!(resolved["bundle"], ls.as_str(), "{resolved:#}");
+    let listing = client.ok("lsp/list", json!({"project": repo}));
+    assert_eq!(listing["languages"][0]["language"], "zig", "{listing:#}");
+
     let mut refused = spawn_serve(&sandbox, &["--stdio"], "serve-2.log");
     assert_eq!(exit_code(&mut refused), 2);
     let log = std::fs::read_to_string(sandbox.work.join("serve-2.log")).unwrap();
