@@ -499,3 +499,47 @@ fn the_javascript_client_passes_its_node_tests_against_a_real_service() {
     assert!(output.status.success(), "node --test failed:\n{report}");
     assert!(report.contains("# pass 1"), "{report}");
 }
+
+#[test]
+fn a_killed_service_leaves_a_lock_and_socket_the_next_one_takes_over_and_sigint_ends_it() {
+    let sandbox = Sandbox::new();
+    let socket = sandbox.plugins.join(".serve.sock");
+    let mut first = spawn_serve(&sandbox, &["--socket"], "serve-1.log");
+    let deadline = Instant::now() + PATIENCE;
+    while !socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stream = connect(&socket);
+    let mut client = Client::new(stream.try_clone().unwrap(), stream);
+    assert_eq!(client.initialize()["pid"], first.id());
+    // SIGKILL: no cleanup runs, so the socket file and the lock file stay behind.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(socket.exists() && sandbox.plugins.join(".serve.lock").exists());
+
+    let mut second = spawn_serve(&sandbox, &["--socket"], "serve-2.log");
+    let deadline = Instant::now() + PATIENCE;
+    let stream = loop {
+        if let Ok(stream) = std::os::unix::net::UnixStream::connect(&socket) {
+            break stream;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second service never listened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut client = Client::new(stream.try_clone().unwrap(), stream);
+    assert_eq!(client.initialize()["pid"], second.id());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test interrupts the service it started, as a terminal would"
+    )]
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &second.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(exit_code(&mut second), 0);
+    assert!(!socket.exists(), "the service removed its socket");
+}
