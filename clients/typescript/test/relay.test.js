@@ -148,3 +148,32 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     rmSync(box.root, { recursive: true, force: true });
   }
 });
+
+test("connect on the Unix socket, and SIGTERM ends the service", async () => {
+  const { spawn } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  const box = sandbox();
+  const service = spawn(binary, ["serve", "--socket", "--plugins-dir", box.plugins], {
+    cwd: box.root,
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  const socket = join(box.plugins, ".serve.sock");
+  try {
+    let client;
+    await until("the socket", async () => {
+      client = await RelayClient.connect(socket).catch(() => undefined);
+      return client !== undefined;
+    });
+    const hello = await client.initialize();
+    assert.equal(hello.pid, service.pid);
+    assert.deepEqual(await client.list(), []);
+    const exited = new Promise((resolve) => service.once("exit", (code) => resolve(code)));
+    service.kill("SIGTERM");
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(socket), false, "the service removed its socket");
+    client.close();
+  } finally {
+    service.kill("SIGKILL");
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
