@@ -148,13 +148,21 @@ impl Connection {
             connection: &self,
             key,
         };
-        tokio::select! {
+        // Bound to a local so the receiver is gone before `_forget` looks at the entry.
+        let answer = tokio::select! {
             answer = self.dispatch(method, request.params, peer) => answer,
             Ok(()) = cancelled => Err(ErrorObject::new(
                 REQUEST_CANCELLED,
                 format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
             )),
-        }
+        };
+        answer
+    }
+
+    /// Requests that may still be cancelled (for tests of the bound).
+    #[cfg(test)]
+    pub(crate) fn cancellable_len(&self) -> usize {
+        self.lock_cancellable().len()
     }
 
     /// Handles the client's notifications until the connection's queue closes: only
@@ -466,7 +474,15 @@ struct Forget<'a> {
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.connection.lock_cancellable().remove(&self.key);
+        // Only this request's entry, whose receiver is gone by now: a client that reused the
+        // id for a newer request keeps that one cancellable.
+        let mut cancellable = self.connection.lock_cancellable();
+        if cancellable
+            .get(&self.key)
+            .is_some_and(oneshot::Sender::is_closed)
+        {
+            cancellable.remove(&self.key);
+        }
     }
 }
 

@@ -226,3 +226,23 @@ async fn language_servers_are_listed_and_resolved_through_the_host() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_finished_call_leaves_nothing_to_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    for id in [2, 2, 3] {
+        let answer = ask(&conn, id, "command/invoke", json!({"command": "no.such"})).await;
+        assert_eq!(code(&answer), Some(codes::UNKNOWN_COMMAND));
+    }
+    assert_eq!(conn.cancellable_len(), 0);
+    host.shutdown().await;
+}
