@@ -121,6 +121,27 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         ],
     ),
     (
+        "connectors/list",
+        "Declared connectors and whether their provider is supported",
+        &[],
+    ),
+    (
+        "connectors/registerProvider",
+        "Register this frontend as the adapter of a provider",
+        &[("provider", "string", true, r#""example-chat""#)],
+    ),
+    (
+        "connectors/invoke",
+        "Invoke a connector operation after every host check",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("connector", "string", true, r#""workspace""#),
+            ("operation", "string", true, r#""message.send""#),
+            ("input", "any", false, "{}"),
+            ("project", "string", false, r#""/nonexistent/project""#),
+        ],
+    ),
+    (
         "events/subscribe",
         "Subscribe to a JSON bus event",
         &[("event", "string", true, r#""x.y""#)],

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use c2_host::{
-    HostError, InstallOptions, PlanAction, PlanFile, PluginHost, Resolved, StateChange, Target,
-    UiRequest,
+    ConnectorRequest, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, Resolved,
+    StateChange, Target, UiRequest,
 };
 use c2_protocol::{CallError, ErrorObject, Id, Notification, Peer, Request, codes};
 use serde::Deserialize;
@@ -58,6 +58,9 @@ pub(crate) const METHODS: &[&str] = &[
     "ui/invoke",
     "lsp/list",
     "lsp/resolve",
+    "connectors/list",
+    "connectors/registerProvider",
+    "connectors/invoke",
     "events/subscribe",
     "events/unsubscribe",
     "events/publish",
@@ -67,7 +70,7 @@ pub(crate) const METHODS: &[&str] = &[
 pub(crate) const EVENT: &str = "events/event";
 
 /// The methods `$/cancelRequest` may abandon.
-pub(crate) const CANCELLABLE: &[&str] = &["command/invoke", "ui/invoke"];
+pub(crate) const CANCELLABLE: &[&str] = &["command/invoke", "ui/invoke", "connectors/invoke"];
 
 /// The notification a client sends to abandon one of its requests.
 pub(crate) const CANCEL: &str = "$/cancelRequest";
@@ -449,6 +452,19 @@ impl Connection {
                     Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
                 })
             }
+            "connectors/list" => {
+                let NoParams {} = parse(params)?;
+                Ok(serde_json::to_value(host.connectors()).unwrap_or_default())
+            }
+            "connectors/registerProvider" => {
+                let p: ProviderParams = parse(params)?;
+                host.register_provider(&p.provider);
+                Ok(json!({ "provider": p.provider }))
+            }
+            "connectors/invoke" => {
+                let request: ConnectorRequest = parse(params)?;
+                host.invoke_connector(&request).await.map_err(host_error)
+            }
             "ui/catalog" => {
                 let p: RealmParams = parse(params)?;
                 let slots = host.ui_catalog(&target(p.project)).map_err(host_error)?;
@@ -648,4 +664,10 @@ struct NoParams {}
 struct ResolveParams {
     language: String,
     project: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderParams {
+    provider: String,
 }

@@ -329,10 +329,11 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
         &sandbox,
         "sleeper",
         &fixture,
-        &["fixture.sleep", "fixture.emit"],
+        &["fixture.sleep", "fixture.emit", "chat.connector"],
         &[(
             "C2_FIXTURE_COMMANDS",
-            json!([{"name": "fixture.sleep"}, {"name": "fixture.emit"}]).to_string(),
+            json!([{"name": "fixture.sleep"}, {"name": "fixture.emit"}, {"name": "chat.connector"}])
+                .to_string(),
         )],
         "serve-socket",
     );
@@ -341,7 +342,7 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
     let mut manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
     manifest["extensions"]["dev.codetwo"]["connectors"] = json!([{
-        "id": "workspace", "provider": "example-chat", "command": "fixture.emit",
+        "id": "workspace", "provider": "example-chat", "command": "chat.connector",
         "capabilities": ["messaging"]
     }]);
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
@@ -452,6 +453,34 @@ fn serve_socket_is_private_cancels_a_hanging_call_and_leaves_nothing_on_sigterm(
     assert_eq!(typed["connectorId"], "workspace");
     assert_eq!(typed["eventId"], "e1");
     assert!(typed["payload"].get("plugin_id").is_none(), "{event:#}");
+
+    // A frontend is the connector's provider adapter: until it registers, the connector is
+    // unsupported; then operations inside the declared capabilities reach the plugin.
+    let send = json!({"id": id, "connector": "workspace", "operation": "message.send",
+                      "input": {"text": "hi"}});
+    let unsupported = other.call("connectors/invoke", send.clone());
+    assert_eq!(
+        unsupported["error"]["data"]["kind"], "unsupported",
+        "{unsupported:#}"
+    );
+    other.ok(
+        "connectors/registerProvider",
+        json!({"provider": "example-chat"}),
+    );
+    let listed = other.ok("connectors/list", json!({}));
+    assert_eq!(listed[0]["supported"], true, "{listed:#}");
+    let sent = other.ok("connectors/invoke", send);
+    assert_eq!(sent["command"], "chat.connector", "{sent:#}");
+    assert_eq!(sent["args"]["operation"], "message.send");
+    assert_eq!(sent["args"]["input"], json!({"text": "hi"}));
+    let outside = other.call(
+        "connectors/invoke",
+        json!({"id": id, "connector": "workspace", "operation": "document.read"}),
+    );
+    assert_eq!(
+        outside["error"]["data"]["kind"], "operation_not_allowed",
+        "{outside:#}"
+    );
 
     // A third client is over --max-connections: the service closes it at once.
     let mut extra = connect(&socket);
