@@ -8,6 +8,7 @@
 mod commands;
 mod output;
 mod report;
+mod serve;
 mod session;
 
 use std::path::PathBuf;
@@ -261,6 +262,22 @@ enum Command {
         #[arg(value_name = "BUNDLE-DIR")]
         bundle: PathBuf,
     },
+    /// One live host for the plugins directory, serving the versioned relay (docs/relay.md)
+    /// until SIGTERM, SIGINT or (with --stdio) the end of stdin
+    Serve {
+        /// Serve one client on stdin/stdout (for a frontend that spawns the service)
+        #[arg(long, conflicts_with = "socket", required_unless_present = "socket")]
+        stdio: bool,
+        /// Serve clients of this user on a Unix socket [default: <plugins-dir>/.serve.sock]
+        #[arg(long, value_name = "PATH", num_args = 0..=1)]
+        socket: Option<Option<PathBuf>>,
+        /// Socket clients connected at once
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        max_connections: usize,
+        /// Event subscriptions one client may hold at once
+        #[arg(long, value_name = "N", default_value_t = 64)]
+        max_subscriptions: usize,
+    },
     /// For authors: create a bundle with one command that passes `check` straight away
     New {
         /// The bundle name (also the directory name)
@@ -324,11 +341,25 @@ fn main() -> ExitCode {
                 target,
             },
         ),
+        Command::Serve {
+            stdio,
+            socket,
+            max_connections,
+            max_subscriptions,
+        } => {
+            let transport = match socket {
+                Some(path) if !stdio => serve::Transport::Socket(path.clone()),
+                _ => serve::Transport::Stdio,
+            };
+            let limits = (*max_connections, *max_subscriptions);
+            serve(&cli, &transport, limits)
+        }
         _ => on_host(&cli, &mut out),
     };
     if matches!(
         cli.command,
         Command::Lsp { list: false, .. }
+            | Command::Serve { stdio: true, .. }
             | Command::Mcp {
                 action: Some(McpAction::Run { .. }),
                 ..
@@ -363,6 +394,31 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
     let result = runtime.block_on(host_command(&cli.command, &settings, out));
     // tokio reads stdin on a blocking thread; a finished language-server bridge must not wait
     // for the editor to close it.
+    runtime.shutdown_background();
+    result
+}
+
+/// `serve`: the relay on a single-threaded runtime until a signal or the end of stdin.
+fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> CmdResult {
+    let (max_connections, max_subscriptions) = limits;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            Failure::environment("io", format!("cannot start the async runtime: {error}"))
+        })?;
+    let settings = Settings {
+        plugins_dir: cli.plugins_dir.clone(),
+        handshake_timeout: cli.handshake_timeout,
+        verbose: cli.verbose,
+    };
+    let options = serve::ServeOptions {
+        max_connections,
+        max_subscriptions,
+        peer: c2_protocol::PeerOptions::default(),
+    };
+    let result = runtime.block_on(serve::run(&settings, transport, options));
+    // stdin is read on a blocking thread that only the end of stdin would release.
     runtime.shutdown_background();
     result
 }
@@ -499,6 +555,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         | Command::Scaffold { .. }
         | Command::Check { .. }
         | Command::New { .. }
+        | Command::Serve { .. }
         | Command::Run { .. } => Ok(ExitCode::SUCCESS),
     };
     host.shutdown().await;

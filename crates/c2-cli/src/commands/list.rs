@@ -78,7 +78,7 @@ fn yes_no(value: bool) -> String {
     if value { "yes" } else { "no" }.to_owned()
 }
 
-fn status_json(status: &BundleStatus, languages: &LanguageListing) -> Value {
+pub(crate) fn status_json(status: &BundleStatus, languages: &LanguageListing) -> Value {
     let record = &status.record;
     json!({
         "id": status.id,

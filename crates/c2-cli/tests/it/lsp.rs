@@ -124,7 +124,7 @@ fn pylsp_bundle(sandbox: &Sandbox, dir: &str, name: &str, language: &str, args: 
 }
 
 /// A bundle with the Python fixture server above for `languages`.
-fn fixture_bundle(sandbox: &Sandbox, dir: &str, name: &str, languages: &[&str]) {
+pub(crate) fn fixture_bundle(sandbox: &Sandbox, dir: &str, name: &str, languages: &[&str]) {
     let manifest = serde_json::json!({
         "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
         "name": name, "version": "1.0.0",

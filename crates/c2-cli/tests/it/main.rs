@@ -9,6 +9,7 @@ mod lsp;
 mod mcp;
 mod multihost;
 mod resilience;
+mod serve;
 mod sources;
 mod store;
 mod validate;

@@ -19,7 +19,7 @@ const EXIT_BOUND: Duration = Duration::from_secs(2);
 const START_PATIENCE: Duration = Duration::from_secs(30);
 
 /// A workspace binary built beside this test's `deps/` directory (or at `override_var`).
-fn built(name: &str, override_var: &str) -> PathBuf {
+pub(crate) fn built(name: &str, override_var: &str) -> PathBuf {
     let path = match std::env::var_os(override_var) {
         Some(path) => PathBuf::from(path),
         None => std::env::current_exe()
@@ -39,7 +39,7 @@ fn built(name: &str, override_var: &str) -> PathBuf {
 
 /// Writes bundle `name` declaring `commands`, whose runtime is a launcher that execs `program`
 /// with `env` and the marker added to the runtime environment.
-fn bundle(
+pub(crate) fn bundle(
     sandbox: &Sandbox,
     name: &str,
     program: &Path,

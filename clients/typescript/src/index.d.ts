@@ -1,0 +1,108 @@
+// Types of the c2-plugins serve relay 1.0.0 client (docs/relay.md).
+
+import type { Readable, Writable } from "node:stream";
+
+export declare const RELAY_VERSION: "1.0.0";
+export declare const REQUEST_CANCELLED: -32800;
+
+export interface ClientOptions {
+  /** The longest line accepted from the relay, in bytes (default 8 MiB). */
+  maxFrameBytes?: number;
+  /** Requests waiting for an answer at once (default 256). */
+  maxPending?: number;
+}
+
+export interface SpawnOptions extends ClientOptions {
+  pluginsDir?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  stderr?: "inherit" | "ignore" | "pipe";
+}
+
+export interface InitializeResult {
+  protocolVersion: string;
+  server: { name: string; version: string };
+  pid: number;
+  pluginsDir: string;
+  capabilities: { methods: string[]; notifications: string[] };
+}
+
+export interface BundleStatus {
+  id: string;
+  name: string;
+  version: string;
+  trusted: boolean;
+  enabled: boolean;
+  state: "untrusted" | "disabled" | "ready" | "active" | "failed" | "pending";
+  reason: string | null;
+  runtime: boolean;
+  digest: string;
+  [key: string]: unknown;
+}
+
+export interface InstallResult {
+  id: string;
+  name: string;
+  version: string;
+  digest: string;
+  replaced: boolean;
+  trusted: boolean;
+  enabled: boolean;
+  notes: string[];
+  [key: string]: unknown;
+}
+
+export interface Applied {
+  id: string;
+  revision: number;
+  impact: { starts: string[]; stops: string[]; reloads: string[]; dependents: string[]; resources: string[] };
+}
+
+export interface CommandRow {
+  name: string;
+  owner: string;
+  realm: string;
+  visibility: "internal" | "extension-public";
+  state: "built-in" | "dormant" | "active" | "failed";
+  title: string | null;
+  description: string | null;
+}
+
+export interface RelayEvent {
+  subscription: number;
+  name: string;
+  payload: unknown;
+  /** Events lost on this subscription so far because the client did not keep up. */
+  dropped: number;
+}
+
+export declare class RelayError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  /** The host's error kind (e.g. `not_trusted`, `unknown_command`), when the host produced it. */
+  readonly kind: string | undefined;
+}
+
+export declare class RelayClient {
+  constructor(input: Readable, output: Writable, options?: ClientOptions);
+  static spawn(binary: string, options?: SpawnOptions): RelayClient;
+  static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
+  request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
+  initialize(client?: { name: string; version: string }): Promise<InitializeResult>;
+  list(): Promise<BundleStatus[]>;
+  install(source: string, options?: { trust?: boolean; enable?: boolean }): Promise<InstallResult>;
+  uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
+  trust(id: string): Promise<Applied>;
+  untrust(id: string): Promise<Applied>;
+  enable(id: string, project?: string): Promise<Applied>;
+  disable(id: string, project?: string): Promise<Applied>;
+  runtimePid(id: string, project?: string): Promise<number | null>;
+  commands(project?: string): Promise<CommandRow[]>;
+  catalog(project?: string): Promise<unknown[]>;
+  invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
+  subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
+  unsubscribe(subscription: number): Promise<boolean>;
+  publish(name: "engine/event" | "skills/changed" | "scenes/changed", payload?: unknown): Promise<number>;
+  close(): void;
+  exited(): Promise<number | null>;
+}

@@ -1,0 +1,277 @@
+// Client of the `c2-plugins serve` relay: JSON-RPC 2.0 over newline-delimited JSON, on the
+// service's stdio (`RelayClient.spawn`) or its Unix socket (`RelayClient.connect`). It uses
+// Node's built-in modules only. Every buffer is bounded: a line longer than `maxFrameBytes`
+// closes the connection, and at most `maxPending` requests wait for an answer at once.
+// docs/relay.md documents every method; src/index.d.ts types them.
+
+import { spawn } from "node:child_process";
+import { createConnection } from "node:net";
+
+/** The relay protocol version this client speaks (compatible with the same major). */
+export const RELAY_VERSION = "1.0.0";
+
+/** The JSON-RPC error code of a request the caller cancelled. */
+export const REQUEST_CANCELLED = -32800;
+
+const DEFAULTS = Object.freeze({
+  maxFrameBytes: 8 * 1024 * 1024,
+  maxPending: 256,
+});
+
+/** A JSON-RPC error answer; `kind` is the host's error kind when the host produced it. */
+export class RelayError extends Error {
+  constructor(method, error) {
+    super(`${method}: ${error.message}`);
+    this.name = "RelayError";
+    this.code = error.code;
+    this.data = error.data;
+    this.kind = error.data && typeof error.data.kind === "string" ? error.data.kind : undefined;
+  }
+}
+
+export class RelayClient {
+  /**
+   * @param {import("node:stream").Readable} input the service's output
+   * @param {import("node:stream").Writable} output the service's input
+   * @param {{maxFrameBytes?: number, maxPending?: number}} [options]
+   */
+  constructor(input, output, options = {}) {
+    this.options = { ...DEFAULTS, ...options };
+    this.input = input;
+    this.output = output;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.chunks = [];
+    this.buffered = 0;
+    this.closedError = undefined;
+    this.child = undefined;
+    this.subscriptions = new Map();
+    input.on("data", (chunk) => this.#receive(chunk));
+    input.on("end", () => this.#fail(new Error("the relay closed the connection")));
+    input.on("error", (error) => this.#fail(error));
+    output.on("error", (error) => this.#fail(error));
+  }
+
+  /**
+   * Starts `c2-plugins serve --stdio` and connects to it.
+   * @param {string} binary path of the c2-plugins executable
+   * @param {{pluginsDir?: string, env?: Record<string,string>, cwd?: string, stderr?: "inherit"|"ignore"|"pipe"}} [options]
+   */
+  static spawn(binary, options = {}) {
+    const args = ["serve", "--stdio"];
+    if (options.pluginsDir) args.push("--plugins-dir", options.pluginsDir);
+    const child = spawn(binary, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+    });
+    const client = new RelayClient(child.stdout, child.stdin, options);
+    client.child = child;
+    return client;
+  }
+
+  /**
+   * Connects to a service's Unix socket (there is no TCP transport).
+   * @param {string} socketPath e.g. `<plugins-dir>/.serve.sock`
+   */
+  static connect(socketPath, options = {}) {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection({ path: socketPath });
+      socket.once("error", reject);
+      socket.once("connect", () => {
+        socket.off("error", reject);
+        resolve(new RelayClient(socket, socket, options));
+      });
+    });
+  }
+
+  /**
+   * Sends one request. With `signal`, aborting sends `$/cancelRequest` and rejects at once
+   * with a RelayError of code REQUEST_CANCELLED.
+   * @param {string} method
+   * @param {unknown} [params]
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  request(method, params, options = {}) {
+    if (this.closedError) return Promise.reject(this.closedError);
+    if (this.pending.size >= this.options.maxPending) {
+      return Promise.reject(
+        new Error(`${this.options.maxPending} requests are already waiting (maxPending); retry later`),
+      );
+    }
+    const id = this.nextId++;
+    const signal = options.signal;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.pending.delete(id)) return;
+        this.#write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } });
+        reject(new RelayError(method, { code: REQUEST_CANCELLED, message: "cancelled by the caller" }));
+      };
+      const settle = (fn) => (value) => {
+        signal?.removeEventListener("abort", onAbort);
+        fn(value);
+      };
+      this.pending.set(id, { method, resolve: settle(resolve), reject: settle(reject) });
+      if (signal) {
+        if (signal.aborted) return onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+      }
+      const message = { jsonrpc: "2.0", id, method };
+      if (params !== undefined) message.params = params;
+      this.#write(message);
+    });
+  }
+
+  /** `relay/initialize`; must be the first request. */
+  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }) {
+    return this.request("relay/initialize", { protocolVersion: RELAY_VERSION, client });
+  }
+
+  list() {
+    return this.request("plugins/list", {});
+  }
+
+  install(source, options = {}) {
+    return this.request("plugins/install", { source, trust: !!options.trust, enable: !!options.enable });
+  }
+
+  uninstall(id) {
+    return this.request("plugins/uninstall", { id });
+  }
+
+  trust(id) {
+    return this.request("plugins/trust", { id });
+  }
+
+  untrust(id) {
+    return this.request("plugins/untrust", { id });
+  }
+
+  enable(id, project) {
+    return this.request("plugins/enable", withProject({ id }, project));
+  }
+
+  disable(id, project) {
+    return this.request("plugins/disable", withProject({ id }, project));
+  }
+
+  runtimePid(id, project) {
+    return this.request("plugins/runtimePid", withProject({ id }, project)).then((r) => r.pid);
+  }
+
+  commands(project) {
+    return this.request("realm/commands", withProject({}, project));
+  }
+
+  catalog(project) {
+    return this.request("realm/catalog", withProject({}, project));
+  }
+
+  /**
+   * Invokes a command in the user realm, or a project's.
+   * @param {string} command
+   * @param {unknown} [args]
+   * @param {{project?: string, signal?: AbortSignal}} [options]
+   */
+  invoke(command, args = {}, options = {}) {
+    return this.request("command/invoke", withProject({ command, args }, options.project), {
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Subscribes to a JSON bus event; `onEvent` gets `{subscription, name, payload, dropped}`.
+   * Resolves with the subscription number for `unsubscribe`.
+   */
+  async subscribe(event, onEvent) {
+    const { subscription } = await this.request("events/subscribe", { event });
+    this.subscriptions.set(subscription, onEvent);
+    return subscription;
+  }
+
+  async unsubscribe(subscription) {
+    this.subscriptions.delete(subscription);
+    return (await this.request("events/unsubscribe", { subscription })).removed;
+  }
+
+  /** Publishes a host event (`engine/event`, `skills/changed`, `scenes/changed`). */
+  async publish(name, payload) {
+    return (await this.request("events/publish", { name, payload })).delivered;
+  }
+
+  /** Closes the connection; a spawned service then shuts its runtimes down and exits. */
+  close() {
+    this.#fail(new Error("the client closed the connection"));
+    this.output.end();
+    if (this.input !== this.output) this.input.destroy?.();
+  }
+
+  /** Resolves with the spawned service's exit code once it has exited. */
+  exited() {
+    const child = this.child;
+    if (!child) return Promise.reject(new Error("this client did not spawn the service"));
+    if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+    return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  #write(message) {
+    this.output.write(`${JSON.stringify(message)}\n`);
+  }
+
+  #receive(chunk) {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      if (newline === -1) break;
+      this.chunks.push(chunk.subarray(start, newline));
+      const line = Buffer.concat(this.chunks).toString("utf8");
+      this.chunks = [];
+      this.buffered = 0;
+      start = newline + 1;
+      this.#dispatch(line);
+    }
+    const rest = chunk.subarray(start);
+    if (rest.length === 0) return;
+    this.buffered += rest.length;
+    if (this.buffered > this.options.maxFrameBytes) {
+      this.#fail(new Error(`the relay sent a line over ${this.options.maxFrameBytes} bytes (maxFrameBytes)`));
+      this.input.destroy?.();
+      return;
+    }
+    this.chunks.push(rest);
+  }
+
+  #dispatch(line) {
+    if (line.trim() === "") return;
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (message === null || typeof message !== "object") return;
+    if (message.method === "events/event" && message.id === undefined) {
+      const onEvent = this.subscriptions.get(message.params?.subscription);
+      if (onEvent) onEvent(message.params);
+      return;
+    }
+    // Other notifications, and responses without a known id, are dropped.
+    if (message.id === undefined || message.id === null || message.method !== undefined) return;
+    const waiter = this.pending.get(message.id);
+    if (!waiter) return;
+    this.pending.delete(message.id);
+    if (message.error) waiter.reject(new RelayError(waiter.method, message.error));
+    else waiter.resolve(message.result);
+  }
+
+  #fail(error) {
+    if (this.closedError) return;
+    this.closedError = error;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+  }
+}
+
+function withProject(params, project) {
+  return project === undefined ? params : { ...params, project };
+}

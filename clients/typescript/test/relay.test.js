@@ -1,0 +1,179 @@
+// Runs against a real `c2-plugins serve --stdio`: C2_PLUGINS_BIN names the binary,
+// C2_HELLO_RUNTIME the packs/hello-runtime directory and C2_FIXTURE_BIN the c2-testkit fixture
+// (the Rust test `serve::the_javascript_client_passes_its_node_tests_against_a_real_service`
+// sets all three).
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { REQUEST_CANCELLED, RelayClient, RelayError } from "../src/index.js";
+
+const binary = required("C2_PLUGINS_BIN");
+const helloRuntime = required("C2_HELLO_RUNTIME");
+const fixture = required("C2_FIXTURE_BIN");
+
+function required(name) {
+  const value = process.env[name];
+  assert.ok(value, `${name} must be set (see the comment at the top of this file)`);
+  return value;
+}
+
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !stat.slice(stat.lastIndexOf(")") + 1).trimStart().startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+async function until(what, check, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `${what} did not happen within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function sandbox() {
+  const root = mkdtempSync(join(tmpdir(), "c2-relay-js-"));
+  const repo = join(root, "repo");
+  mkdirSync(repo);
+  const git = (...args) =>
+    execFileSync("git", args, {
+      cwd: repo,
+      env: {
+        ...process.env,
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        GIT_AUTHOR_NAME: "T",
+        GIT_AUTHOR_EMAIL: "t@example.invalid",
+        GIT_COMMITTER_NAME: "T",
+        GIT_COMMITTER_EMAIL: "t@example.invalid",
+      },
+    });
+  git("init", "--quiet", "--initial-branch=main");
+  writeFileSync(join(repo, "README.md"), "hello\n");
+  git("add", "--all");
+  git("commit", "--quiet", "--message", "first");
+  return { root, repo, plugins: join(root, "plugins") };
+}
+
+/** A bundle whose runtime is the fixture, declaring `fixture.sleep`. */
+function sleeperBundle(root) {
+  const dir = join(root, "sleeper");
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  writeFileSync(join(dir, "bin", "launch"), '#!/bin/sh\nexec "$C2_TEST_PROGRAM" "$@"\n');
+  chmodSync(join(dir, "bin", "launch"), 0o755);
+  const manifest = {
+    $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+    name: "sleeper",
+    version: "1.0.0",
+    extensions: {
+      "dev.codetwo": {
+        standardVersion: "1.2.0",
+        commands: [{ id: "fixture.sleep", title: "Sleep" }],
+        runtime: {
+          command: "bin/launch",
+          env: { C2_TEST_PROGRAM: fixture, C2_FIXTURE_COMMANDS: JSON.stringify([{ name: "fixture.sleep" }]) },
+          scopeSupport: ["user"],
+        },
+      },
+    },
+  };
+  writeFileSync(join(dir, "plugin.json"), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
+test("install, trust, enable, invoke warm twice, receive an event, cancel a hanging call, shut down", async () => {
+  const box = sandbox();
+  const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
+  try {
+    const hello = await client.initialize();
+    assert.equal(hello.protocolVersion, "1.0.0");
+    const described = JSON.parse(readFileSync(new URL("../../../docs/schemas/relay.json", import.meta.url), "utf8"));
+    assert.equal(hello.protocolVersion, described.protocolVersion);
+    assert.deepEqual(
+      hello.capabilities.methods,
+      described.methods.map((m) => m.name),
+      "the service answers exactly the methods docs/schemas/relay.json describes",
+    );
+
+    const installed = await client.install(helloRuntime);
+    const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
+    assert.ok(untrusted instanceof RelayError);
+    assert.equal(untrusted.kind, "not_trusted");
+    await client.trust(installed.id);
+    await client.enable(installed.id);
+
+    const first = await client.invoke("hello.status", { cwd: box.repo });
+    assert.equal(first.git.branch, "main");
+    const pid = await client.runtimePid(installed.id);
+    assert.ok(pid > 0);
+    const second = await client.invoke("hello.status", { cwd: box.repo });
+    assert.equal(second.git.branch, "main");
+    assert.equal(await client.runtimePid(installed.id), pid, "the second invoke is warm");
+
+    const events = [];
+    const subscription = await client.subscribe("skills/changed", (event) => events.push(event));
+    assert.ok((await client.publish("skills/changed", { skills: ["review"] })) >= 1);
+    await until("the skills/changed event", () => events.length === 1);
+    assert.equal(events[0].subscription, subscription);
+    assert.deepEqual(events[0].payload, { skills: ["review"] });
+    assert.equal(await client.unsubscribe(subscription), true);
+
+    const sleeper = await client.install(sleeperBundle(box.root), { trust: true, enable: true });
+    const abort = new AbortController();
+    const hanging = client.invoke("fixture.sleep", { ms: 600_000 }, { signal: abort.signal });
+    let sleeperPid = null;
+    await until("the fixture start", async () => {
+      sleeperPid = await client.runtimePid(sleeper.id);
+      return sleeperPid !== null;
+    });
+    abort.abort();
+    const cancelled = await hanging.catch((e) => e);
+    assert.ok(cancelled instanceof RelayError);
+    assert.equal(cancelled.code, REQUEST_CANCELLED);
+    await until("the cancelled fixture's exit", () => !alive(sleeperPid));
+
+    client.close();
+    assert.equal(await client.exited(), 0);
+    await until("the node runtime's exit", () => !alive(pid));
+  } finally {
+    client.child?.kill("SIGKILL");
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
+test("connect on the Unix socket, and SIGTERM ends the service", async () => {
+  const { spawn } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  const box = sandbox();
+  const service = spawn(binary, ["serve", "--socket", "--plugins-dir", box.plugins], {
+    cwd: box.root,
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  const socket = join(box.plugins, ".serve.sock");
+  try {
+    let client;
+    await until("the socket", async () => {
+      client = await RelayClient.connect(socket).catch(() => undefined);
+      return client !== undefined;
+    });
+    const hello = await client.initialize();
+    assert.equal(hello.pid, service.pid);
+    assert.deepEqual(await client.list(), []);
+    const exited = new Promise((resolve) => service.once("exit", (code) => resolve(code)));
+    service.kill("SIGTERM");
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(socket), false, "the service removed its socket");
+    client.close();
+  } finally {
+    service.kill("SIGKILL");
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,214 @@
+//! The relay's machine-readable description: every method with its params (type, whether
+//! required, a sample value), committed as docs/schemas/relay.json. The unit tests hold the
+//! committed file equal to [`describe`], the method list equal to the relay's, and each entry
+//! equal to what the relay's params parser accepts and refuses; clients check themselves
+//! against the file, or ask `relay/describe`.
+
+use serde_json::{Map, Value, json};
+
+use super::relay::{CANCEL, CANCELLABLE, EVENT, METHODS, RELAY_VERSION};
+
+/// One param: name, JSON type, required, and a sample the relay's parser accepts.
+pub(crate) type Param = (&'static str, &'static str, bool, &'static str);
+
+/// Every method, in the order of [`METHODS`], with a one-line summary and its params.
+pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
+    (
+        "relay/initialize",
+        "First request: the relay's version and capabilities",
+        &[
+            ("protocolVersion", "string", true, r#""1.0.0""#),
+            ("client", "object", false, r#"{"name":"x","version":"1"}"#),
+        ],
+    ),
+    (
+        "relay/describe",
+        "This description (docs/schemas/relay.json)",
+        &[],
+    ),
+    ("plugins/list", "Installed bundles", &[]),
+    (
+        "plugins/install",
+        "Validate and store a bundle; runs nothing",
+        &[
+            ("source", "string", true, r#""/nonexistent/bundle""#),
+            ("trust", "boolean", false, "false"),
+            ("enable", "boolean", false, "false"),
+        ],
+    ),
+    ("plugins/uninstall", "Stop and remove a bundle", ID),
+    ("plugins/trust", "Trust the installed content", ID),
+    ("plugins/untrust", "Withdraw trust", ID),
+    (
+        "plugins/enable",
+        "Enable for the user or a project",
+        ID_PROJECT,
+    ),
+    (
+        "plugins/disable",
+        "Disable for the user or a project",
+        ID_PROJECT,
+    ),
+    (
+        "plugins/inherit",
+        "Make a project follow the user's choice",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("project", "string", true, r#""/nonexistent/project""#),
+        ],
+    ),
+    (
+        "plugins/reset",
+        "Clear one bundle's policy, or all",
+        &[("id", "string", false, r#""x""#)],
+    ),
+    (
+        "plugins/plan",
+        "Plan a policy change",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("project", "string", false, r#""/nonexistent/project""#),
+            ("change", "object", true, r#"{"action":"enable"}"#),
+        ],
+    ),
+    (
+        "plugins/apply",
+        "Apply a plan while its revisions are current",
+        &[(
+            "plan",
+            "object",
+            true,
+            r#"{"format":1,"id":"x","project":null,"change":{"action":"enable"},"revisions":{"graph":"1","config":"1","project":null},"impact":{"starts":[],"stops":[],"reloads":[],"dependents":[],"resources":[]}}"#,
+        )],
+    ),
+    (
+        "plugins/runtimePid",
+        "The live runtime's pid or null",
+        ID_PROJECT,
+    ),
+    ("realm/catalog", "The realm's catalog", PROJECT),
+    ("realm/commands", "The realm's commands", PROJECT),
+    (
+        "command/invoke",
+        "Invoke a command in a realm",
+        &[
+            ("command", "string", true, r#""x.y""#),
+            ("args", "any", false, "{}"),
+            ("project", "string", false, r#""/nonexistent/project""#),
+        ],
+    ),
+    ("ui/catalog", "The realm's UI descriptors per slot", PROJECT),
+    (
+        "ui/invoke",
+        "Activate a UI descriptor",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("ui", "string", true, r#""y""#),
+            ("project", "string", false, r#""/nonexistent/project""#),
+            ("sessionId", "string", false, r#""s""#),
+            ("operation", "string", false, r#""render""#),
+            ("actionId", "string", false, r#""a""#),
+            ("context", "any", false, "{}"),
+        ],
+    ),
+    ("lsp/list", "Every language mapping of a realm", PROJECT),
+    (
+        "lsp/resolve",
+        "What a language resolves to in a project",
+        &[
+            ("language", "string", true, r#""zig""#),
+            ("project", "string", true, r#""/nonexistent/project""#),
+        ],
+    ),
+    (
+        "connectors/list",
+        "Declared connectors and whether their provider is supported",
+        &[],
+    ),
+    (
+        "connectors/registerProvider",
+        "Register this frontend as the adapter of a provider",
+        &[("provider", "string", true, r#""example-chat""#)],
+    ),
+    (
+        "connectors/invoke",
+        "Invoke a connector operation after every host check",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("connector", "string", true, r#""workspace""#),
+            ("operation", "string", true, r#""message.send""#),
+            ("input", "any", false, "{}"),
+            ("project", "string", false, r#""/nonexistent/project""#),
+        ],
+    ),
+    (
+        "events/subscribe",
+        "Subscribe to a JSON bus event",
+        &[("event", "string", true, r#""x.y""#)],
+    ),
+    (
+        "events/unsubscribe",
+        "End a subscription",
+        &[("subscription", "integer", true, "1")],
+    ),
+    (
+        "events/publish",
+        "Publish a frontend-owned host event",
+        &[
+            ("name", "string", true, r#""skills/changed""#),
+            ("payload", "any", false, "{}"),
+        ],
+    ),
+];
+
+const ID: &[Param] = &[("id", "string", true, r#""x""#)];
+const ID_PROJECT: &[Param] = &[
+    ("id", "string", true, r#""x""#),
+    ("project", "string", false, r#""/nonexistent/project""#),
+];
+const PROJECT: &[Param] = &[("project", "string", false, r#""/nonexistent/project""#)];
+
+/// The description document (docs/schemas/relay.json).
+pub(crate) fn describe() -> Value {
+    let methods: Vec<Value> = DESCRIPTION
+        .iter()
+        .map(|(name, summary, params)| {
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            for (param, kind, needed, _) in params.iter() {
+                let schema = match *kind {
+                    "any" => json!({}),
+                    other => json!({ "type": other }),
+                };
+                properties.insert((*param).to_owned(), schema);
+                if *needed {
+                    required.push(*param);
+                }
+            }
+            json!({
+                "name": name,
+                "summary": summary,
+                "cancellable": CANCELLABLE.contains(name),
+                "params": {
+                    "type": "object",
+                    "properties": properties,
+                    "required": required,
+                    "additionalProperties": false,
+                },
+            })
+        })
+        .collect();
+    debug_assert_eq!(methods.len(), METHODS.len());
+    json!({
+        "relay": "c2-plugins serve",
+        "protocolVersion": RELAY_VERSION,
+        "transport": "JSON-RPC 2.0, one JSON object per line, on stdio or a Unix socket",
+        "methods": methods,
+        "clientNotifications": [{ "name": CANCEL, "params": { "id": "string or integer" } }],
+        "serverNotifications": [{
+            "name": EVENT,
+            "params": ["subscription", "name", "payload", "dropped"],
+        }],
+        "documentation": "docs/relay.md",
+    })
+}

@@ -1,0 +1,120 @@
+//! Relay event subscriptions: the service registers one core module, `relay`, whose kernel
+//! scope owns every client's JSON bus subscription, so they end with the host like every other
+//! registration. Each subscription's queue is the kernel's bounded one (new events dropped and
+//! counted when full); forwarding to a client never waits: a notification that does not fit in
+//! the connection's outbound queue is dropped and counted, so a slow frontend costs the service
+//! no memory.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use c2_host::{CONNECTOR_EVENT, ConnectorEvent};
+use c2_kernel::{
+    BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
+    ScopeContext, ScopeHandle, TypedStream,
+};
+use serde_json::Value;
+
+/// The module's name in the catalog.
+pub(crate) const MODULE: &str = "relay";
+
+/// The host events only relay clients may publish (`events/publish`).
+pub(crate) const PUBLISHABLE: &[&str] = &["engine/event", "skills/changed", "scenes/changed"];
+
+/// The relay's scope, once the kernel has applied the module.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bus {
+    scope: Arc<Mutex<Option<ScopeHandle>>>,
+}
+
+impl Bus {
+    /// The module to register with the host; it hands its scope to this bus.
+    pub(crate) fn module(&self) -> Arc<dyn Module> {
+        Arc::new(RelayModule { bus: self.clone() })
+    }
+
+    /// A bounded subscription to `name`: the typed connector events for `connector/event`
+    /// (each with the owning bundle id the host authenticated), the JSON bus otherwise.
+    pub(crate) fn subscribe(&self, name: &str) -> Result<Stream, String> {
+        let scope = self
+            .scope
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(scope) = scope else {
+            return Err("the relay's event scope is not live (safe mode, or shutting down)".into());
+        };
+        let stream = if name == CONNECTOR_EVENT {
+            scope
+                .subscribe_typed::<ConnectorEvent>()
+                .map(Stream::Connector)
+        } else {
+            scope.subscribe(name).map(Stream::Json)
+        };
+        stream.map_err(|error| error.to_string())
+    }
+}
+
+/// One subscription's bounded queue.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    /// A JSON bus event.
+    Json(EventStream),
+    /// The typed connector events.
+    Connector(TypedStream<ConnectorEvent>),
+}
+
+impl Stream {
+    /// The next event's name and payload; `None` once the relay's scope is gone.
+    pub(crate) async fn next(&mut self) -> Option<(String, Value)> {
+        match self {
+            Stream::Json(stream) => stream.recv().await.map(|e| (e.name, e.payload)),
+            Stream::Connector(stream) => {
+                let event = stream.recv().await?;
+                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
+                Some((CONNECTOR_EVENT.to_owned(), payload))
+            }
+        }
+    }
+
+    /// Events the kernel dropped because this queue was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        match self {
+            Stream::Json(stream) => stream.dropped(),
+            Stream::Connector(stream) => stream.dropped(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RelayModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RelayModule")
+    }
+}
+
+struct RelayModule {
+    bus: Bus,
+}
+
+impl Module for RelayModule {
+    fn name(&self) -> &str {
+        MODULE
+    }
+
+    fn meta(&self) -> ModuleMeta {
+        let mut meta = ModuleMeta::new(Role::Core, "c2", "relay");
+        meta.essential = true;
+        meta.default_state = DefaultState::Enabled;
+        meta
+    }
+
+    fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
+        Box::pin(async move {
+            *self
+                .bus
+                .scope
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(ctx.scope().clone());
+            Ok(())
+        })
+    }
+}

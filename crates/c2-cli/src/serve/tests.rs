@@ -1,0 +1,253 @@
+use std::sync::Arc;
+
+use c2_host::{HostOptions, PluginHost};
+use c2_protocol::{Id, Request, codes};
+use serde_json::{Value, json};
+
+use super::lock;
+use super::relay::{self, Connection, NOT_INITIALIZED, Service, VERSION_MISMATCH};
+
+#[test]
+fn a_second_lock_on_the_same_directory_is_refused_naming_the_holder_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = lock::acquire(dir.path()).unwrap();
+    let written = std::fs::read_to_string(&held.path).unwrap();
+    assert_eq!(written.trim(), std::process::id().to_string());
+    let refused = lock::acquire(dir.path()).unwrap_err();
+    assert_eq!(refused.kind, "service_running");
+    assert_eq!(refused.exit, 2);
+    assert!(
+        refused
+            .message
+            .contains(&format!("(pid {}) already serves", std::process::id())),
+        "{}",
+        refused.message
+    );
+    assert_eq!(refused.detail["pid"], json!(std::process::id()));
+    drop(held);
+    assert!(
+        lock::acquire(dir.path()).is_ok(),
+        "released with its holder"
+    );
+}
+
+fn request(id: u64, method: &str, params: Value) -> Request {
+    Request {
+        id: Id::from(id),
+        method: method.to_owned(),
+        params: Some(c2_protocol::to_raw(&params).unwrap()),
+    }
+}
+
+async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
+    let host = PluginHost::open(HostOptions::new(dir)).await.unwrap();
+    let service = Service {
+        host: host.clone(),
+        plugins_dir: dir.to_owned(),
+        bus: super::events::Bus::default(),
+        max_subscriptions: 4,
+    };
+    (Connection::new(service), host)
+}
+
+async fn ask(conn: &Arc<Connection>, id: u64, method: &str, params: Value) -> Answer {
+    Arc::clone(conn)
+        .handle(request(id, method, params), None)
+        .await
+}
+
+type Answer = Result<Value, c2_protocol::ErrorObject>;
+
+fn code(answer: &Result<Value, c2_protocol::ErrorObject>) -> Option<i64> {
+    answer.as_ref().err().map(|e| e.code)
+}
+
+#[tokio::test]
+async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    let early = ask(&conn, 1, "plugins/list", json!({})).await;
+    assert_eq!(code(&early), Some(NOT_INITIALIZED));
+    let unknown = ask(&conn, 2, "nope", json!({})).await;
+    assert_eq!(code(&unknown), Some(codes::METHOD_NOT_FOUND));
+    for (version, expected) in [
+        ("2.0.0", Some(VERSION_MISMATCH)),
+        ("0.9.0", Some(VERSION_MISMATCH)),
+        ("one", Some(codes::INVALID_PARAMS)),
+    ] {
+        let answer = ask(
+            &conn,
+            3,
+            "relay/initialize",
+            json!({"protocolVersion": version}),
+        )
+        .await;
+        assert_eq!(code(&answer), expected, "{version}");
+    }
+    let refused = ask(&conn, 4, "plugins/list", json!({})).await;
+    assert_eq!(
+        code(&refused),
+        Some(NOT_INITIALIZED),
+        "a refused initialize"
+    );
+    let hello = ask(
+        &conn,
+        5,
+        "relay/initialize",
+        json!({"protocolVersion": "1.7.2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
+    let methods = hello["capabilities"]["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), relay::METHODS.len());
+    let listed = ask(&conn, 6, "plugins/list", json!({})).await;
+    assert_eq!(listed, Ok(json!([])));
+    let bad = ask(&conn, 7, "plugins/trust", json!({"name": "x"})).await;
+    assert_eq!(code(&bad), Some(codes::INVALID_PARAMS));
+    let missing = ask(&conn, 8, "plugins/trust", json!({"id": "absent"}))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, codes::COMMAND_FAILED);
+    assert_eq!(
+        missing.data.as_ref().map(|d| data(d)["kind"].clone()),
+        Some(json!("not_installed"))
+    );
+    host.shutdown().await;
+}
+
+#[test]
+fn plan_revisions_travel_as_text_and_come_back_as_numbers() {
+    let mut plan = json!({"revisions": {"graph": u64::MAX, "config": 3, "project": null}});
+    relay::revisions_as_text(&mut plan);
+    assert_eq!(
+        plan["revisions"],
+        json!({"graph": u64::MAX.to_string(), "config": "3", "project": null})
+    );
+    relay::revisions_as_numbers(&mut plan);
+    assert_eq!(
+        plan["revisions"],
+        json!({"graph": u64::MAX, "config": 3, "project": null})
+    );
+}
+
+#[test]
+fn the_committed_relay_description_is_the_generated_one() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/relay.json");
+    let generated = serde_json::to_string_pretty(&super::describe::describe()).unwrap() + "\n";
+    if std::env::var_os("C2_UPDATE_RELAY_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/schemas/relay.json is stale: run `C2_UPDATE_RELAY_SCHEMA=1 cargo test -p c2-cli --bin c2-plugins relay_description`"
+    );
+    let names: Vec<&str> = super::describe::DESCRIPTION.iter().map(|m| m.0).collect();
+    assert_eq!(
+        names,
+        relay::METHODS,
+        "one entry per relay method, in order"
+    );
+}
+
+#[tokio::test]
+async fn every_described_method_accepts_its_params_and_refuses_a_missing_or_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    for (method, _, params) in super::describe::DESCRIPTION {
+        let full: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(name, _, _, sample)| ((*name).to_owned(), serde_json::from_str(sample).unwrap()))
+            .collect();
+        let answer = ask(&conn, 2, method, Value::Object(full.clone())).await;
+        assert_ne!(
+            code(&answer),
+            Some(codes::INVALID_PARAMS),
+            "{method}: {answer:?}"
+        );
+        let mut extra = full.clone();
+        extra.insert("unexpected".to_owned(), json!(1));
+        let answer = ask(&conn, 3, method, Value::Object(extra)).await;
+        assert_eq!(
+            code(&answer),
+            Some(codes::INVALID_PARAMS),
+            "{method} with an unknown param"
+        );
+        for (name, _, required, _) in params.iter().filter(|p| p.2) {
+            let mut missing = full.clone();
+            missing.remove(*name);
+            let answer = ask(&conn, 4, method, Value::Object(missing)).await;
+            assert_eq!(
+                code(&answer),
+                Some(codes::INVALID_PARAMS),
+                "{method} without {name} (required: {required})"
+            );
+        }
+    }
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn language_servers_are_listed_and_resolved_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    let listing = ask(&conn, 2, "lsp/list", json!({})).await.unwrap();
+    assert_eq!(listing["languages"], json!([]), "{listing:#}");
+    let none = ask(
+        &conn,
+        3,
+        "lsp/resolve",
+        json!({"language": "zig", "project": project.path()}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        none.data.map(|d| data(&d)["kind"].clone()),
+        Some(json!("unsupported"))
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_finished_call_leaves_nothing_to_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    for id in [2, 2, 3] {
+        let answer = ask(&conn, id, "command/invoke", json!({"command": "no.such"})).await;
+        assert_eq!(code(&answer), Some(codes::UNKNOWN_COMMAND));
+    }
+    assert_eq!(conn.cancellable_len(), 0);
+    host.shutdown().await;
+}
+
+/// An error's raw `data` as a value, for assertions.
+fn data(raw: &c2_protocol::RawJson) -> Value {
+    serde_json::from_str(raw.get()).unwrap()
+}
