@@ -10,7 +10,7 @@ use c2_host::{McpLaunch, McpServerLaunch, PluginHost};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
-use crate::output::{Failure, Out};
+use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::{report, session};
 
 /// `mcp`: one row per server; `-v` adds the values of the stdio environment.
@@ -41,34 +41,35 @@ pub(crate) fn list(
         ]);
     }
     let mut text = report::table(&table, "");
+    // Everything below came from a bundle's mcp.json: one line each, control characters
+    // escaped (the table escapes its own cells).
+    let one = |text: &str| terminal_text(text, Lines::One).into_owned();
     for r in &rows {
+        let (bundle, server) = (one(&r.bundle), one(&r.server));
         match &r.launch {
             Some(McpLaunch::Stdio(launch)) => {
                 text.push_str(&format!(
-                    "\n{}/{}:\n  command {}\n  args    {}\n  cwd     {}\n  env     {}",
-                    r.bundle,
-                    r.server,
-                    launch.program.display(),
-                    serde_json::to_string(&launch.args).unwrap_or_default(),
-                    launch.cwd.display(),
+                    "\n{bundle}/{server}:\n  command {}\n  args    {}\n  cwd     {}\n  env     {}",
+                    one(&launch.program.display().to_string()),
+                    one(&serde_json::to_string(&launch.args).unwrap_or_default()),
+                    one(&launch.cwd.display().to_string()),
                     launch
                         .env
                         .iter()
                         .map(|(k, v)| if env_values {
-                            format!("{k}={v}")
+                            one(&format!("{k}={v}"))
                         } else {
-                            k.clone()
+                            one(k)
                         })
                         .collect::<Vec<_>>()
                         .join(" "),
                 ));
             }
             Some(McpLaunch::Remote { url, headers }) => {
-                let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+                let names: Vec<String> = headers.keys().map(|name| one(name)).collect();
                 text.push_str(&format!(
-                    "\n{}/{}:\n  url     {url}\n  headers {}",
-                    r.bundle,
-                    r.server,
+                    "\n{bundle}/{server}:\n  url     {}\n  headers {}",
+                    one(url),
                     if names.is_empty() {
                         "-".to_owned()
                     } else {

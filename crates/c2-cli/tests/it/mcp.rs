@@ -331,3 +331,56 @@ fn mcp_run_refuses_a_malformed_target_and_an_unknown_server_on_stderr() {
         "{unknown:#?}"
     );
 }
+
+#[test]
+fn mcp_listing_escapes_control_characters_from_the_bundles_mcp_json() {
+    let sandbox = Sandbox::new();
+    sandbox.write("evil/plugin.json", &MANIFEST.replace("fs-tools", "evil"));
+    sandbox.write(
+        "evil/mcp.json",
+        r#"{
+  "$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+  "mcpServers": {
+    "clear\u001b[2J": {
+      "type": "stdio",
+      "command": "sh",
+      "args": ["-c", "exit 0", "\u009b31m"],
+      "env": { "NOTE": "line\nc2-plugins: trusted evil-123" }
+    },
+    "title": { "type": "streamable-http", "url": "https://mcp.example.com/\u001b]0;owned\u0007" }
+  }
+}"#,
+    );
+    let dir = sandbox.work.join("evil");
+    let install = sandbox.run(&["install", dir.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let listed = sandbox.run(&["-v", "mcp"]);
+    assert_eq!(listed.code, 0, "{listed:#?}");
+    let out = &listed.stdout;
+    for raw in ['\u{1b}', '\u{9b}', '\u{7}'] {
+        assert!(
+            !out.contains(raw),
+            "raw {raw:?} reached the terminal: {out:?}"
+        );
+    }
+    assert!(out.contains(r"clear\u{1b}[2J"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("c2-plugins: trusted")),
+        "a bundle's newline forged a host line: {out}"
+    );
+    // JSON keeps the exact text.
+    let json = sandbox.run(&["--format", "json", "-v", "mcp"]);
+    let rows: Value = serde_json::from_str(&json.stdout).unwrap();
+    let rows = if rows.is_array() {
+        rows
+    } else {
+        rows["result"].clone()
+    };
+    assert!(
+        rows.as_array()
+            .unwrap_or_else(|| panic!("{rows:#}"))
+            .iter()
+            .any(|r| r["server"] == "clear\u{1b}[2J"),
+        "{rows:#}"
+    );
+}
