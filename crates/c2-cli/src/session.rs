@@ -149,6 +149,41 @@ pub(crate) fn parse_args(text: Option<&str>) -> Result<Value, Failure> {
     })
 }
 
+/// Runs `work` until it ends or the user cancels with SIGINT or SIGTERM (decisions.md, "Caller
+/// cancellation at the CLI"). On a signal `work` is dropped, which abandons the call in flight
+/// (the protocol's caller cancellation: its process is stopped), and the failure is `cancelled`
+/// with exit code 130 (SIGINT) or 143 (SIGTERM); the caller then shuts the host down, which
+/// stops every process the command started. A signal before this is listening kills the CLI
+/// by its default action, and the supervisor's shims then kill the plugin trees themselves.
+pub(crate) async fn until_signal<T>(
+    work: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind| {
+        signal(kind).map_err(|error| {
+            Failure::environment(
+                "io",
+                format!("cannot listen for SIGINT and SIGTERM: {error}"),
+            )
+        })
+    };
+    let mut interrupt = listen(SignalKind::interrupt())?;
+    let mut terminate = listen(SignalKind::terminate())?;
+    let (name, exit) = tokio::select! {
+        result = work => return result,
+        _ = interrupt.recv() => ("SIGINT", 130),
+        _ = terminate.recv() => ("SIGTERM", 143),
+    };
+    let mut failure = Failure::operation(
+        "cancelled",
+        format!(
+            "cancelled by {name}: the call in flight was abandoned and every plugin process this command started is being stopped"
+        ),
+    );
+    failure.exit = exit;
+    Err(failure)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

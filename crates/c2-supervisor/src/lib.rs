@@ -38,6 +38,7 @@ mod error;
 mod process;
 mod resolve;
 mod run;
+pub mod shim;
 mod spec;
 mod stderr;
 
@@ -48,4 +49,4 @@ pub use error::{CommandProblem, Error};
 pub use process::{Exit, ExitReport, Process, ProcessStdin, Spawned, spawn};
 pub use resolve::resolve_command;
 pub use run::{Output, run};
-pub use spec::{ProcessSpec, RunOptions, SupervisorOptions};
+pub use spec::{Containment, ProcessSpec, RunOptions, SupervisorOptions};
