@@ -4,7 +4,8 @@ C2 Plugin Protocol to be activated, then misbehaves according to the command inv
 
 hostile.ping    answers {"pong": pid}
 hostile.escape  forks a helper in a new process group, moves itself into that group
-                (setpgid(0, helper)); both ignore SIGTERM, SIGINT and stdin EOF; never answers
+                (setpgid(0, helper)), answers {"helper": pid, "pid": pid}; both then ignore
+                SIGTERM, SIGINT and stdin EOF
 hostile.daemon  double-forks a setsid daemon that keeps stdout and stderr and ignores SIGTERM,
                 SIGHUP and stdin; then exits with code 3 without answering
 hostile.hang    ignores SIGTERM, SIGINT and stdin EOF; never answers
@@ -39,7 +40,7 @@ def send(message):
     sys.stdout.flush()
 
 
-def escape():
+def escape(ident):
     helper = os.fork()
     if helper == 0:
         ignore_everything()
@@ -49,6 +50,7 @@ def escape():
     ignore_everything()
     sys.stderr.write(f"hostile: moved into group {helper}\n")
     sys.stderr.flush()
+    send({"jsonrpc": "2.0", "id": ident, "result": {"helper": helper, "pid": os.getpid()}})
     linger()
 
 
@@ -107,7 +109,7 @@ def main():
             if name == "hostile.ping":
                 send({"jsonrpc": "2.0", "id": ident, "result": {"pong": os.getpid()}})
             elif name == "hostile.escape":
-                escape()
+                escape(ident)
             elif name == "hostile.daemon":
                 daemon()
             elif name == "hostile.hang":
