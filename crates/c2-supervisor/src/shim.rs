@@ -260,7 +260,9 @@ fn die(signal: Option<OsString>) -> i32 {
         let mut only = SigSet::empty();
         only.add(signal);
         let _ = only.thread_unblock();
-        let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
+        for _ in 0..2 {
+            let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
+        }
     }
     128 + number
 }
@@ -432,7 +434,11 @@ fn exit_like(status: Option<ExitStatus>) -> i32 {
             }
         }
         Ok(signal) => {
-            let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
+            // std's own SIGSEGV/SIGBUS handler resets the action to the default and returns
+            // on a signal that is not a guard-page fault, so the second one is fatal.
+            for _ in 0..2 {
+                let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
+            }
         }
         Err(_) => {}
     }
