@@ -14,8 +14,11 @@
 //! The reaper thread waits with `WNOWAIT`, which observes the exit without reaping. When the
 //! leader is found dead (on its own or after SIGTERM), the group is swept with SIGKILL while the
 //! zombie still pins the id, and only then reaped: the group never outlives its leader. A member
-//! that called `setsid` has left the group and is out of reach; it still holds the child's stdin,
-//! which the host closes on stop, so a well-behaved process (one that exits on stdin EOF) goes.
+//! that called `setsid` has left the group and is out of the group's reach: under a shim (the
+//! default), the shim kills it (see `shim.rs`); group-only, it goes only when the stdin it
+//! inherited closes. The host signals the leader's pid directly too, so a leader that moved
+//! itself into another group is still reached; the shim is asked to kill its tree with
+//! [`KILL_TREE`] to its pid alone, never to the group, so that the shim outlives its tree.
 
 use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
