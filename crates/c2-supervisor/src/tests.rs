@@ -209,3 +209,42 @@ fn exits_read_as_sentences() {
     assert!(Exit::Code(0).success());
     assert!(!Exit::Signal(15).success());
 }
+
+#[test]
+fn shim_arguments_carry_the_host_pid_program_argv0_and_args_in_order() {
+    use std::ffi::{OsStr, OsString};
+    let args = crate::shim::shim_args(
+        42,
+        OsStr::new("/bin/prog"),
+        OsStr::new("prog"),
+        &[OsString::from("a b"), OsString::from("")],
+    );
+    let expected: Vec<OsString> = [crate::shim::SHIM_FLAG, "42", "/bin/prog", "prog", "a b", ""]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    assert_eq!(args, expected);
+}
+
+#[test]
+fn group_containment_needs_no_shim_and_a_missing_explicit_shim_is_named() {
+    use crate::Containment;
+    assert_eq!(crate::shim::locate(&Containment::Group), Ok(None));
+    let missing = std::path::PathBuf::from("/nonexistent/shim");
+    assert_eq!(
+        crate::shim::locate(&Containment::ShimAt(missing.clone())),
+        Err(vec![missing])
+    );
+    let here = std::env::current_exe().unwrap();
+    assert_eq!(
+        crate::shim::locate(&Containment::ShimAt(here.clone())),
+        Ok(Some(here))
+    );
+}
+
+#[test]
+fn the_parent_of_this_process_is_read_from_proc() {
+    let me = i32::try_from(std::process::id()).unwrap();
+    let parent = u32::try_from(nix::unistd::getppid().as_raw()).unwrap();
+    assert_eq!(crate::shim::parent_of(me), Some(parent));
+}
