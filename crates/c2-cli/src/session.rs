@@ -91,6 +91,8 @@ pub(crate) async fn open_host(
     let mut options = HostOptions::new(dir);
     options.handshake_timeout = handshake_timeout;
     options.working_dir = working_dir;
+    // One command per process: a shim started ahead would only be thrown away.
+    options.supervisor.warm_shim = false;
     let host = PluginHost::open(options).await.map_err(failure)?;
     for problem in host.diagnostics() {
         tracing::warn!("{problem}");

@@ -1063,6 +1063,9 @@ impl PluginHost {
     pub async fn shutdown(&self) {
         let _changes = self.shared.changes.lock().await;
         self.shared.kernel.shutdown().await;
+        // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
+        // child (another host in this process just starts its next runtime cold).
+        c2_supervisor::release_warm_shim();
     }
 }
 

@@ -54,6 +54,7 @@ mod run;
 pub mod shim;
 mod spec;
 mod stderr;
+mod warm;
 
 #[cfg(test)]
 mod tests;
@@ -63,3 +64,4 @@ pub use process::{Exit, ExitReport, Process, ProcessStdin, Spawned, spawn};
 pub use resolve::resolve_command;
 pub use run::{Output, run};
 pub use spec::{Containment, ProcessSpec, RunOptions, SupervisorOptions};
+pub use warm::release as release_warm_shim;

@@ -93,8 +93,37 @@ pub struct ExitReport {
 }
 
 enum Leader {
-    Running(Child),
+    Running(Handle),
     Reaped,
+}
+
+/// The direct child as std or tokio spawned it (a pre-started shim is a std child).
+pub(crate) enum Handle {
+    Tokio(Child),
+    Std(std::process::Child),
+}
+
+impl Handle {
+    fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        match self {
+            Self::Tokio(child) => child.try_wait(),
+            Self::Std(child) => child.try_wait(),
+        }
+    }
+
+    fn id(&self) -> Option<u32> {
+        match self {
+            Self::Tokio(child) => child.id(),
+            Self::Std(child) => Some(child.id()),
+        }
+    }
+
+    fn start_kill(&mut self) {
+        let _ = match self {
+            Self::Tokio(child) => child.start_kill(),
+            Self::Std(child) => child.kill(),
+        };
+    }
 }
 
 /// State shared by the owner's handle, the reaper thread and the stdin writer.
@@ -275,14 +304,39 @@ impl std::fmt::Debug for Process {
 
 /// Starts `spec` as a supervised child. Must be called within a Tokio runtime.
 pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned, Error> {
-    let (mut child, shim) = start(spec, std::process::Stdio::piped(), &options.containment)?;
-    let pipes = (child.stdout.take(), child.stderr.take());
     let tail = Arc::new(StderrTail::new(options.stderr_tail_lines));
     let waits = Waits {
         grace: options.stop_grace,
         kill: options.kill_wait,
     };
-    let process = Process::watch(spec, child, Arc::clone(&tail), waits, shim)?;
+    let prepared = prepare(spec, &options.containment)?;
+    let (process, pipes) = match crate::warm::take(spec, options, &prepared)? {
+        Some(warm) => {
+            let process = Process::watch(
+                spec,
+                Handle::Std(warm.child),
+                Some(warm.stdin),
+                Arc::clone(&tail),
+                waits,
+                true,
+            )?;
+            (process, (Some(warm.stdout), Some(warm.stderr)))
+        }
+        None => {
+            let (mut child, shim) = launch(spec, std::process::Stdio::piped(), prepared)?;
+            let pipes = (child.stdout.take(), child.stderr.take());
+            let stdin = child.stdin.take();
+            let process = Process::watch(
+                spec,
+                Handle::Tokio(child),
+                stdin,
+                Arc::clone(&tail),
+                waits,
+                shim,
+            )?;
+            (process, pipes)
+        }
+    };
     // From here on, an early return drops `process`, which kills the group.
     let (Some(stdout), Some(stderr)) = pipes else {
         return Err(no_pipes(spec));
@@ -303,13 +357,16 @@ pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned,
     })
 }
 
-/// Spawns the child (under a shim unless `containment` says group only); `stdin` is piped for
-/// long-lived children and null for one-shot commands. True when the child is a shim.
-pub(crate) fn start(
-    spec: &ProcessSpec,
-    stdin: std::process::Stdio,
-    containment: &Containment,
-) -> Result<(Child, bool), Error> {
+/// What [`start`] runs, checked before anything is spawned.
+pub(crate) struct Prepared {
+    pub(crate) program: String,
+    pub(crate) resolved: std::path::PathBuf,
+    pub(crate) shim: Option<std::path::PathBuf>,
+}
+
+/// Checks the spec (a runtime, the working directory, the program and its execute bit) and
+/// finds the shim `containment` asks for.
+pub(crate) fn prepare(spec: &ProcessSpec, containment: &Containment) -> Result<Prepared, Error> {
     let program = spec.program_name();
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(Error::NoRuntime { program });
@@ -341,6 +398,35 @@ pub(crate) fn start(
         program: program.clone(),
         looked,
     })?;
+    Ok(Prepared {
+        program,
+        resolved,
+        shim,
+    })
+}
+
+/// Spawns the child (under a shim unless `containment` says group only); `stdin` is piped for
+/// long-lived children and null for one-shot commands. True when the child is a shim.
+pub(crate) fn start(
+    spec: &ProcessSpec,
+    stdin: std::process::Stdio,
+    containment: &Containment,
+) -> Result<(Child, bool), Error> {
+    let prepared = prepare(spec, containment)?;
+    launch(spec, stdin, prepared)
+}
+
+/// Spawns a prepared spec.
+pub(crate) fn launch(
+    spec: &ProcessSpec,
+    stdin: std::process::Stdio,
+    prepared: Prepared,
+) -> Result<(Child, bool), Error> {
+    let Prepared {
+        program,
+        resolved,
+        shim,
+    } = prepared;
     #[expect(
         clippy::disallowed_methods,
         reason = "c2-supervisor is the one crate that spawns processes, and this is where it does"
@@ -417,12 +503,12 @@ impl Process {
     /// Wraps a spawned child and starts its reaper thread.
     pub(crate) fn watch(
         spec: &ProcessSpec,
-        mut child: Child,
+        child: Handle,
+        stdin: Option<ChildStdin>,
         tail: Arc<StderrTail>,
         waits: Waits,
         shim: bool,
     ) -> Result<Self, Error> {
-        let stdin = child.stdin.take();
         let Some(raw) = child.id() else {
             // Only a child that was already waited on has no id, and nobody has waited on it yet.
             return Err(no_pipes(spec));
@@ -447,7 +533,7 @@ impl Process {
                 &mut *shared.leader.lock().unwrap_or_else(PoisonError::into_inner)
             {
                 // Killed just above; tokio's orphan queue reaps it if this does not.
-                let _ = child.start_kill();
+                child.start_kill();
             }
             return Err(Error::Watch {
                 program: spec.program_name(),

@@ -4,7 +4,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::Error;
-use crate::process::{Exit, Process, Waits, start};
+use crate::process::{Exit, Handle, Process, Waits, start};
 use crate::spec::{Containment, ProcessSpec, RunOptions};
 use crate::stderr::StderrTail;
 
@@ -33,7 +33,15 @@ pub async fn run(spec: &ProcessSpec, options: &RunOptions) -> Result<Output, Err
         grace: Duration::ZERO,
         kill: Duration::from_secs(5),
     };
-    let process = Process::watch(spec, child, Arc::new(StderrTail::new(0)), waits, false)?;
+    let stdin = child.stdin.take();
+    let process = Process::watch(
+        spec,
+        Handle::Tokio(child),
+        stdin,
+        Arc::new(StderrTail::new(0)),
+        waits,
+        false,
+    )?;
     let (Some(stdout), Some(stderr)) = pipes else {
         return Err(Error::Read {
             program,

@@ -124,14 +124,28 @@ fn run(args: Vec<OsString>) -> i32 {
             .parse::<i32>()
             .ok()
     });
-    let (Some(host), Some(program), Some(arg0)) = (host, args.next(), args.next()) else {
+    let next = args.next();
+    let source = match (host, next) {
+        (Some(_), Some(flag)) if flag == OsStr::new(crate::warm::WARM_FLAG) => Source::Warm,
+        (Some(_), Some(program)) => match args.next() {
+            Some(arg0) => Source::Given(crate::warm::Decoded {
+                program,
+                arg0,
+                cwd: std::path::PathBuf::new(),
+                args: args.collect(),
+                env: Vec::new(),
+            }),
+            None => Source::Missing,
+        },
+        _ => Source::Missing,
+    };
+    let (Some(host), false) = (host, matches!(source, Source::Missing)) else {
         say(
             "started without its arguments (host pid, program, argv[0]); it is started by c2-supervisor only",
         );
         return 2;
     };
     let host = Pid::from_raw(host);
-    let rest: Vec<OsString> = args.collect();
     // One thread, no worker pool: the shim's children are listed from its one task.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -143,7 +157,7 @@ fn run(args: Vec<OsString>) -> i32 {
             return EXEC_FAILED;
         }
     };
-    let status = runtime.block_on(supervise(host, &program, &arg0, &rest));
+    let status = runtime.block_on(supervise(host, source));
     drop(runtime);
     match status {
         Ok(status) => exit_like(status),
@@ -154,14 +168,33 @@ fn run(args: Vec<OsString>) -> i32 {
     }
 }
 
+/// Where the program to run comes from.
+enum Source {
+    /// On the command line (a cold start; directory and environment are the shim's own).
+    Given(crate::warm::Decoded),
+    /// In a frame on stdin (a pre-started shim).
+    Warm,
+    Missing,
+}
+
+/// Reads exactly `buf.len()` bytes from stdin, unbuffered.
+fn read_stdin(buf: &mut [u8]) -> std::io::Result<()> {
+    let stdin = std::io::stdin();
+    let mut done = 0;
+    while done < buf.len() {
+        match nix::unistd::read(&stdin, &mut buf[done..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => done += n,
+            Err(Errno::EINTR) => {}
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Arms the guards, starts the program and waits for a reason to kill its tree; returns the
 /// program's status (`None` when it was lost).
-async fn supervise(
-    host: Pid,
-    program: &OsStr,
-    arg0: &OsStr,
-    rest: &[OsString],
-) -> Result<Option<ExitStatus>, String> {
+async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
     use tokio::signal::unix::{SignalKind, signal};
     let listen = |kind: SignalKind| {
         signal(kind).map_err(|error| format!("cannot listen for signals: {error}"))
@@ -186,16 +219,32 @@ async fn supervise(
     if nix::unistd::getppid() != host {
         return Err("the host died before the program started; starting nothing".to_owned());
     }
+    let spec = match source {
+        Source::Given(spec) => spec,
+        // An idle shim waits here; its host gone, stdin reaches EOF and it ends quietly.
+        Source::Warm => match crate::warm::decode(read_stdin) {
+            Ok(spec) => spec,
+            Err(_) if nix::unistd::getppid() != host => return Ok(None),
+            Err(message) => return Err(message),
+        },
+        Source::Missing => return Err("no program to start".to_owned()),
+    };
     #[expect(
         clippy::disallowed_methods,
         reason = "the shim is c2-supervisor's own process; it starts the runtime it supervises"
     )]
-    let mut command = std::process::Command::new(program);
-    command.arg0(arg0).args(rest);
+    let mut command = std::process::Command::new(&spec.program);
+    command
+        .arg0(&spec.arg0)
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(n, v)| (n, v)));
+    if !spec.cwd.as_os_str().is_empty() {
+        command.current_dir(&spec.cwd);
+    }
     let started = spawn_retrying(&mut command).map_err(|error| {
         format!(
             "cannot start `{}`: {error}; check that it is an executable the system can run",
-            program.to_string_lossy()
+            spec.program.to_string_lossy()
         )
     })?;
     let runtime = Pid::from_raw(i32::try_from(started.id()).unwrap_or(i32::MAX));

@@ -97,6 +97,9 @@ pub struct SupervisorOptions {
     /// Once the leader has exited, how long a caller still waits for an answer the child wrote
     /// before it died (its stdout may be held open by a descendant, so EOF may never come).
     pub exit_drain: Duration,
+    /// Keep one shim started ahead (per host process, see `warm.rs`), so that an activation
+    /// does not wait for the shim's own start. Off for a one-shot process, which gains nothing.
+    pub warm_shim: bool,
 }
 
 /// How a long-lived child's descendants are kept within reach.
@@ -129,6 +132,7 @@ impl Default for SupervisorOptions {
             containment: Containment::Shim,
             kill_wait: Duration::from_secs(5),
             exit_drain: Duration::from_millis(200),
+            warm_shim: true,
         }
     }
 }

@@ -207,3 +207,50 @@ async fn a_missing_shim_is_an_error_that_says_how_to_provide_one() {
     );
     assert!(message.contains("run_if_requested"), "{message}");
 }
+
+/// The pre-started shim of this process, if one is idle: a child started with `--warm`.
+fn idle_shim() -> Option<i32> {
+    support::our_children()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"--warm"))
+        })
+}
+
+#[tokio::test]
+async fn a_pre_started_shim_runs_the_next_spec_exactly_as_a_cold_one() {
+    let _guard = support::exclusive().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let spec = ProcessSpec::new("sh", &dir)
+        .arg("-c")
+        .arg(r#"read line; echo "$(pwd)|$C2_WARM_TEST|$0|$line""#)
+        .arg("zero")
+        .env("C2_WARM_TEST", "yes");
+    // The first spawn (cold, or warm from an earlier test) leaves a shim started ahead.
+    let first = support::spawn(&spec);
+    first.process.stop().await;
+    assert!(
+        eventually(|| idle_shim().is_some()).await,
+        "no shim was started ahead"
+    );
+    let idle = idle_shim().unwrap();
+
+    let mut spawned = support::spawn(&spec);
+    assert_eq!(pid(&spawned.process), idle, "the idle shim took the spec");
+    crate::support::send(&mut spawned.stdin, &serde_json::json!("first line")).await;
+    let mut out = Lines::new(spawned.stdout);
+    assert_eq!(
+        out.next().await,
+        format!("{}|yes|zero|\"first line\"", dir.display()),
+        "directory, environment, arguments and every byte of stdin reach the program"
+    );
+    let exit = tokio::time::timeout(BOUND, spawned.process.exited())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::Code(0));
+    c2_supervisor::release_warm_shim();
+    assert!(eventually(|| idle_shim().is_none()).await);
+}

@@ -166,7 +166,8 @@ async fn a_hanging_runtime_that_ignores_sigterm_and_stdin_eof_dies_with_the_host
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(scene.state(&id), "active", "the handshake is done");
-    assert!(marked(&mark).len() >= 2, "the shim and the runtime run");
+    // The runtime (a pre-started shim has the host's environment, not the marker).
+    assert!(!marked(&mark).is_empty(), "the runtime runs");
     // Let the runtime reach its hang before the host goes.
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The bystander's checks come first: `finish` shuts the host down, which must stop the
