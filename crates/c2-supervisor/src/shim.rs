@@ -248,6 +248,15 @@ async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, Stri
         )
     })?;
     let runtime = Pid::from_raw(i32::try_from(started.id()).unwrap_or(i32::MAX));
+    // A SIGTERM to the group that came before the program existed missed it: pass it on.
+    let early = tokio::select! {
+        biased;
+        _ = term.recv() => true,
+        () = std::future::ready(()) => false,
+    };
+    if early {
+        terminate(runtime);
+    }
     // The shim lets go of the program's stdin and stdout: the host must see stdout EOF when
     // the program closes it, exactly as without a shim. Its stderr stays for its own messages.
     let null = std::fs::File::options()
@@ -334,15 +343,19 @@ fn spawn_retrying(command: &mut std::process::Command) -> std::io::Result<std::p
 
 /// The runtime may have left the shim's process group, so the group SIGTERM missed it; send it
 /// its own (the runtime is an unreaped child, so its pid is pinned).
+fn forward_term(runtime: Pid) {
+    let ours = nix::unistd::getpgid(None).ok();
+    if nix::unistd::getpgid(Some(runtime)).ok() != ours {
+        terminate(runtime);
+    }
+}
+
 #[expect(
     clippy::disallowed_methods,
     reason = "the shim signals only its own unreaped child"
 )]
-fn forward_term(runtime: Pid) {
-    let ours = nix::unistd::getpgid(None).ok();
-    if nix::unistd::getpgid(Some(runtime)).ok() != ours {
-        let _ = nix::sys::signal::kill(runtime, Signal::SIGTERM);
-    }
+fn terminate(runtime: Pid) {
+    let _ = nix::sys::signal::kill(runtime, Signal::SIGTERM);
 }
 
 /// Reaps every child that has ended; records the runtime's status.

@@ -15,7 +15,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
@@ -48,6 +48,8 @@ struct Idle {
 
 static IDLE: Mutex<Option<Idle>> = Mutex::new(None);
 static FILLING: AtomicBool = AtomicBool::new(false);
+/// Bumped by [`release`]: a shim whose start began before is discarded, not kept.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Hands `spec` to the idle shim, if there is a live one for this shim path; starts the next
 /// one in the background either way. `Ok(None)`: spawn cold.
@@ -113,6 +115,7 @@ fn discard(mut idle: Idle) {
 /// Drops the idle shim of this process, if any (for a host that wants no child left, such as
 /// a leak check). The next spawn starts cold and starts a new one.
 pub fn release() {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
     let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).take();
     if let Some(idle) = idle {
         discard(idle);
@@ -124,16 +127,23 @@ fn refill(shim: PathBuf) {
     if FILLING.swap(true, Ordering::AcqRel) {
         return;
     }
+    let generation = GENERATION.load(Ordering::Acquire);
     let started = std::thread::Builder::new()
         .name("c2-shim-warm".to_owned())
         .stack_size(64 * 1024)
         .spawn(move || {
             if let Some(child) = start_idle(&shim) {
+                let idle = Idle { shim, child };
                 let mut slot = IDLE.lock().unwrap_or_else(PoisonError::into_inner);
-                let previous = slot.replace(Idle { shim, child });
+                // Released meanwhile: the host wants no child left.
+                let unwanted = if GENERATION.load(Ordering::Acquire) == generation {
+                    slot.replace(idle)
+                } else {
+                    Some(idle)
+                };
                 drop(slot);
-                if let Some(previous) = previous {
-                    discard(previous);
+                if let Some(unwanted) = unwanted {
+                    discard(unwanted);
                 }
             }
             FILLING.store(false, Ordering::Release);
