@@ -32,6 +32,9 @@
 //!   child (and the group that child leads); the shim signals only its own unreaped children,
 //!   level by level (the reasoning is in `process.rs` and `shim.rs`).
 //!
+//! A long-lived host keeps one shim started ahead (`SupervisorOptions::warm_shim`), so an
+//! activation does not wait for the shim's own start; [`release_warm_shim`] drops it.
+//!
 //! Limits, stated plainly: a descendant that kills the shim itself (any process of the same
 //! user can) leaves the rest of the tree with only the host's group sweep, as without a shim; a
 //! process in uninterruptible sleep cannot be reaped within the bound. With
