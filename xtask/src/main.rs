@@ -40,6 +40,8 @@ tasks:
 ";
 
 fn main() -> ExitCode {
+    // The bench and the soak host plugins in this process: xtask is their supervisor shim.
+    c2_supervisor::shim::run_if_requested();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("validate") => validate(),

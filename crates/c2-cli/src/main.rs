@@ -306,6 +306,9 @@ enum McpAction {
 }
 
 fn main() -> ExitCode {
+    // Re-entered as the supervisor shim of a plugin process, this never returns; it must come
+    // before anything starts a thread.
+    c2_supervisor::shim::run_if_requested();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -447,117 +450,124 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
     };
     let session = Session::open(settings, usage).await?;
     let host = &session.host;
-    let result = match command {
-        Command::Install {
-            source,
-            trust,
-            enable,
-        } => {
-            let options = InstallOptions {
-                trust: *trust,
-                enable: *enable,
-            };
-            commands::install::run(out, host, &session.store, source, options).await
-        }
-        Command::Uninstall { id } => commands::uninstall::run(out, host, &session.store, id).await,
-        Command::List => commands::list::run(out, host, &session.store),
-        Command::Trust { id } => commands::policy::run(out, host, id, Change::Trust, None).await,
-        Command::Untrust { id } => {
-            commands::policy::run(out, host, id, Change::Untrust, None).await
-        }
-        Command::Enable { id, project } => {
-            let state = Change::State(StateChange::Enable);
-            commands::policy::run(out, host, id, state, project.project.as_deref()).await
-        }
-        Command::Disable { id, project } => {
-            let state = Change::State(StateChange::Disable);
-            commands::policy::run(out, host, id, state, project.project.as_deref()).await
-        }
-        Command::Inherit { id, project } => {
-            let state = Change::State(StateChange::Inherit);
-            commands::policy::run(out, host, id, state, Some(project)).await
-        }
-        Command::Catalog { project } => {
-            commands::catalog::catalog(out, host, project.project.as_deref())
-        }
-        Command::Commands { project } => {
-            commands::catalog::commands(out, host, project.project.as_deref())
-        }
-        Command::Invoke { command, call } => {
-            let call = commands::invoke::Call {
-                command,
-                args: call.args.as_deref(),
-                project: call.project.project.as_deref(),
-            };
-            commands::invoke::invoke(out, host, &call).await
-        }
-        Command::Plan {
-            id,
-            action,
-            project,
-            config,
-            out: file,
-        } => {
-            let request = commands::plan::Request {
+    let result = session::until_signal(async {
+        match command {
+            Command::Install {
+                source,
+                trust,
+                enable,
+            } => {
+                let options = InstallOptions {
+                    trust: *trust,
+                    enable: *enable,
+                };
+                commands::install::run(out, host, &session.store, source, options).await
+            }
+            Command::Uninstall { id } => {
+                commands::uninstall::run(out, host, &session.store, id).await
+            }
+            Command::List => commands::list::run(out, host, &session.store),
+            Command::Trust { id } => {
+                commands::policy::run(out, host, id, Change::Trust, None).await
+            }
+            Command::Untrust { id } => {
+                commands::policy::run(out, host, id, Change::Untrust, None).await
+            }
+            Command::Enable { id, project } => {
+                let state = Change::State(StateChange::Enable);
+                commands::policy::run(out, host, id, state, project.project.as_deref()).await
+            }
+            Command::Disable { id, project } => {
+                let state = Change::State(StateChange::Disable);
+                commands::policy::run(out, host, id, state, project.project.as_deref()).await
+            }
+            Command::Inherit { id, project } => {
+                let state = Change::State(StateChange::Inherit);
+                commands::policy::run(out, host, id, state, Some(project)).await
+            }
+            Command::Catalog { project } => {
+                commands::catalog::catalog(out, host, project.project.as_deref())
+            }
+            Command::Commands { project } => {
+                commands::catalog::commands(out, host, project.project.as_deref())
+            }
+            Command::Invoke { command, call } => {
+                let call = commands::invoke::Call {
+                    command,
+                    args: call.args.as_deref(),
+                    project: call.project.project.as_deref(),
+                };
+                commands::invoke::invoke(out, host, &call).await
+            }
+            Command::Plan {
                 id,
-                action: *action,
-                project: project.project.as_deref(),
-                config: config.as_deref(),
-                out: file.as_deref(),
-            };
-            commands::plan::plan(out, host, &request).await
-        }
-        Command::Apply { file } => commands::plan::apply(out, host, file).await,
-        Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
-        Command::Ui { project } => commands::ui::catalog(out, host, project.project.as_deref()),
-        Command::InvokeUi {
-            id,
-            ui,
-            project,
-            session,
-            operation,
-            action,
-        } => {
-            let request = commands::ui::Request {
+                action,
+                project,
+                config,
+                out: file,
+            } => {
+                let request = commands::plan::Request {
+                    id,
+                    action: *action,
+                    project: project.project.as_deref(),
+                    config: config.as_deref(),
+                    out: file.as_deref(),
+                };
+                commands::plan::plan(out, host, &request).await
+            }
+            Command::Apply { file } => commands::plan::apply(out, host, file).await,
+            Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
+            Command::Ui { project } => commands::ui::catalog(out, host, project.project.as_deref()),
+            Command::InvokeUi {
                 id,
                 ui,
-                project: project.project.as_deref(),
-                session: session.as_deref(),
-                operation: *operation,
-                action: action.as_deref(),
-            };
-            commands::ui::invoke(out, host, &request).await
+                project,
+                session,
+                operation,
+                action,
+            } => {
+                let request = commands::ui::Request {
+                    id,
+                    ui,
+                    project: project.project.as_deref(),
+                    session: session.as_deref(),
+                    operation: *operation,
+                    action: action.as_deref(),
+                };
+                commands::ui::invoke(out, host, &request).await
+            }
+            Command::Lsp {
+                language: Some(language),
+                project: Some(project),
+                list: false,
+            } => commands::lsp::run(out, host, language, project).await,
+            Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
+            Command::Mcp { action, project } => match action {
+                None => {
+                    commands::mcp::list(out, host, project.project.as_deref(), settings.verbose > 0)
+                }
+                Some(McpAction::Run {
+                    target,
+                    project: run_project,
+                }) => {
+                    let project = run_project
+                        .project
+                        .as_deref()
+                        .or(project.project.as_deref());
+                    commands::mcp::run(out, host, target, project).await
+                }
+            },
+            // Answered before the host was opened.
+            Command::Validate { .. }
+            | Command::Schema
+            | Command::Scaffold { .. }
+            | Command::Check { .. }
+            | Command::New { .. }
+            | Command::Serve { .. }
+            | Command::Run { .. } => Ok(ExitCode::SUCCESS),
         }
-        Command::Lsp {
-            language: Some(language),
-            project: Some(project),
-            list: false,
-        } => commands::lsp::run(out, host, language, project).await,
-        Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
-        Command::Mcp { action, project } => match action {
-            None => {
-                commands::mcp::list(out, host, project.project.as_deref(), settings.verbose > 0)
-            }
-            Some(McpAction::Run {
-                target,
-                project: run_project,
-            }) => {
-                let project = run_project
-                    .project
-                    .as_deref()
-                    .or(project.project.as_deref());
-                commands::mcp::run(out, host, target, project).await
-            }
-        },
-        // Answered before the host was opened.
-        Command::Validate { .. }
-        | Command::Schema
-        | Command::Scaffold { .. }
-        | Command::Check { .. }
-        | Command::New { .. }
-        | Command::Serve { .. }
-        | Command::Run { .. } => Ok(ExitCode::SUCCESS),
-    };
+    })
+    .await;
     host.shutdown().await;
     result
 }

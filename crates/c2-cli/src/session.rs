@@ -55,7 +55,7 @@ impl Session {
             _ => None,
         };
         let opened = scratch.as_ref().map_or(store.as_path(), |s| s.path());
-        let host = open_host(opened, settings.handshake_timeout).await?;
+        let host = open_host(opened, settings.handshake_timeout, false).await?;
         Ok(Self {
             host,
             store,
@@ -79,10 +79,12 @@ pub(crate) fn scratch_dir() -> Result<tempfile::TempDir, Failure> {
         })
 }
 
-/// Opens a host on `dir` with the CLI's working directory as the host's.
+/// Opens a host on `dir` with the CLI's working directory as the host's. `long_lived` (the
+/// `serve` service) keeps a supervisor shim started ahead, so activations do not wait for it.
 pub(crate) async fn open_host(
     dir: &Path,
     handshake_timeout: Duration,
+    long_lived: bool,
 ) -> Result<PluginHost, Failure> {
     let working_dir = std::env::current_dir().map_err(|error| {
         Failure::environment(
@@ -93,6 +95,8 @@ pub(crate) async fn open_host(
     let mut options = HostOptions::new(dir);
     options.handshake_timeout = handshake_timeout;
     options.working_dir = working_dir;
+    // One command per process: a shim started ahead would only be thrown away.
+    options.supervisor.warm_shim = long_lived;
     let host = PluginHost::open(options).await.map_err(failure)?;
     for problem in host.diagnostics() {
         tracing::warn!("{problem}");
@@ -149,6 +153,41 @@ pub(crate) fn parse_args(text: Option<&str>) -> Result<Value, Failure> {
             format!("{origin} is not JSON ({error}): pass a JSON value such as '{{\"name\":\"x\"}}' or @FILE"),
         )
     })
+}
+
+/// Runs `work` until it ends or the user cancels with SIGINT or SIGTERM (decisions.md, "Caller
+/// cancellation at the CLI"). On a signal `work` is dropped, which abandons the call in flight
+/// (the protocol's caller cancellation: its process is stopped), and the failure is `cancelled`
+/// with exit code 130 (SIGINT) or 143 (SIGTERM); the caller then shuts the host down, which
+/// stops every process the command started. A signal before this is listening kills the CLI
+/// by its default action, and the supervisor's shims then kill the plugin trees themselves.
+pub(crate) async fn until_signal<T>(
+    work: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind| {
+        signal(kind).map_err(|error| {
+            Failure::environment(
+                "io",
+                format!("cannot listen for SIGINT and SIGTERM: {error}"),
+            )
+        })
+    };
+    let mut interrupt = listen(SignalKind::interrupt())?;
+    let mut terminate = listen(SignalKind::terminate())?;
+    let (name, exit) = tokio::select! {
+        result = work => return result,
+        _ = interrupt.recv() => ("SIGINT", 130),
+        _ = terminate.recv() => ("SIGTERM", 143),
+    };
+    let mut failure = Failure::operation(
+        "cancelled",
+        format!(
+            "cancelled by {name}: the call in flight was abandoned and every plugin process this command started is being stopped"
+        ),
+    );
+    failure.exit = exit;
+    Err(failure)
 }
 
 #[cfg(test)]

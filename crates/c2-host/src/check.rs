@@ -614,9 +614,14 @@ impl Session<'_> {
         for args in &invocation.args {
             let name = invoke_name(id, args);
             let params = json!({ "name": id, "args": args });
+            // A leader that exits fails the call at once, even if a descendant holds stdout.
             let answer = tokio::time::timeout(
                 self.options.invoke_timeout,
-                peer.request_raw(method::COMMAND_INVOKE, &params),
+                crate::runtime::until_exit(
+                    process,
+                    self.options.supervisor.exit_drain,
+                    peer.request_raw(method::COMMAND_INVOKE, &params),
+                ),
             )
             .await;
             let called = std::mem::take(&mut *lock(calls));

@@ -1377,6 +1377,9 @@ impl PluginHost {
         let watch = lock(&self.shared.watch).take();
         drop(watch);
         self.shared.kernel.shutdown().await;
+        // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
+        // child (another host in this process just starts its next runtime cold).
+        c2_supervisor::release_warm_shim();
     }
 }
 

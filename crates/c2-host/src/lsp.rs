@@ -613,9 +613,12 @@ impl Drop for LanguageServer {
 }
 
 impl LanguageServer {
-    /// The process id, which is also its process group id.
+    /// The server's process id (under the supervisor shim, the shim's child; the shim's own pid
+    /// until the shim has started it).
     pub fn pid(&self) -> u32 {
-        self.process.pid()
+        self.process
+            .program_pid()
+            .unwrap_or_else(|| self.process.pid())
     }
 
     /// Who provides it.

@@ -46,6 +46,8 @@ pub(crate) struct RuntimeInstance {
     invoke_deadline: Option<Duration>,
     /// `HostOptions::max_value_tree_bytes`, read once.
     max_value_tree_bytes: usize,
+    /// `SupervisorOptions::exit_drain`, read once.
+    exit_drain: Duration,
 }
 
 enum Slot {
@@ -118,9 +120,13 @@ impl RuntimeInstance {
         let max_value_tree_bytes = host
             .upgrade()
             .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
+        let exit_drain = host.upgrade().map_or(Duration::from_millis(200), |h| {
+            h.options.supervisor.exit_drain
+        });
         Self {
             invoke_deadline,
             max_value_tree_bytes,
+            exit_drain,
             host,
             bundle,
             scope,
@@ -147,7 +153,7 @@ impl RuntimeInstance {
     pub(crate) fn pid(&self) -> Option<u32> {
         match self.slot.try_lock() {
             Ok(slot) => match &*slot {
-                Slot::Live(live) if live.healthy() => Some(live.process.pid()),
+                Slot::Live(live) if live.healthy() => live.process.program_pid(),
                 _ => None,
             },
             Err(_) => None,
@@ -164,7 +170,11 @@ impl RuntimeInstance {
             name: name.to_owned(),
             args,
         };
-        let request = live.peer.request_raw(method::COMMAND_INVOKE, &params);
+        let request = until_exit(
+            &live.process,
+            self.exit_drain,
+            live.peer.request_raw(method::COMMAND_INVOKE, &params),
+        );
         let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
@@ -585,6 +595,28 @@ impl RuntimeInstance {
         if let Slot::Live(live) = previous {
             live.stop().await;
         }
+    }
+}
+
+/// Runs `request` until it is answered or the process's leader exits: a descendant may hold
+/// stdout open after the leader died, so EOF is not a reliable sign of the exit. After the exit
+/// the request gets `drain` to deliver an answer written before it; then the call fails as
+/// closed (`process_exited`).
+pub(crate) async fn until_exit<T>(
+    process: &Process,
+    drain: Duration,
+    request: impl std::future::Future<Output = Result<T, CallError>>,
+) -> Result<T, CallError> {
+    let mut exit = process.exit_watch();
+    tokio::pin!(request);
+    tokio::select! {
+        biased;
+        result = &mut request => return result,
+        _ = exit.wait_for(Option::is_some) => {}
+    }
+    match tokio::time::timeout(drain, request).await {
+        Ok(result) => result,
+        Err(_) => Err(CallError::Closed(CloseReason::StreamClosed)),
     }
 }
 

@@ -19,6 +19,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// [`Containment::Shim`](crate::Containment::Shim) was asked for and no shim was found.
+    #[error(
+        "cannot start `{program}`: no supervisor shim found (looked for {}); build it (`cargo build -p c2-supervisor --bins`), set C2_SUPERVISOR_SHIM to its path, or call c2_supervisor::shim::run_if_requested() first in main",
+        describe_paths(.looked)
+    )]
+    NoShim {
+        /// The program as the spec named it.
+        program: String,
+        /// The paths that were tried.
+        looked: Vec<PathBuf>,
+    },
     /// The working directory of the spec is not a directory.
     #[error("cannot start `{program}`: its working directory {} is not a directory; create it first", .cwd.display())]
     Cwd {
@@ -122,6 +133,18 @@ pub enum CommandProblem {
     /// The file system refused to answer.
     #[error("cannot be inspected ({0}); check the bundle's permissions")]
     Io(String),
+}
+
+fn describe_paths(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    if shown.is_empty() {
+        "no candidate: the current executable is unknown".to_owned()
+    } else {
+        shown.join(", ")
+    }
 }
 
 fn describe_resolved(resolved: Option<&Path>) -> String {

@@ -14,8 +14,11 @@
 //! The reaper thread waits with `WNOWAIT`, which observes the exit without reaping. When the
 //! leader is found dead (on its own or after SIGTERM), the group is swept with SIGKILL while the
 //! zombie still pins the id, and only then reaped: the group never outlives its leader. A member
-//! that called `setsid` has left the group and is out of reach; it still holds the child's stdin,
-//! which the host closes on stop, so a well-behaved process (one that exits on stdin EOF) goes.
+//! that called `setsid` has left the group and is out of the group's reach: under a shim (the
+//! default), the shim kills it (see `shim.rs`); group-only, it goes only when the stdin it
+//! inherited closes. The host signals the leader's pid directly too, so a leader that moved
+//! itself into another group is still reached; the shim is asked to kill its tree with
+//! [`KILL_TREE`] to its pid alone, never to the group, so that the shim outlives its tree.
 
 use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
@@ -33,7 +36,8 @@ use tokio::sync::{OnceCell, watch};
 
 use crate::error::Error;
 use crate::resolve::locate_program;
-use crate::spec::{ProcessSpec, SupervisorOptions};
+use crate::shim::KILL_TREE;
+use crate::spec::{Containment, ProcessSpec, SupervisorOptions};
 use crate::stderr::{StderrTail, drain};
 
 /// How a child ended.
@@ -89,25 +93,73 @@ pub struct ExitReport {
 }
 
 enum Leader {
-    Running(Child),
+    Running(Handle),
     Reaped,
+}
+
+/// The direct child as std or tokio spawned it (a pre-started shim is a std child).
+pub(crate) enum Handle {
+    Tokio(Child),
+    Std(std::process::Child),
+}
+
+impl Handle {
+    fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        match self {
+            Self::Tokio(child) => child.try_wait(),
+            Self::Std(child) => child.try_wait(),
+        }
+    }
+
+    fn id(&self) -> Option<u32> {
+        match self {
+            Self::Tokio(child) => child.id(),
+            Self::Std(child) => Some(child.id()),
+        }
+    }
+
+    fn start_kill(&mut self) {
+        let _ = match self {
+            Self::Tokio(child) => child.start_kill(),
+            Self::Std(child) => child.kill(),
+        };
+    }
 }
 
 /// State shared by the owner's handle, the reaper thread and the stdin writer.
 struct Shared {
     pid: Pid,
     label: String,
+    /// The child is a shim (see `shim.rs`) that kills the runtime's tree on [`KILL_TREE`].
+    shim: bool,
     leader: Mutex<Leader>,
     exit: watch::Sender<Option<Exit>>,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
 }
 
 impl Shared {
-    /// Sends `signal` to the whole group unless the leader is reaped; true when it was delivered.
+    /// Sends `signal` to the whole group and to the leader itself (which may have moved to
+    /// another group) unless the leader is reaped; true when it was delivered.
     fn signal_group(&self, signal: Signal) -> bool {
         let leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
         match *leader {
-            Leader::Running(_) => killpg(self.pid, signal, &self.label),
+            Leader::Running(_) => {
+                let group = killpg(self.pid, signal, &self.label);
+                kill(self.pid, signal, &self.label) || group
+            }
+            Leader::Reaped => false,
+        }
+    }
+
+    /// Kills the child's tree: a shim is asked to kill its runtime's whole tree (and then exits);
+    /// without a shim the group and the leader get SIGKILL.
+    fn kill_tree(&self) -> bool {
+        if !self.shim {
+            return self.signal_group(Signal::SIGKILL);
+        }
+        let leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        match *leader {
+            Leader::Running(_) => kill(self.pid, KILL_TREE, &self.label),
             Leader::Reaped => false,
         }
     }
@@ -166,6 +218,22 @@ fn killpg(pgid: Pid, signal: Signal, label: &str) -> bool {
     }
 }
 
+/// Signals one pid; the caller guarantees it is an unreaped child of this process.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the supervisor owns signalling; callers guarantee the pid is pinned by an unreaped child"
+)]
+fn kill(pid: Pid, signal: Signal, label: &str) -> bool {
+    match nix::sys::signal::kill(pid, signal) {
+        Ok(()) => true,
+        Err(Errno::ESRCH) => false,
+        Err(error) => {
+            tracing::warn!(owner = %label, pid = pid.as_raw(), %error, "cannot send {signal} to the process");
+            false
+        }
+    }
+}
+
 /// The reaper thread: blocks until the leader is dead without reaping it, then sweeps and reaps.
 fn watch_exit(shared: &Shared) {
     loop {
@@ -209,8 +277,19 @@ pub struct Process {
     shared: Arc<Shared>,
     exit: watch::Receiver<Option<Exit>>,
     tail: Arc<StderrTail>,
-    grace: Duration,
+    waits: Waits,
     report: OnceCell<ExitReport>,
+    /// Under a shim, the program's pid once seen.
+    program: std::sync::OnceLock<u32>,
+}
+
+/// The bounds of [`Process::stop`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waits {
+    /// After SIGTERM, before the kill.
+    pub(crate) grace: Duration,
+    /// After each kill step, before the next one (or giving up).
+    pub(crate) kill: Duration,
 }
 
 impl std::fmt::Debug for Process {
@@ -225,10 +304,39 @@ impl std::fmt::Debug for Process {
 
 /// Starts `spec` as a supervised child. Must be called within a Tokio runtime.
 pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned, Error> {
-    let mut child = start(spec, std::process::Stdio::piped())?;
-    let pipes = (child.stdout.take(), child.stderr.take());
     let tail = Arc::new(StderrTail::new(options.stderr_tail_lines));
-    let process = Process::watch(spec, child, Arc::clone(&tail), options.stop_grace)?;
+    let waits = Waits {
+        grace: options.stop_grace,
+        kill: options.kill_wait,
+    };
+    let prepared = prepare(spec, &options.containment)?;
+    let (process, pipes) = match crate::warm::take(spec, options, &prepared)? {
+        Some(warm) => {
+            let process = Process::watch(
+                spec,
+                Handle::Std(warm.child),
+                Some(warm.stdin),
+                Arc::clone(&tail),
+                waits,
+                true,
+            )?;
+            (process, (Some(warm.stdout), Some(warm.stderr)))
+        }
+        None => {
+            let (mut child, shim) = launch(spec, std::process::Stdio::piped(), prepared)?;
+            let pipes = (child.stdout.take(), child.stderr.take());
+            let stdin = child.stdin.take();
+            let process = Process::watch(
+                spec,
+                Handle::Tokio(child),
+                stdin,
+                Arc::clone(&tail),
+                waits,
+                shim,
+            )?;
+            (process, pipes)
+        }
+    };
     // From here on, an early return drops `process`, which kills the group.
     let (Some(stdout), Some(stderr)) = pipes else {
         return Err(no_pipes(spec));
@@ -249,8 +357,16 @@ pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned,
     })
 }
 
-/// Spawns the child; `stdin` is piped for long-lived children and null for one-shot commands.
-pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Child, Error> {
+/// What [`start`] runs, checked before anything is spawned.
+pub(crate) struct Prepared {
+    pub(crate) program: String,
+    pub(crate) resolved: std::path::PathBuf,
+    pub(crate) shim: Option<std::path::PathBuf>,
+}
+
+/// Checks the spec (a runtime, the working directory, the program and its execute bit) and
+/// finds the shim `containment` asks for.
+pub(crate) fn prepare(spec: &ProcessSpec, containment: &Containment) -> Result<Prepared, Error> {
     let program = spec.program_name();
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(Error::NoRuntime { program });
@@ -270,14 +386,69 @@ pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Ch
             source,
         });
     };
+    // A shim execs the program itself, so a missing execute bit is caught here, synchronously.
+    if let Err(errno) = nix::unistd::access(&resolved, nix::unistd::AccessFlags::X_OK) {
+        return Err(Error::Spawn {
+            program,
+            resolved: Some(resolved),
+            source: std::io::Error::from_raw_os_error(errno as i32),
+        });
+    }
+    let shim = crate::shim::locate(containment).map_err(|looked| Error::NoShim {
+        program: program.clone(),
+        looked,
+    })?;
+    Ok(Prepared {
+        program,
+        resolved,
+        shim,
+    })
+}
+
+/// Spawns the child (under a shim unless `containment` says group only); `stdin` is piped for
+/// long-lived children and null for one-shot commands. True when the child is a shim.
+pub(crate) fn start(
+    spec: &ProcessSpec,
+    stdin: std::process::Stdio,
+    containment: &Containment,
+) -> Result<(Child, bool), Error> {
+    let prepared = prepare(spec, containment)?;
+    launch(spec, stdin, prepared)
+}
+
+/// Spawns a prepared spec.
+pub(crate) fn launch(
+    spec: &ProcessSpec,
+    stdin: std::process::Stdio,
+    prepared: Prepared,
+) -> Result<(Child, bool), Error> {
+    let Prepared {
+        program,
+        resolved,
+        shim,
+    } = prepared;
     #[expect(
         clippy::disallowed_methods,
         reason = "c2-supervisor is the one crate that spawns processes, and this is where it does"
     )]
-    let mut command = tokio::process::Command::new(&resolved);
+    let mut command = match &shim {
+        Some(shim) => {
+            let mut command = tokio::process::Command::new(shim);
+            command.args(crate::shim::shim_args(
+                std::process::id(),
+                resolved.as_os_str(),
+                &spec.program,
+                &spec.args,
+            ));
+            command
+        }
+        None => {
+            let mut command = tokio::process::Command::new(&resolved);
+            command.arg0(&spec.program).args(&spec.args);
+            command
+        }
+    };
     command
-        .arg0(&spec.program)
-        .args(&spec.args)
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(&spec.cwd)
         // A new group whose id is the child's pid; std's safe way (no pre_exec, fast spawn path).
@@ -292,7 +463,7 @@ pub(crate) fn start(spec: &ProcessSpec, stdin: std::process::Stdio) -> Result<Ch
     let mut retries = 0;
     loop {
         match command.spawn() {
-            Ok(child) => return Ok(child),
+            Ok(child) => return Ok((child, shim.is_some())),
             Err(source)
                 if source.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
                     && retries < ETXTBSY_RETRIES =>
@@ -332,11 +503,12 @@ impl Process {
     /// Wraps a spawned child and starts its reaper thread.
     pub(crate) fn watch(
         spec: &ProcessSpec,
-        mut child: Child,
+        child: Handle,
+        stdin: Option<ChildStdin>,
         tail: Arc<StderrTail>,
-        grace: Duration,
+        waits: Waits,
+        shim: bool,
     ) -> Result<Self, Error> {
-        let stdin = child.stdin.take();
         let Some(raw) = child.id() else {
             // Only a child that was already waited on has no id, and nobody has waited on it yet.
             return Err(no_pipes(spec));
@@ -345,6 +517,7 @@ impl Process {
         let shared = Arc::new(Shared {
             pid: pid_of(raw),
             label: spec.label.clone(),
+            shim,
             leader: Mutex::new(Leader::Running(child)),
             exit: sender,
             stdin: Arc::new(Mutex::new(stdin)),
@@ -360,7 +533,7 @@ impl Process {
                 &mut *shared.leader.lock().unwrap_or_else(PoisonError::into_inner)
             {
                 // Killed just above; tokio's orphan queue reaps it if this does not.
-                let _ = child.start_kill();
+                child.start_kill();
             }
             return Err(Error::Watch {
                 program: spec.program_name(),
@@ -372,14 +545,38 @@ impl Process {
             shared,
             exit,
             tail,
-            grace,
+            waits,
             report: OnceCell::new(),
+            program: std::sync::OnceLock::new(),
         })
     }
 
-    /// The direct child's pid, which is also its process group id.
+    /// The direct child's pid, which is also its process group id: under a shim, the shim's.
     pub fn pid(&self) -> u32 {
         u32::try_from(self.shared.pid.as_raw()).unwrap_or_default()
+    }
+
+    /// The pid of the program the spec named: without a shim the direct child's; under a shim
+    /// its first child, once the shim has started it (`None` before that, and if it never saw
+    /// it alive). Remembered once seen, so it names the program even after it has exited.
+    pub fn program_pid(&self) -> Option<u32> {
+        if !self.shared.shim {
+            return Some(self.pid());
+        }
+        if let Some(pid) = self.program.get() {
+            return Some(*pid);
+        }
+        if self.try_exit().is_some() {
+            return None;
+        }
+        let first = crate::shim::children_of(self.pid()).first().copied()?;
+        let first = u32::try_from(first.as_raw()).ok()?;
+        Some(*self.program.get_or_init(|| first))
+    }
+
+    /// Whether the child runs under a supervisor shim (see [`Containment`]).
+    pub fn contained(&self) -> bool {
+        self.shared.shim
     }
 
     /// The owner's label given in the spec.
@@ -417,25 +614,27 @@ impl Process {
         self.shared.close_stdin();
     }
 
-    /// Stops the child: closes stdin, SIGTERMs the group, waits up to the grace period for the
-    /// child to exit, SIGKILLs the group if it has not, and returns once the direct child is
-    /// reaped. Whatever else was in the group has been sent SIGKILL by then (the kernel finishes a
-    /// SIGKILLed process asynchronously, within moments). Idempotent: every caller, concurrent
-    /// or later, gets the same report. Cancelling the future is safe: a later call resumes.
+    /// Stops the child: closes stdin, SIGTERMs the group (and the leader, wherever its group),
+    /// waits up to the grace period for the child to exit, then kills the tree: under a shim,
+    /// the shim SIGKILLs every descendant of the runtime, whatever its group or session, and
+    /// exits; without one, the group and the leader get SIGKILL. Returns once the direct child
+    /// is reaped. Every wait is bounded: should the child still not be reaped `kill_wait` after
+    /// the kill (a wedged shim gets a SIGKILL to its group then, and another `kill_wait`), the
+    /// report says [`Exit::Unknown`] and a warning is logged. Idempotent: every caller,
+    /// concurrent or later, gets the same report. Cancelling the future is safe: a later call
+    /// resumes.
     pub async fn stop(&self) -> ExitReport {
         self.report
             .get_or_init(|| async {
                 let already_exited = self.try_exit().is_some();
                 self.close_stdin();
                 self.shared.signal_group(Signal::SIGTERM);
-                let mut exit = self.exit.clone();
-                let forced =
-                    match tokio::time::timeout(self.grace, exit.wait_for(Option::is_some)).await {
-                        Ok(_) => false,
-                        Err(_) => self.shared.signal_group(Signal::SIGKILL),
-                    };
+                let forced = match self.exit_within(self.waits.grace).await {
+                    Some(_) => false,
+                    None => self.shared.kill_tree(),
+                };
                 ExitReport {
-                    exit: self.exited().await,
+                    exit: self.reaped_after_kill().await,
                     already_exited,
                     forced,
                 }
@@ -444,18 +643,39 @@ impl Process {
             .clone()
     }
 
-    /// SIGKILLs the group at once and waits for the reap.
+    /// The exit, if it comes within `bound`.
+    async fn exit_within(&self, bound: Duration) -> Option<Exit> {
+        tokio::time::timeout(bound, self.exited()).await.ok()
+    }
+
+    /// Waits for the reap after the tree was killed, escalating once if a shim does not go.
+    async fn reaped_after_kill(&self) -> Exit {
+        if let Some(exit) = self.exit_within(self.waits.kill).await {
+            return exit;
+        }
+        if self.shared.shim {
+            tracing::warn!(owner = %self.shared.label, pid = self.pid(), "the supervisor shim did not exit after killing the tree; sending SIGKILL to its group");
+            self.shared.signal_group(Signal::SIGKILL);
+            if let Some(exit) = self.exit_within(self.waits.kill).await {
+                return exit;
+            }
+        }
+        tracing::warn!(owner = %self.shared.label, pid = self.pid(), "the child was not reaped after SIGKILL (uninterruptible sleep?); giving up waiting");
+        Exit::Unknown
+    }
+
+    /// Kills the tree at once and waits (bounded) for the reap.
     pub(crate) async fn kill(&self) -> Exit {
         self.close_stdin();
-        self.shared.signal_group(Signal::SIGKILL);
-        self.exited().await
+        self.shared.kill_tree();
+        self.reaped_after_kill().await
     }
 }
 
 impl Drop for Process {
     fn drop(&mut self) {
         self.shared.close_stdin();
-        self.shared.signal_group(Signal::SIGKILL);
+        self.shared.kill_tree();
     }
 }
 

@@ -4,8 +4,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::Error;
-use crate::process::{Exit, Process, start};
-use crate::spec::{ProcessSpec, RunOptions};
+use crate::process::{Exit, Handle, Process, Waits, start};
+use crate::spec::{Containment, ProcessSpec, RunOptions};
 use crate::stderr::StderrTail;
 
 /// What a one-shot command produced.
@@ -24,11 +24,24 @@ pub struct Output {
 /// deadline passes. A non-zero exit is not an error here: the caller reads `exit`.
 pub async fn run(spec: &ProcessSpec, options: &RunOptions) -> Result<Output, Error> {
     let program = spec.program_name();
-    let mut child = start(spec, std::process::Stdio::null())?;
+    // A one-shot host command runs in its group only: the host's own tools need no shim.
+    let (mut child, _) = start(spec, std::process::Stdio::null(), &Containment::Group)?;
     let pipes = (child.stdout.take(), child.stderr.take());
     // No stop grace: a one-shot command that must be ended is killed outright. From here on, an
     // early return drops `process`, which kills the group.
-    let process = Process::watch(spec, child, Arc::new(StderrTail::new(0)), Duration::ZERO)?;
+    let waits = Waits {
+        grace: Duration::ZERO,
+        kill: Duration::from_secs(5),
+    };
+    let stdin = child.stdin.take();
+    let process = Process::watch(
+        spec,
+        Handle::Tokio(child),
+        stdin,
+        Arc::new(StderrTail::new(0)),
+        waits,
+        false,
+    )?;
     let (Some(stdout), Some(stderr)) = pipes else {
         return Err(Error::Read {
             program,

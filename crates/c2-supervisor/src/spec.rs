@@ -89,6 +89,38 @@ pub struct SupervisorOptions {
     pub stderr_line_max: usize,
     /// How many of the last stderr lines are kept for error messages.
     pub stderr_tail_lines: usize,
+    /// How the child's process tree is held (see [`Containment`]).
+    pub containment: Containment,
+    /// How long `stop` waits after the kill step (the shim's tree kill, then a SIGKILL) before
+    /// giving up on the reap and reporting the exit unknown; every wait of `stop` is bounded.
+    pub kill_wait: Duration,
+    /// Once the leader has exited, how long a caller still waits for an answer the child wrote
+    /// before it died (its stdout may be held open by a descendant, so EOF may never come).
+    pub exit_drain: Duration,
+    /// Keep one shim started ahead (per host process, see `warm.rs`), so that an activation
+    /// does not wait for the shim's own start. Off for a one-shot process, which gains nothing.
+    pub warm_shim: bool,
+}
+
+/// How a long-lived child's descendants are kept within reach.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Containment {
+    /// The child runs under a shim process (see [`shim`](crate::shim)) that is its subreaper
+    /// and gets a parent-death signal: no descendant outlives the stop, the leader's exit or
+    /// the host's death, whatever it does with groups, sessions or stdin. The shim is, in order:
+    /// the path in `C2_SUPERVISOR_SHIM`; this executable, when its `main` called
+    /// [`run_if_requested`](crate::shim::run_if_requested); `c2-supervisor-shim` beside this
+    /// executable (or beside the `deps/` directory a test binary runs from). None found: the
+    /// spawn fails with [`Error::NoShim`](crate::Error::NoShim).
+    #[default]
+    Shim,
+    /// The shim at this path.
+    ShimAt(PathBuf),
+    /// No shim: the child's process group only. A descendant that leaves the group (or a
+    /// leader that moves to another group) is out of reach, and nothing outlives a SIGKILLed
+    /// host's notice but stdin EOF. For hosts that cannot ship a second executable.
+    Group,
 }
 
 impl Default for SupervisorOptions {
@@ -97,6 +129,10 @@ impl Default for SupervisorOptions {
             stop_grace: Duration::from_secs(1),
             stderr_line_max: 64 * 1024,
             stderr_tail_lines: 20,
+            containment: Containment::Shim,
+            kill_wait: Duration::from_secs(5),
+            exit_drain: Duration::from_millis(200),
+            warm_shim: true,
         }
     }
 }

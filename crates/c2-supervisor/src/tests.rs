@@ -209,3 +209,79 @@ fn exits_read_as_sentences() {
     assert!(Exit::Code(0).success());
     assert!(!Exit::Signal(15).success());
 }
+
+#[test]
+fn shim_arguments_carry_the_host_pid_program_argv0_and_args_in_order() {
+    use std::ffi::{OsStr, OsString};
+    let args = crate::shim::shim_args(
+        42,
+        OsStr::new("/bin/prog"),
+        OsStr::new("prog"),
+        &[OsString::from("a b"), OsString::from("")],
+    );
+    let expected: Vec<OsString> = [crate::shim::SHIM_FLAG, "42", "/bin/prog", "prog", "a b", ""]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    assert_eq!(args, expected);
+}
+
+#[test]
+fn group_containment_needs_no_shim_and_a_missing_explicit_shim_is_named() {
+    use crate::Containment;
+    assert_eq!(crate::shim::locate(&Containment::Group), Ok(None));
+    let missing = std::path::PathBuf::from("/nonexistent/shim");
+    assert_eq!(
+        crate::shim::locate(&Containment::ShimAt(missing.clone())),
+        Err(vec![missing])
+    );
+    let here = std::env::current_exe().unwrap();
+    assert_eq!(
+        crate::shim::locate(&Containment::ShimAt(here.clone())),
+        Ok(Some(here))
+    );
+}
+
+#[test]
+fn the_parent_of_this_process_is_read_from_proc() {
+    let me = i32::try_from(std::process::id()).unwrap();
+    let parent = u32::try_from(nix::unistd::getppid().as_raw()).unwrap();
+    assert_eq!(crate::shim::parent_of(me), Some(parent));
+}
+
+#[test]
+fn a_spec_frame_round_trips_and_a_bad_frame_is_refused() {
+    use std::ffi::OsString;
+    let spec = crate::ProcessSpec::new("prog", "/work dir")
+        .args(["a", "", "b c"])
+        .env("NAME", "value=with=equals")
+        .env("EMPTY", "");
+    let prepared = crate::process::Prepared {
+        program: "prog".to_owned(),
+        resolved: "/usr/bin/prog".into(),
+        shim: None,
+    };
+    let frame = crate::warm::encode(&spec, &prepared);
+    let mut rest = frame.as_slice();
+    let decoded = crate::warm::decode(|buf: &mut [u8]| {
+        let (head, tail) = rest.split_at(buf.len());
+        buf.copy_from_slice(head);
+        rest = tail;
+        Ok(())
+    })
+    .unwrap();
+    assert!(rest.is_empty(), "exactly the frame is read");
+    assert_eq!(decoded.program, OsString::from("/usr/bin/prog"));
+    assert_eq!(decoded.arg0, OsString::from("prog"));
+    assert_eq!(decoded.cwd, std::path::PathBuf::from("/work dir"));
+    assert_eq!(
+        decoded.args,
+        vec![OsString::from("a"), OsString::new(), OsString::from("b c")]
+    );
+    assert_eq!(decoded.env.len(), 2);
+    let bad = crate::warm::decode(|buf: &mut [u8]| {
+        buf.fill(b'x');
+        Ok(())
+    });
+    assert!(bad.unwrap_err().contains("spec frame"));
+}

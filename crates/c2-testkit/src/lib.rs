@@ -54,6 +54,14 @@ pub mod archive;
 mod error;
 mod fixture;
 
+/// A Python plugin runtime that fights back: it escapes its process group, leaves a `setsid`
+/// daemon holding its stdout, or hangs ignoring SIGTERM, SIGINT and stdin EOF, by the command
+/// invoked (`hostile.escape`, `hostile.daemon`, `hostile.hang`; `hostile.ping` answers), and
+/// with the argument `lsp` it is a language server that ignores stdin EOF. The commands to
+/// confirm are read from `C2_HOSTILE_COMMANDS` (a JSON array). Write it to a bundle and run it
+/// with `python3`; the script's docstring has the details.
+pub const HOSTILE_RUNTIME: &str = include_str!("hostile.py");
+
 pub use error::Error;
 pub use fixture::{
     DEFAULT_COMMANDS, ENV_BIN, ENV_COMMANDS, ENV_EVENTS, ENV_HELPER, ENV_MODE, Fixture, Mode,

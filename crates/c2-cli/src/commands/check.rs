@@ -22,10 +22,12 @@ pub(crate) fn run(out: &mut Out, bundle: &Path, handshake_timeout: Duration) -> 
         .map_err(|error| {
             Failure::environment("io", format!("cannot start the async runtime: {error}"))
         })?;
-    let options = CheckOptions {
+    let mut options = CheckOptions {
         handshake_timeout,
         ..CheckOptions::default()
     };
+    // One check per process: a shim started ahead would only be thrown away.
+    options.supervisor.warm_shim = false;
     let report = runtime
         .block_on(c2_host::check_bundle(bundle, &options))
         .map_err(failure)?;

@@ -66,7 +66,8 @@ pub(crate) async fn run(
         }
     };
     let host = session::open_host(&store, settings.handshake_timeout).await?;
-    let result = lifecycle(out, &host, &source, &target, call.command, args).await;
+    let result =
+        session::until_signal(lifecycle(out, &host, &source, &target, call.command, args)).await;
     host.shutdown().await;
     out.progress("c2-plugins: unloaded");
     if let Some(scratch) = scratch {

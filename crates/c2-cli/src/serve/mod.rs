@@ -74,7 +74,7 @@ pub(crate) async fn run(
             Some(bind(&path)?)
         }
     };
-    let host = session::open_host(&dir, settings.handshake_timeout).await?;
+    let host = session::open_host(&dir, settings.handshake_timeout, true).await?;
     let bus = events::Bus::default();
     host.register_module(bus.module(), 1)
         .await

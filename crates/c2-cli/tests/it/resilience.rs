@@ -299,3 +299,5 @@ fn a_sigkilled_host_leaves_no_sdk_plugin_running_because_its_stdin_closes() {
         Some(&fake),
     );
 }
+
+mod hostile;

@@ -429,3 +429,5 @@ async fn a_grandchild_that_left_the_group_exits_when_its_inherited_stdin_closes(
     scene.remove(&id).await;
     scene.finish().await;
 }
+
+mod hostile;

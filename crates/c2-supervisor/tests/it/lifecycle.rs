@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use c2_supervisor::{Error, Exit, ProcessSpec, SupervisorOptions};
+use c2_supervisor::{Containment, Error, Exit, ProcessSpec, SupervisorOptions};
 use tokio::io::AsyncWriteExt;
 
 use crate::support::{self, Lines, alive_in_group, eventually, is_our_child, pid, sh, spawn, stat};
@@ -315,11 +315,21 @@ async fn an_executable_that_stays_busy_is_an_error_after_the_bounded_retries() {
         .open(&path)
         .unwrap();
     std::io::Write::write_all(&mut file, b"#!/bin/sh\n").unwrap();
-    let error = c2_supervisor::spawn(
-        &ProcessSpec::new("./busy", dir.path()),
-        &SupervisorOptions::default(),
-    )
-    .unwrap_err();
-    drop(file);
+    let spec = ProcessSpec::new("./busy", dir.path());
+    // Without a shim the host execs the program itself, and the error is synchronous.
+    let group = SupervisorOptions {
+        containment: Containment::Group,
+        ..SupervisorOptions::default()
+    };
+    let error = c2_supervisor::spawn(&spec, &group).unwrap_err();
     assert!(error.to_string().contains("busy"), "{error}");
+    // Under the shim, the shim retries and then exits 127 naming the OS error on stderr.
+    let spawned = c2_supervisor::spawn(&spec, &SupervisorOptions::default()).unwrap();
+    let exit = tokio::time::timeout(Duration::from_secs(10), spawned.process.exited())
+        .await
+        .unwrap();
+    drop(file);
+    assert_eq!(exit, Exit::Code(c2_supervisor::shim::EXEC_FAILED));
+    let said = eventually(|| spawned.process.stderr_tail().join("\n").contains("busy")).await;
+    assert!(said, "{:?}", spawned.process.stderr_tail());
 }

@@ -5,5 +5,6 @@
 mod escape;
 mod lifecycle;
 mod one_shot;
+mod shim;
 mod stress;
 mod support;
