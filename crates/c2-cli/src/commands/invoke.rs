@@ -65,7 +65,7 @@ pub(crate) async fn run(
             (scratch.path().to_owned(), Some(scratch))
         }
     };
-    let host = session::open_host(&store, settings.handshake_timeout).await?;
+    let host = session::open_host(&store, settings.handshake_timeout, false).await?;
     let result =
         session::until_signal(lifecycle(out, &host, &source, &target, call.command, args)).await;
     host.shutdown().await;
