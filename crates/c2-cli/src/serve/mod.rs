@@ -161,10 +161,24 @@ fn bind(path: &Path) -> Result<(UnixListener, PathBuf), Failure> {
         }
         std::fs::remove_file(path).map_err(|e| fail("replace", e))?;
     }
-    let listener = UnixListener::bind(path).map_err(|e| fail("bind", e))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| fail("restrict", e))?;
-    Ok((listener, path.to_owned()))
+    // Bound inside a fresh 0700 directory, restricted, then renamed into place: the socket is
+    // never reachable at `path` with the umask's looser mode, not even for an instant.
+    let private = PathBuf::from(format!("{}.{}", path.display(), std::process::id()));
+    let _ = std::fs::remove_dir_all(&private);
+    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(&private)
+        .map_err(|e| fail("prepare", e))?;
+    let staged = private.join("s");
+    let bound = UnixListener::bind(&staged)
+        .map_err(|e| fail("bind", e))
+        .and_then(|listener| {
+            std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| fail("restrict", e))?;
+            std::fs::rename(&staged, path).map_err(|e| fail("place", e))?;
+            Ok(listener)
+        });
+    let _ = std::fs::remove_dir_all(&private);
+    Ok((bound?, path.to_owned()))
 }
 
 /// Accepts clients until `stop` resolves; each is checked by uid and served on its own peer.
