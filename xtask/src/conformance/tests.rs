@@ -166,6 +166,24 @@ fn mcp_and_skill_corpus_cases_are_proven_by_their_own_runners() {
 }
 
 #[test]
+fn a_machine_dependent_warning_is_not_part_of_a_verdict() {
+    let with = serde_json::json!({"valid": true, "diagnostics": [
+        {"code": "command-not-on-path", "severity": "warning"},
+        {"code": "unknown-key", "severity": "warning"}]});
+    let without = serde_json::json!({"valid": true, "diagnostics": [
+        {"code": "unknown-key", "severity": "warning"}]});
+    assert_eq!(
+        corpus::Verdict::from_json(&with),
+        corpus::Verdict::from_json(&without)
+    );
+    let other = serde_json::json!({"valid": true, "diagnostics": []});
+    assert_ne!(
+        corpus::Verdict::from_json(&with),
+        corpus::Verdict::from_json(&other)
+    );
+}
+
+#[test]
 fn passed_tests_are_attributed_to_the_binary_of_the_running_line_above_them() {
     let lines: Vec<String> = [
         "     Running tests/it/main.rs (target/debug/deps/it-1111)",
