@@ -396,6 +396,24 @@ impl TestInventory {
             let _ = kind;
             return Some(("c2-manifest it".to_owned(), runner.to_owned()));
         }
+        for (prefix, runner) in [
+            (
+                "c2-manifest/test_data/mcp/ok/",
+                "mcp::every_ok_mcp_case_is_clean_and_matches_its_snapshot",
+            ),
+            (
+                "c2-manifest/test_data/mcp/err/",
+                "mcp::every_err_mcp_case_disables_or_skips_and_matches_its_snapshot",
+            ),
+            (
+                "c2-manifest/test_data/skills/",
+                "skill::every_skill_corpus_case_has_the_expected_verdict_and_matches_its_snapshot",
+            ),
+        ] {
+            if reference.starts_with(prefix) {
+                return Some(("c2-manifest it".to_owned(), runner.to_owned()));
+            }
+        }
         // conformance/ cases are run by `cargo xtask conformance` itself.
         None
     }

@@ -135,6 +135,55 @@ fn the_inventory_knows_real_tests_and_cases_and_nothing_else() {
 }
 
 #[test]
+fn mcp_and_skill_corpus_cases_are_proven_by_their_own_runners() {
+    let inventory = TestInventory::scan(root());
+    for (case, runner) in [
+        (
+            "c2-manifest/test_data/mcp/ok/spec-example",
+            "mcp::every_ok_mcp_case_is_clean_and_matches_its_snapshot",
+        ),
+        (
+            "c2-manifest/test_data/mcp/err/url-userinfo",
+            "mcp::every_err_mcp_case_disables_or_skips_and_matches_its_snapshot",
+        ),
+        (
+            "c2-manifest/test_data/skills/err/pdf_processing",
+            "skill::every_skill_corpus_case_has_the_expected_verdict_and_matches_its_snapshot",
+        ),
+    ] {
+        assert_eq!(inventory.resolve(case), Ok(()), "{case}");
+        assert_eq!(
+            TestInventory::runs_for(case),
+            Some(("c2-manifest it".to_owned(), runner.to_owned())),
+            "{case}"
+        );
+    }
+    assert!(
+        inventory
+            .resolve("c2-manifest/test_data/mcp/err/no-such-case")
+            .is_err()
+    );
+}
+
+#[test]
+fn a_machine_dependent_warning_is_not_part_of_a_verdict() {
+    let with = serde_json::json!({"valid": true, "diagnostics": [
+        {"code": "command-not-on-path", "severity": "warning"},
+        {"code": "unknown-key", "severity": "warning"}]});
+    let without = serde_json::json!({"valid": true, "diagnostics": [
+        {"code": "unknown-key", "severity": "warning"}]});
+    assert_eq!(
+        corpus::Verdict::from_json(&with),
+        corpus::Verdict::from_json(&without)
+    );
+    let other = serde_json::json!({"valid": true, "diagnostics": []});
+    assert_ne!(
+        corpus::Verdict::from_json(&with),
+        corpus::Verdict::from_json(&other)
+    );
+}
+
+#[test]
 fn passed_tests_are_attributed_to_the_binary_of_the_running_line_above_them() {
     let lines: Vec<String> = [
         "     Running tests/it/main.rs (target/debug/deps/it-1111)",
