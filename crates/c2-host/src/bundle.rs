@@ -57,15 +57,31 @@ impl InstalledBundle {
     }
 
     /// Whether the bundle's module lives in project realms too, so that a project may enable
-    /// or disable it on its own: a runtime that declares project scope, or no runtime at all
-    /// and language servers, which always run in a project (plugin-standard.md §2: a conflict
-    /// stays "until policy removes the conflict", per project as well as user-wide). Such a
-    /// bundle's module applies as a no-op; its project scope owns the servers started there.
+    /// or disable it on its own: a runtime that declares project scope, or language servers,
+    /// which always run in a project (plugin-standard.md §2: a conflict stays "until policy
+    /// removes the conflict", per project as well as user-wide). In a project realm the module
+    /// of a bundle whose runtime is user-only (or that has none) starts no process and
+    /// registers no command ([`Self::runtime_in`]); its project scope owns the servers started
+    /// there, and the runtime stays the user realm's.
     pub(crate) fn project_capable(&self) -> bool {
-        match &self.manifest.codetwo.runtime {
-            Some(runtime) => runtime.scope_support.contains(&ManifestScope::Project),
-            None => !self.manifest.codetwo.language_servers.is_empty(),
-        }
+        self.runtime_project_capable() || !self.manifest.codetwo.language_servers.is_empty()
+    }
+
+    /// Whether the runtime declares project scope (`scopeSupport` contains `project`).
+    pub(crate) fn runtime_project_capable(&self) -> bool {
+        self.manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .is_some_and(|runtime| runtime.scope_support.contains(&ManifestScope::Project))
+    }
+
+    /// Whether the runtime (its stubs and process) belongs in `realm`: always the user realm,
+    /// a project realm only when the runtime declares project scope. A user-only runtime is
+    /// never started for a project: that project's calls resolve by the kernel's fallback to
+    /// the user realm's commands (blocked where the project disables the bundle).
+    pub(crate) fn runtime_in(&self, realm: &Realm) -> bool {
+        self.has_runtime() && (matches!(realm, Realm::Global) || self.runtime_project_capable())
     }
 
     /// The factory revision: the content digest, so replacing the content rebuilds the runtime.
@@ -189,7 +205,7 @@ impl Module for BundleModule {
                     ),
                 }
             }
-            if !self.bundle.has_runtime() {
+            if !self.bundle.runtime_in(ctx.realm()) {
                 return Ok(());
             }
             let instance = Arc::new(RuntimeInstance::new(

@@ -217,6 +217,11 @@ pub struct ImpactView {
     /// unavailable (nothing stops for them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disables: Vec<String>,
+    /// For a project change: bundles among the above whose runtime is user-only. The change
+    /// governs their language servers and whether the project reaches their commands; their
+    /// process keeps running for the user realm as the user entry says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_runtimes: Vec<String>,
 }
 
 impl From<c2_policy::Impact> for ImpactView {
@@ -229,6 +234,7 @@ impl From<c2_policy::Impact> for ImpactView {
             resources: impact.resources,
             enables: Vec::new(),
             disables: Vec::new(),
+            user_runtimes: Vec::new(),
         }
     }
 }
@@ -271,6 +277,11 @@ pub struct CatalogRow {
     pub trusted: Option<bool>,
     /// Enabled by policy in this realm (before the trust gate).
     pub enabled: bool,
+    /// For a bundle with a process runtime: the scopes its runtime supports. A bundle whose
+    /// runtime is user-only but that has language servers lists `project` in its module
+    /// scopes for those servers only; this says where its process runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_scopes: Option<Vec<String>>,
 }
 
 /// A command as `commands` shows it.
@@ -795,7 +806,7 @@ impl PluginHost {
                 lock(&self.shared.policy).confirm(commit.revision)?;
                 Ok(Applied {
                     revision: commit.revision,
-                    impact: self.describe_impact(commit.impact),
+                    impact: self.describe_impact(commit.impact, &change.scope),
                 })
             }
             Err(reason) => {
@@ -1038,16 +1049,19 @@ impl PluginHost {
     }
 
     /// The impact as people read it: a bundle without a process runtime or language servers
-    /// has nothing to start or stop, so it is listed as enabled or disabled instead.
-    pub(crate) fn describe_impact(&self, impact: c2_policy::Impact) -> ImpactView {
+    /// has nothing to start or stop, so it is listed as enabled or disabled instead; in a
+    /// project, a bundle whose runtime is user-only is also named in `user_runtimes`.
+    pub(crate) fn describe_impact(&self, impact: c2_policy::Impact, scope: &Scope) -> ImpactView {
         let bundles = lock(&self.shared.bundles).clone();
-        let runs = |name: &String| {
+        let bundle = |name: &String| {
             name.strip_prefix(crate::bundle::BUNDLE_PREFIX)
                 .and_then(|id| bundles.get(id))
-                .is_none_or(|module| {
-                    let bundle = module.bundle();
-                    bundle.has_runtime() || !bundle.manifest.codetwo.language_servers.is_empty()
-                })
+                .map(|module| module.bundle().clone())
+        };
+        let runs = |name: &String| {
+            bundle(name).is_none_or(|bundle| {
+                bundle.has_runtime() || !bundle.manifest.codetwo.language_servers.is_empty()
+            })
         };
         let mut view = ImpactView::from(impact);
         let (starts, enables) = view.starts.drain(..).partition(|name| runs(name));
@@ -1056,6 +1070,23 @@ impl PluginHost {
         view.stops = stops;
         view.enables = enables;
         view.disables = disables;
+        if matches!(scope, Scope::Project(_)) {
+            let mut user_runtimes: Vec<String> = view
+                .starts
+                .iter()
+                .chain(&view.stops)
+                .chain(&view.reloads)
+                .filter(|name| {
+                    bundle(name).is_some_and(|bundle| {
+                        bundle.has_runtime() && !bundle.runtime_project_capable()
+                    })
+                })
+                .cloned()
+                .collect();
+            user_runtimes.sort();
+            user_runtimes.dedup();
+            view.user_runtimes = user_runtimes;
+        }
         view
     }
 
@@ -1315,10 +1346,23 @@ impl PluginHost {
                 let enabled = policy
                     .desired(&policy_catalog, &entry.name, &scope)
                     .is_ok_and(|d| d.enabled);
+                let runtime_scopes = entry
+                    .name
+                    .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                    .and_then(|id| bundles.get(id))
+                    .filter(|module| module.bundle().has_runtime())
+                    .map(|module| {
+                        let mut scopes = vec!["user".to_owned()];
+                        if module.bundle().runtime_project_capable() {
+                            scopes.push("project".to_owned());
+                        }
+                        scopes
+                    });
                 CatalogRow {
                     entry,
                     trusted,
                     enabled,
+                    runtime_scopes,
                 }
             })
             .collect())

@@ -337,7 +337,7 @@ impl PluginHost {
         )?;
         Ok(json!({
             "planId": plan.id.0,
-            "impact": self.describe_impact(plan.impact),
+            "impact": self.describe_impact(plan.impact, &plan.change.scope),
             "revisions": {
                 "graph": plan.revisions.graph,
                 "config": plan.revisions.config,

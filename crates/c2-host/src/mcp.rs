@@ -291,8 +291,16 @@ impl PluginHost {
             bundles
                 .into_iter()
                 .filter(|b| {
+                    // MCP servers are not project-isolated (C2 scopes): a project's own entry
+                    // counts only for a project-capable runtime; otherwise (a user-only runtime,
+                    // or language servers alone) the project sees the user's switch.
+                    let scope = if b.runtime_project_capable() {
+                        &scope
+                    } else {
+                        &Scope::User
+                    };
                     policy
-                        .desired(&catalog, &b.module_name(), &scope)
+                        .desired(&catalog, &b.module_name(), scope)
                         .is_ok_and(|d| d.enabled)
                 })
                 .collect()

@@ -117,7 +117,7 @@ impl PluginHost {
                 config: plan.revisions.config,
                 project: plan.revisions.project,
             },
-            impact: self.describe_impact(plan.impact),
+            impact: self.describe_impact(plan.impact, &plan.change.scope),
         })
     }
 

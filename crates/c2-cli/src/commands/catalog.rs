@@ -51,11 +51,19 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
     ];
     for row in rows.as_array().into_iter().flatten() {
         let meta = &row["meta"];
+        let runtime_user_only = row["runtimeScopes"]
+            .as_array()
+            .is_some_and(|scopes| !scopes.iter().any(|s| s == "project"));
         let scopes: Vec<&str> = meta["scopes"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
+            // The project scope of a bundle whose runtime is user-only is its language servers'.
+            .map(|s| match s {
+                "project" if runtime_user_only => "project(lsp)",
+                other => other,
+            })
             .collect();
         table.push([
             text(&row["name"]),

@@ -90,5 +90,12 @@ pub(crate) fn impact_text(impact: &ImpactView) -> String {
     if text.is_empty() {
         text.push_str("  no runtime change\n");
     }
+    if !impact.user_runtimes.is_empty() {
+        let _ = writeln!(
+            text,
+            "  runtime stays user-wide: {} (in this project the change governs its language servers and whether its commands are reachable)",
+            impact.user_runtimes.join(", ")
+        );
+    }
     text
 }

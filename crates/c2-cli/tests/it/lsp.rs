@@ -646,3 +646,169 @@ fn validate_warns_about_a_bare_command_not_on_path() {
         "{message}"
     );
 }
+
+/// The fixture server above for `languages`, in a bundle whose runtime is the c2-testkit
+/// fixture with `fixture.info` and user-only scope support.
+fn user_only_runtime_bundle(sandbox: &Sandbox, dir: &str, name: &str, languages: &[&str]) {
+    let fixture = c2_testkit::fixture_path().unwrap();
+    let manifest = serde_json::json!({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": name, "version": "1.0.0",
+        "extensions": {"dev.codetwo": {"standardVersion": "1.2.0",
+            "commands": [{"id": "fixture.info", "title": "Fixture info"}],
+            "runtime": {
+                "command": "bin/fixture",
+                "env": {
+                    "C2_TEST_FIXTURE": fixture.to_str().unwrap(),
+                    "C2_FIXTURE_COMMANDS": r#"[{"name": "fixture.info"}]"#,
+                },
+                "scopeSupport": ["user"],
+            },
+            "languageServers": [{"id": "echo", "languages": languages, "command": "bin/server"}]}}
+    });
+    sandbox.write(&format!("{dir}/plugin.json"), &manifest.to_string());
+    let launcher = sandbox.write(
+        &format!("{dir}/bin/fixture"),
+        "#!/bin/sh\nexec \"$C2_TEST_FIXTURE\" \"$@\"\n",
+    );
+    let server = sandbox.write(&format!("{dir}/bin/server"), SERVER);
+    use std::os::unix::fs::PermissionsExt;
+    for file in [launcher, server] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn a_bundle_with_a_user_only_runtime_is_disabled_for_one_project_to_resolve_a_conflict() {
+    let sandbox = Sandbox::new();
+    fixture_bundle(&sandbox, "plain", "zig-plain", &["zig"]);
+    user_only_runtime_bundle(&sandbox, "runtime", "zig-runtime", &["zig"]);
+    let plain = install(&sandbox, "plain");
+    let runtime = install(&sandbox, "runtime");
+    let project = sandbox.work.join("project");
+    let elsewhere = sandbox.work.join("elsewhere");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::create_dir(&elsewhere).unwrap();
+    let dir = project.to_str().unwrap();
+    let conflict = |listed: &str| {
+        listed
+            .lines()
+            .filter(|l| l.trim_start().starts_with("zig ") && l.contains("conflict"))
+            .count()
+    };
+    assert_eq!(
+        conflict(&sandbox.run(&["lsp", "--list", "--project", dir]).stdout),
+        2
+    );
+
+    let disabled = sandbox.run(&["disable", &runtime, "--project", dir]);
+    assert_eq!(disabled.code, 0, "{disabled:#?}");
+    assert!(
+        disabled
+            .stdout
+            .contains(&format!("runtime stays user-wide: bundle:{runtime}")),
+        "{}",
+        disabled.stdout
+    );
+    let catalog = sandbox
+        .run(&["--format", "json", "catalog", "--project", dir])
+        .json();
+    let entry = catalog["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == format!("bundle:{runtime}"))
+        .unwrap_or_else(|| panic!("the bundle is in the project catalog: {catalog:#}"))
+        .clone();
+    assert_eq!(entry["runtimeScopes"], serde_json::json!(["user"]));
+    assert_eq!(entry["enabled"], false);
+    let catalog_human = sandbox.run(&["catalog", "--project", dir]).stdout;
+    assert!(
+        catalog_human
+            .lines()
+            .any(|l| l.starts_with(&format!("bundle:{runtime} "))
+                && l.contains(" user,project(lsp) ")),
+        "{catalog_human}"
+    );
+    // In the project the other bundle's server is selected and serves.
+    let listed = sandbox.run(&["lsp", "--list", "--project", dir]).stdout;
+    let row = |bundle: &str| {
+        listed
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(bundle))
+            .unwrap_or_else(|| panic!("no row of {bundle} in:\n{listed}"))
+            .to_owned()
+    };
+    assert!(row(&plain).contains("selected"), "{listed}");
+    assert!(row(&runtime).contains("inactive"), "{listed}");
+    let mut editor = Editor::start(&sandbox, "zig", &project);
+    editor.send(&[
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+    ]);
+    let answer = editor.answer(1);
+    let canonical = std::fs::canonicalize(&project).unwrap();
+    assert_eq!(answer["result"]["cwd"], canonical.to_str().unwrap());
+    let (code, stderr) = editor.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // User-wide the conflict stands and both stay enabled.
+    assert_eq!(conflict(&sandbox.run(&["lsp", "--list"]).stdout), 2);
+    let refused = session(&sandbox, "zig", &elsewhere, Vec::new());
+    assert_eq!(refused.code, Some(1));
+    assert!(
+        refused.stderr.contains("2 active plugins"),
+        "{}",
+        refused.stderr
+    );
+    let list = sandbox.run(&["--format", "json", "list"]).json();
+    assert!(
+        list["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["enabled"] == true),
+        "{list:#}"
+    );
+
+    // The user-only runtime answers in the user realm, and (by fallback, with no project
+    // path) in a project that does not disable it; the project that disables it is refused.
+    let info = sandbox.run(&["--format", "json", "invoke", "fixture.info"]);
+    assert_eq!(info.code, 0, "{info:#?}");
+    assert_eq!(
+        info.json()["result"]["projectPath"],
+        serde_json::Value::Null
+    );
+    let other = sandbox.run(&[
+        "--format",
+        "json",
+        "invoke",
+        "fixture.info",
+        "--project",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert_eq!(other.code, 0, "{other:#?}");
+    assert_eq!(
+        other.json()["result"]["projectPath"],
+        serde_json::Value::Null
+    );
+    let blocked = sandbox.run(&["invoke", "fixture.info", "--project", dir]);
+    assert_eq!(blocked.code, 1, "{blocked:#?}");
+    assert!(blocked.stderr.contains("blocked"), "{}", blocked.stderr);
+
+    // Enabling it for the project again brings the conflict back there.
+    let enabled = sandbox.run(&["enable", &runtime, "--project", dir]);
+    assert_eq!(enabled.code, 0, "{enabled:#?}");
+    assert_eq!(
+        conflict(&sandbox.run(&["lsp", "--list", "--project", dir]).stdout),
+        2
+    );
+    let refused = session(&sandbox, "zig", &project, Vec::new());
+    assert_eq!(refused.code, Some(1));
+    assert!(
+        refused.stderr.contains("2 active plugins"),
+        "{}",
+        refused.stderr
+    );
+    let info = sandbox.run(&["invoke", "fixture.info", "--project", dir]);
+    assert_eq!(info.code, 0, "{info:#?}");
+}

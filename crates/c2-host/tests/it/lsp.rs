@@ -874,7 +874,171 @@ async fn dropping_a_live_server_kills_it() {
         .unwrap();
     let pid = server.pid();
     assert!(alive(pid));
-    drop(server);
+    server.stop().await;
     assert!(gone(pid, WAIT).await);
+    env.host.shutdown().await;
+}
+
+/// A fixture-runtime bundle whose runtime is user-only and that also maps `languages`.
+fn user_only_runtime_with_server(env: &Env, name: &str, languages: &[&str]) -> PathBuf {
+    let dir = FixtureBundle::new(name)
+        .commands(&["fixture.info"])
+        .write(&env.path("bundles"));
+    write_server(&dir.join("bin/server"));
+    let path = dir.join("plugin.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["extensions"]["dev.codetwo"]["runtime"]["scopeSupport"],
+        json!(["user"])
+    );
+    manifest["extensions"]["dev.codetwo"]["languageServers"] =
+        language_servers(name, languages, &marker(env, name));
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_bundle_with_a_user_only_runtime_can_leave_a_conflict_in_one_project() {
+    let env = Env::new().await;
+    let plain = install(&env, &server_bundle(&env, "zls-plain", &["zig"]), true).await;
+    let runtime = env
+        .install_ready(&user_only_runtime_with_server(&env, "zls-rt", &["zig"]))
+        .await;
+    let app = env.project("app");
+    let other = env.project("other");
+    let info = env.invoke("fixture.info", json!({})).await.unwrap();
+    let user_pid = crate::support::pid_of(&info);
+    assert_eq!(
+        env.host
+            .resolve_language_server(&app, "zig")
+            .unwrap_err()
+            .kind(),
+        "language_conflict"
+    );
+
+    // Accepted for the project although the runtime is user-only, and said so.
+    let applied = env
+        .host
+        .set_state(
+            &runtime,
+            &Target::Project(app.clone()),
+            StateChange::Disable,
+        )
+        .await
+        .unwrap();
+    let module = format!("bundle:{runtime}");
+    assert_eq!(applied.impact.stops, std::slice::from_ref(&module));
+    assert_eq!(applied.impact.user_runtimes, std::slice::from_ref(&module));
+    let row = env
+        .host
+        .catalog(&Target::Project(app.clone()))
+        .unwrap()
+        .into_iter()
+        .find(|row| row.entry.name == module)
+        .expect("the bundle is in the project catalog");
+    assert!(!row.enabled);
+    assert_eq!(row.runtime_scopes, Some(vec!["user".to_owned()]));
+    let server = env.host.start_language_server(&app, "zig").await.unwrap();
+    assert_eq!(
+        server.origin(),
+        &ServerOrigin::Plugin {
+            bundle: plain.clone(),
+            server: "echo".to_owned()
+        }
+    );
+    // Elsewhere and user-wide the conflict stands; the user-wide enablement stays.
+    assert_eq!(
+        env.host
+            .resolve_language_server(&other, "zig")
+            .unwrap_err()
+            .kind(),
+        "language_conflict"
+    );
+    assert!(
+        env.host.language_listing(&Target::User).unwrap().languages[0].conflict,
+        "user-wide the conflict stands"
+    );
+    assert!(env.host.list().iter().all(|s| s.enabled));
+
+    // The runtime keeps its one user-realm process: the user realm and a project that does
+    // not disable it are answered by it (the kernel's fallback, no project process); the
+    // project that disables it is refused, not answered by the user realm's process.
+    let info = env.invoke("fixture.info", json!({})).await.unwrap();
+    assert_eq!(crate::support::pid_of(&info), user_pid);
+    assert_eq!(info["projectPath"], Value::Null);
+    let elsewhere = env
+        .host
+        .invoke(&Target::Project(other.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(crate::support::pid_of(&elsewhere), user_pid);
+    assert_eq!(elsewhere["projectPath"], Value::Null);
+    let blocked = env
+        .host
+        .invoke(&Target::Project(app.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(blocked.kind(), "blocked", "{blocked}");
+    assert!(alive(user_pid));
+
+    // Enabling it for the project again brings the conflict back there.
+    let applied = env
+        .host
+        .set_state(&runtime, &Target::Project(app.clone()), StateChange::Enable)
+        .await
+        .unwrap();
+    assert_eq!(applied.impact.user_runtimes, std::slice::from_ref(&module));
+    assert_eq!(
+        env.host
+            .resolve_language_server(&app, "zig")
+            .unwrap_err()
+            .kind(),
+        "language_conflict"
+    );
+    let info = env
+        .host
+        .invoke(&Target::Project(app.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(crate::support::pid_of(&info), user_pid);
+    server.stop().await;
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_user_only_runtimes_server_lives_in_the_project_and_stops_with_its_disable_there() {
+    let env = Env::new().await;
+    let runtime = env
+        .install_ready(&user_only_runtime_with_server(&env, "zls-rt", &["zig"]))
+        .await;
+    let app = env.project("app");
+    let server = env.host.start_language_server(&app, "zig").await.unwrap();
+    let pid = server.pid();
+    let info = env.invoke("fixture.info", json!({})).await.unwrap();
+    let user_pid = crate::support::pid_of(&info);
+    env.host
+        .set_state(
+            &runtime,
+            &Target::Project(app.clone()),
+            StateChange::Disable,
+        )
+        .await
+        .unwrap();
+    assert!(ended_in_time(&server).await);
+    assert!(gone(pid, WAIT).await);
+    assert!(alive(user_pid), "the user realm's runtime keeps running");
+
+    let info = env.invoke("fixture.info", json!({})).await.unwrap();
+    assert_eq!(crate::support::pid_of(&info), user_pid);
+    // A user-wide change is the runtime's own: it stops the process, and names no user runtime.
+    let user_wide = env
+        .host
+        .set_state(&runtime, &Target::User, StateChange::Disable)
+        .await
+        .unwrap();
+    assert_eq!(user_wide.impact.stops, [format!("bundle:{runtime}")]);
+    assert!(user_wide.impact.user_runtimes.is_empty(), "{user_wide:?}");
+    assert!(gone(user_pid, WAIT).await);
     env.host.shutdown().await;
 }

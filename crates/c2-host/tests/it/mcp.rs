@@ -470,3 +470,29 @@ async fn a_stdio_server_whose_installed_files_changed_is_refused_as_content_chan
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(!marker.exists(), "the edited server ran");
 }
+
+#[tokio::test]
+async fn a_project_disable_of_a_bundle_with_language_servers_leaves_its_mcp_servers_user_wide() {
+    let env = Env::new().await;
+    let dir = env.path("src/mcp-demo");
+    write_bundle(&dir, SERVER);
+    let mut manifest: serde_json::Value = serde_json::from_str(MANIFEST).unwrap();
+    manifest["extensions"]["dev.codetwo"]["languageServers"] =
+        serde_json::json!([{"id": "ls", "languages": ["zig"], "command": "bin/server"}]);
+    std::fs::write(dir.join("plugin.json"), manifest.to_string()).unwrap();
+    let id = install(&env, &dir, true).await;
+    let project = env.project("p1");
+    let target = Target::Project(project.clone());
+    env.host
+        .set_state(&id, &target, StateChange::Disable)
+        .await
+        .unwrap();
+    // Its language servers are off in the project; its MCP servers follow the user's switch.
+    assert!(env.host.language_servers(&project).unwrap().is_empty());
+    assert_eq!(env.host.mcp_servers(&target).unwrap().len(), 7);
+    env.host
+        .set_state(&id, &Target::User, StateChange::Disable)
+        .await
+        .unwrap();
+    assert!(env.host.mcp_servers(&target).unwrap().is_empty());
+}
