@@ -68,6 +68,29 @@ export interface CommandRow {
   description: string | null;
 }
 
+/** One row of `mcp/list`, as `c2-plugins mcp --format json`. */
+export interface McpServerRow {
+  bundle: string;
+  bundleName: string;
+  server: string;
+  transport: "stdio" | "streamable-http" | "sse" | string;
+  /** `supported`, or why the server cannot be composed. */
+  status: string;
+  launch:
+    | {
+        command: string;
+        args: string[];
+        cwd: string;
+        /** The environment's names; their values only with `envValues`. */
+        env: string[];
+        envValues: Record<string, string> | null;
+        pluginRoot: string;
+        pluginData: string;
+      }
+    | { url: string; headers: Record<string, string> }
+    | null;
+}
+
 export interface RelayEvent {
   subscription: number;
   name: string;
@@ -99,6 +122,7 @@ export declare class RelayClient {
   runtimePid(id: string, project?: string): Promise<number | null>;
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<unknown[]>;
+  mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
   unsubscribe(subscription: number): Promise<boolean>;

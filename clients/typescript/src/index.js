@@ -168,6 +168,15 @@ export class RelayClient {
   }
 
   /**
+   * The MCP servers a session in the realm is composed with (`mcp/list`); launches nothing.
+   * @param {string} [project]
+   * @param {{envValues?: boolean}} [options]
+   */
+  mcpServers(project, options = {}) {
+    return this.request("mcp/list", withProject({ envValues: !!options.envValues }, project));
+  }
+
+  /**
    * Invokes a command in the user realm, or a project's.
    * @param {string} command
    * @param {unknown} [args]

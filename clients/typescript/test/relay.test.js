@@ -103,6 +103,7 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
       "the service answers exactly the methods docs/schemas/relay.json describes",
     );
 
+    assert.deepEqual(await client.mcpServers(), [], "no bundle ships an mcp.json yet");
     const installed = await client.install(helloRuntime);
     const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
     assert.ok(untrusted instanceof RelayError);

@@ -121,6 +121,14 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         ],
     ),
     (
+        "mcp/list",
+        "The MCP servers a session in the realm is composed with; launches nothing",
+        &[
+            ("project", "string", false, r#""/nonexistent/project""#),
+            ("envValues", "boolean", false, "false"),
+        ],
+    ),
+    (
         "connectors/list",
         "Declared connectors and whether their provider is supported",
         &[],

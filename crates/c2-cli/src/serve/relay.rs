@@ -58,6 +58,7 @@ pub(crate) const METHODS: &[&str] = &[
     "ui/invoke",
     "lsp/list",
     "lsp/resolve",
+    "mcp/list",
     "connectors/list",
     "connectors/registerProvider",
     "connectors/invoke",
@@ -479,6 +480,16 @@ impl Connection {
                     Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
                 })
             }
+            "mcp/list" => {
+                // Listing only: a session launches its MCP servers, never the relay.
+                let p: McpParams = parse(params)?;
+                let rows = host.mcp_servers(&target(p.project)).map_err(host_error)?;
+                Ok(Value::Array(
+                    rows.iter()
+                        .map(|row| commands::mcp::row_json(row, p.env_values))
+                        .collect(),
+                ))
+            }
             "connectors/list" => {
                 let NoParams {} = parse(params)?;
                 Ok(serde_json::to_value(host.connectors()).unwrap_or_default())
@@ -635,6 +646,15 @@ struct StateParams {
 struct RealmParams {
     #[serde(default)]
     project: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct McpParams {
+    #[serde(default)]
+    project: Option<PathBuf>,
+    #[serde(default)]
+    env_values: bool,
 }
 
 #[derive(Debug, Deserialize)]

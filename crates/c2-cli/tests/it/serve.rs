@@ -572,3 +572,66 @@ fn a_killed_service_leaves_a_lock_and_socket_the_next_one_takes_over_and_sigint_
     assert_eq!(exit_code(&mut second), 0);
     assert!(!socket.exists(), "the service removed its socket");
 }
+
+/// `serve --socket` in the sandbox, waited for until its socket answers.
+fn serve_on_socket(sandbox: &Sandbox, log: &str) -> (Child, std::path::PathBuf) {
+    let service = spawn_serve(sandbox, &["--socket"], log);
+    let socket = sandbox.plugins.join(".serve.sock");
+    let deadline = Instant::now() + PATIENCE;
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(Instant::now() < deadline, "the service never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (service, socket)
+}
+
+fn socket_client(socket: &Path) -> Client {
+    let stream = connect(socket);
+    let mut client = Client::new(stream.try_clone().unwrap(), stream);
+    client.initialize();
+    client
+}
+
+#[test]
+fn mcp_list_is_the_cli_listing_and_launches_nothing() {
+    let sandbox = Sandbox::new();
+    let dir = crate::mcp::write_bundle(&sandbox, "relay\n");
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    assert_eq!(client.ok("mcp/list", json!({})), json!([]));
+    let id = client.ok(
+        "plugins/install",
+        json!({"source": dir, "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = client.ok("mcp/list", json!({}));
+    let cli = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(listed, cli["result"], "the relay's rows are the CLI's");
+    let servers: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["files", "files-local", "remote", "legacy"]);
+    assert_eq!(listed[0]["bundle"], id.as_str());
+    assert!(listed[0]["launch"]["envValues"].is_null(), "{listed:#}");
+    let valued = client.ok("mcp/list", json!({"envValues": true}));
+    assert_eq!(
+        valued,
+        sandbox.run(&["mcp", "--format", "json", "-v"]).json()["result"]
+    );
+    assert!(
+        valued[0]["launch"]["envValues"]["FS_TOOLS_ROOT"].is_string(),
+        "{valued:#}"
+    );
+    // A disabled bundle composes nothing.
+    client.ok("plugins/disable", json!({"id": id}));
+    assert_eq!(client.ok("mcp/list", json!({})), json!([]));
+    let bad = client.call("mcp/list", json!({"envValues": "yes"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad:#}");
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
