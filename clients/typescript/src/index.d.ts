@@ -91,6 +91,28 @@ export interface McpServerRow {
     | null;
 }
 
+/** The payload of `store/changed`: what a refresh found changed, whoever committed it. */
+export interface StoreChanged {
+  /** The store generation the service is now at. */
+  generation: number;
+  /** The policy revision in force. */
+  policyRevision: number;
+  installed: string[];
+  removed: string[];
+  replaced: string[];
+  /** Bundles whose user-scope trust or enablement changed. */
+  policy: string[];
+}
+
+export interface ConnectorEvent {
+  bundleId: string;
+  connectorId: string;
+  eventId: string;
+  kind: string;
+  createdAt: string;
+  payload: unknown;
+}
+
 export interface RelayEvent {
   subscription: number;
   name: string;
@@ -124,6 +146,9 @@ export declare class RelayClient {
   catalog(project?: string): Promise<unknown[]>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
+  refresh(): Promise<{ changed: StoreChanged | null }>;
+  subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
+  subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
   unsubscribe(subscription: number): Promise<boolean>;
   publish(name: "engine/event" | "skills/changed" | "scenes/changed", payload?: unknown): Promise<number>;

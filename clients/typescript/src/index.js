@@ -159,6 +159,11 @@ export class RelayClient {
     return this.request("plugins/runtimePid", withProject({ id }, project)).then((r) => r.pid);
   }
 
+  /** Looks at the store and policy again now: `{changed}`, a `StoreChanged` or `null`. */
+  refresh() {
+    return this.request("plugins/refresh", {});
+  }
+
   commands(project) {
     return this.request("realm/commands", withProject({}, project));
   }

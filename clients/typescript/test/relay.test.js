@@ -104,7 +104,14 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     );
 
     assert.deepEqual(await client.mcpServers(), [], "no bundle ships an mcp.json yet");
+    const changes = [];
+    const storeSubscription = await client.subscribe("store/changed", (event) => changes.push(event.payload));
     const installed = await client.install(helloRuntime);
+    await until("the store/changed event of the install", () =>
+      changes.some((change) => change.installed.includes(installed.id)),
+    );
+    assert.equal(await client.unsubscribe(storeSubscription), true);
+    assert.deepEqual(await client.refresh(), { changed: null }, "the service has seen its own install");
     const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
     assert.ok(untrusted instanceof RelayError);
     assert.equal(untrusted.kind, "not_trusted");

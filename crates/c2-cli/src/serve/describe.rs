@@ -86,6 +86,11 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "The live runtime's pid or null",
         ID_PROJECT,
     ),
+    (
+        "plugins/refresh",
+        "Look at the store and policy again now; what changed, or null",
+        &[],
+    ),
     ("realm/catalog", "The realm's catalog", PROJECT),
     ("realm/commands", "The realm's commands", PROJECT),
     (
@@ -151,7 +156,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
     ),
     (
         "events/subscribe",
-        "Subscribe to a JSON bus event",
+        "Subscribe to a JSON bus event, connector/event or store/changed",
         &[("event", "string", true, r#""x.y""#)],
     ),
     (

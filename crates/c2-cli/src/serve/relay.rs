@@ -51,6 +51,7 @@ pub(crate) const METHODS: &[&str] = &[
     "plugins/plan",
     "plugins/apply",
     "plugins/runtimePid",
+    "plugins/refresh",
     "realm/catalog",
     "realm/commands",
     "command/invoke",
@@ -439,6 +440,11 @@ impl Connection {
                     .runtime_pid(&p.id, &target(p.project))
                     .map_err(host_error)?;
                 Ok(json!({ "pid": pid }))
+            }
+            "plugins/refresh" => {
+                let NoParams {} = parse(params)?;
+                let changed = host.refresh().await.map_err(host_error)?;
+                Ok(json!({ "changed": changed }))
             }
             "realm/catalog" => {
                 let p: RealmParams = parse(params)?;

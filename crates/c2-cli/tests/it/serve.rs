@@ -635,3 +635,95 @@ fn mcp_list_is_the_cli_listing_and_launches_nothing() {
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
 }
+
+/// How soon another process's committed change reaches a subscriber (the many-hosts bound).
+const PROPAGATION: Duration = Duration::from_secs(1);
+
+/// The next `store/changed` event for which `wanted` holds, asserted to arrive within
+/// PROPAGATION of `since` (events already queued count as arrived when read).
+fn store_change(client: &mut Client, since: Instant, wanted: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let event = client.notification("events/event");
+        assert_eq!(event["params"]["name"], "store/changed", "{event:#}");
+        let payload = event["params"]["payload"].clone();
+        if wanted(&payload) {
+            let took = since.elapsed();
+            assert!(
+                took <= PROPAGATION,
+                "the change reached the subscriber after {took:?}: {payload:#}"
+            );
+            return payload;
+        }
+    }
+}
+
+fn lists(payload: &Value, field: &str, id: &str) -> bool {
+    payload[field]
+        .as_array()
+        .is_some_and(|ids| ids.iter().any(|x| x == id))
+}
+
+#[test]
+fn a_store_change_committed_by_the_cli_reaches_a_subscribed_client_within_a_second() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work.join("repo");
+    git_repo(&repo, &[("README.md", "hello\n")]);
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    let subscription =
+        client.ok("events/subscribe", json!({"event": "store/changed"}))["subscription"].clone();
+
+    let source = pack("hello-runtime");
+    let install = sandbox.run(&["install", source.to_str().unwrap(), "--trust", "--enable"]);
+    let done = Instant::now();
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    let installed = store_change(&mut client, done, |p| lists(p, "installed", &id));
+    assert!(installed["generation"].as_u64() > Some(0), "{installed:#}");
+    // The trust and enable commits may come as their own events; the service ends up at
+    // the CLI's state and serves the bundle as if it had been installed through it.
+    let deadline = Instant::now() + PATIENCE;
+    let listed = loop {
+        let listed = client.ok("plugins/list", json!({}));
+        if listed[0]["enabled"] == true || Instant::now() > deadline {
+            break listed;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(listed[0]["id"], id.as_str(), "{listed:#}");
+    assert_eq!(listed[0]["trusted"], true, "{listed:#}");
+    assert_eq!(listed[0]["enabled"], true, "{listed:#}");
+    let status = client.ok(
+        "command/invoke",
+        json!({"command": "hello.status", "args": {"cwd": repo}}),
+    );
+    assert_eq!(status["git"]["branch"], "main", "{status:#}");
+    let pid = runtime_pid(&mut client, &id).expect("the invoke started the runtime");
+    // Drain what the install produced, then one commit, one event.
+    client.ok("plugins/refresh", json!({}));
+    client.notes.clear();
+
+    let disable = sandbox.run(&["disable", &id]);
+    let done = Instant::now();
+    assert_eq!(disable.code, 0, "{disable:#?}");
+    let disabled = store_change(&mut client, done, |p| lists(p, "policy", &id));
+    assert!(lists(&disabled, "policy", &id), "{disabled:#}");
+    wait_gone(pid);
+    // Nothing more to see once the watcher has caught up.
+    assert_eq!(
+        client.ok("plugins/refresh", json!({})),
+        json!({"changed": null})
+    );
+
+    let uninstall = sandbox.run(&["uninstall", &id]);
+    let done = Instant::now();
+    assert_eq!(uninstall.code, 0, "{uninstall:#?}");
+    let removed = store_change(&mut client, done, |p| lists(p, "removed", &id));
+    assert_eq!(removed["installed"], json!([]), "{removed:#}");
+    assert_eq!(client.ok("plugins/list", json!({})), json!([]));
+    let event_subscription = client.ok("events/unsubscribe", json!({"subscription": subscription}));
+    assert_eq!(event_subscription["removed"], true);
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
