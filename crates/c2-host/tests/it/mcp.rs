@@ -464,8 +464,7 @@ async fn a_stdio_server_whose_installed_files_changed_is_refused_as_content_chan
         .host
         .launch_mcp(&Target::User, &id, "local")
         .await
-        .err()
-        .expect("an edited server must not launch");
+        .expect_err("an edited server must not launch");
     assert_eq!(error.kind(), "content_changed", "{error}");
     assert!(error.to_string().contains("changed on disk"), "{error}");
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
