@@ -113,6 +113,26 @@ export interface ConnectorEvent {
   payload: unknown;
 }
 
+/** One validated item of a `host.actions` render. */
+export interface HostAction {
+  id: string;
+  label: string;
+  state: string;
+  detail?: string | null;
+  enabled?: boolean;
+  input: unknown;
+  [key: string]: unknown;
+}
+
+export interface UiInvokeOptions {
+  project?: string;
+  /** The frontend's session: passed to the plugin as `context.sessionId`, and with this connection the key of the host.actions render cache. */
+  sessionId?: string;
+  operation?: "render" | "invoke";
+  actionId?: string;
+  signal?: AbortSignal;
+}
+
 export interface RelayEvent {
   subscription: number;
   name: string;
@@ -146,6 +166,8 @@ export declare class RelayClient {
   catalog(project?: string): Promise<unknown[]>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
+  invokeUi(id: string, ui: string, options: UiInvokeOptions & { operation?: "render" }): Promise<{ actions: HostAction[] } | unknown>;
+  invokeUi<T = unknown>(id: string, ui: string, options?: UiInvokeOptions): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
   subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
   subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;

@@ -194,6 +194,22 @@ export class RelayClient {
   }
 
   /**
+   * Activates a UI descriptor (`ui/invoke`). For a `host.actions` descriptor, `render`
+   * (the default) answers `{actions}`, and `invoke` with an `actionId` replays the input of the
+   * item this connection rendered under the same `sessionId`.
+   * @param {string} id
+   * @param {string} ui
+   * @param {{project?: string, sessionId?: string, operation?: "render" | "invoke", actionId?: string, signal?: AbortSignal}} [options]
+   */
+  invokeUi(id, ui, options = {}) {
+    const params = withProject({ id, ui }, options.project);
+    for (const key of ["sessionId", "operation", "actionId"]) {
+      if (options[key] !== undefined) params[key] = options[key];
+    }
+    return this.request("ui/invoke", params, { signal: options.signal });
+  }
+
+  /**
    * Subscribes to a JSON bus event; `onEvent` gets `{subscription, name, payload, dropped}`.
    * Resolves with the subscription number for `unsubscribe`.
    */

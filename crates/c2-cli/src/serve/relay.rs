@@ -88,10 +88,17 @@ pub(crate) struct Service {
     pub(crate) max_subscriptions: usize,
 }
 
+/// Numbers the connections of this process, for their `host.actions` session keys.
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
 /// One client's state.
 #[derive(Debug)]
 pub(crate) struct Connection {
     service: Service,
+    /// This connection's number: its `host.actions` renders are cached under
+    /// `relay/<number>/` plus the request's `sessionId`, so connections and sessions each
+    /// invoke the items they rendered.
+    number: u64,
     initialized: AtomicBool,
     /// Requests that may be cancelled, by their id's JSON text (so `1` and `"1"` differ).
     cancellable: Mutex<HashMap<String, oneshot::Sender<()>>>,
@@ -105,6 +112,9 @@ impl Drop for Connection {
         for task in self.lock_subscriptions().values() {
             task.abort();
         }
+        self.service
+            .host
+            .forget_ui_sessions(&self.ui_session_prefix());
     }
 }
 
@@ -114,6 +124,7 @@ impl Connection {
     pub(crate) fn new(service: Service) -> Arc<Self> {
         Arc::new(Self {
             service,
+            number: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
             initialized: AtomicBool::new(false),
             cancellable: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashMap::new()),
@@ -177,6 +188,20 @@ impl Connection {
             )),
         };
         answer
+    }
+
+    /// The start of every `host.actions` session key of this connection.
+    fn ui_session_prefix(&self) -> String {
+        format!("relay/{}/", self.number)
+    }
+
+    /// The `host.actions` session key of a request: this connection and the request's
+    /// `sessionId` (none and an empty one differ).
+    fn ui_session(&self, session_id: Option<&str>) -> String {
+        match session_id {
+            None => self.ui_session_prefix(),
+            Some(id) => format!("{}={id}", self.ui_session_prefix()),
+        }
     }
 
     /// Requests that may still be cancelled (for tests of the bound).
@@ -516,7 +541,10 @@ impl Connection {
             }
             "ui/invoke" => {
                 let request: UiRequest = parse(params)?;
-                host.invoke_ui(&request).await.map_err(host_error)
+                let session = self.ui_session(request.session_id.as_deref());
+                host.invoke_ui_keyed(&request, &session)
+                    .await
+                    .map_err(host_error)
             }
             other => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,

@@ -727,3 +727,104 @@ fn a_store_change_committed_by_the_cli_reaches_a_subscribed_client_within_a_seco
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
 }
+
+/// A Node runtime whose `host.actions` render names its item after the call count, so two
+/// renders of one descriptor differ; an invoke answers the item and input it was given.
+const COUNTING_PANEL: &str = r#"
+const readline = require("readline");
+let calls = 0;
+const send = (o) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...o }) + "\n");
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.method === "initialize") {
+    send({ id: msg.id, result: { name: "counting-panel", version: "1.0.0", protocolVersion: "1.0.0",
+      commands: [{ name: "acts.panel" }], events: [] } });
+  } else if (msg.method === "command/invoke") {
+    const a = msg.params.args;
+    calls += 1;
+    if (a.context.operation === "render") {
+      send({ id: msg.id, result: [{ id: `item-${calls}`, label: "Item", input: { n: calls } }] });
+    } else {
+      send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, session: a.context.sessionId } });
+    }
+  }
+}).on("close", () => process.exit(0));
+"#;
+
+#[test]
+fn two_connections_render_one_host_actions_slot_and_each_invokes_its_own_item() {
+    let sandbox = Sandbox::new();
+    sandbox.write("panel/plugin.js", COUNTING_PANEL);
+    sandbox.write(
+        "panel/plugin.json",
+        &json!({
+            "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "counting-panel",
+            "version": "1.0.0",
+            "extensions": {"dev.codetwo": {
+                "standardVersion": "1.2.0",
+                "commands": [{"id": "acts.panel", "title": "Panel"}],
+                "runtime": {"command": "node", "args": ["plugin.js"], "scopeSupport": ["user"]},
+                "ui": [{"id": "panel", "slot": "host.actions", "label": "Panel", "command": "acts.panel"}]
+            }}
+        })
+        .to_string(),
+    );
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut first = socket_client(&socket);
+    let mut second = socket_client(&socket);
+    let id = first.ok(
+        "plugins/install",
+        json!({"source": sandbox.work.join("panel"), "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ui = |operation: &str, item: Option<&str>, session: Option<&str>| {
+        let mut params = json!({"id": id, "ui": "panel", "operation": operation});
+        if let Some(item) = item {
+            params["actionId"] = json!(item);
+        }
+        if let Some(session) = session {
+            params["sessionId"] = json!(session);
+        }
+        params
+    };
+    let rendered = |client: &mut Client, session: Option<&str>| -> String {
+        let result = client.ok("ui/invoke", ui("render", None, session));
+        result["actions"][0]["id"].as_str().unwrap().to_owned()
+    };
+    let a = rendered(&mut first, None);
+    let b = rendered(&mut second, None);
+    assert_ne!(a, b, "the two renders differ");
+
+    let invoked = first.ok("ui/invoke", ui("invoke", Some(&a), None));
+    assert_eq!(invoked["invoked"], a.as_str(), "{invoked:#}");
+    let invoked = second.ok("ui/invoke", ui("invoke", Some(&b), None));
+    assert_eq!(invoked["invoked"], b.as_str(), "{invoked:#}");
+    assert_eq!(
+        invoked["input"]["n"].as_u64(),
+        b.trim_start_matches("item-").parse().ok()
+    );
+    let crossed = first.call("ui/invoke", ui("invoke", Some(&b), None));
+    assert_eq!(
+        crossed["error"]["data"]["kind"], "unknown_action",
+        "{crossed:#}"
+    );
+
+    // Within one connection, each sessionId has its own render too.
+    let c = rendered(&mut first, Some("s2"));
+    let invoked = first.ok("ui/invoke", ui("invoke", Some(&c), Some("s2")));
+    assert_eq!(invoked["invoked"], c.as_str(), "{invoked:#}");
+    assert_eq!(invoked["session"], "s2", "{invoked:#}");
+    let other_session = first.call("ui/invoke", ui("invoke", Some(&c), None));
+    assert_eq!(
+        other_session["error"]["data"]["kind"], "unknown_action",
+        "{other_session:#}"
+    );
+    let still = first.ok("ui/invoke", ui("invoke", Some(&a), None));
+    assert_eq!(still["invoked"], a.as_str(), "{still:#}");
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
