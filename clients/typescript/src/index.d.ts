@@ -153,7 +153,7 @@ export declare class RelayClient {
   static spawn(binary: string, options?: SpawnOptions): RelayClient;
   static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
   request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
-  initialize(client?: { name: string; version: string }): Promise<InitializeResult>;
+  initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
   list(): Promise<BundleStatus[]>;
   install(source: string, options?: { trust?: boolean; enable?: boolean }): Promise<InstallResult>;
   uninstall(id: string): Promise<{ id: string; name: string; version: string }>;

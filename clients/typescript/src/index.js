@@ -122,9 +122,14 @@ export class RelayClient {
     });
   }
 
-  /** `relay/initialize`; must be the first request. */
-  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }) {
-    return this.request("relay/initialize", { protocolVersion: RELAY_VERSION, client });
+  /**
+   * `relay/initialize`; must be the first request. `options.uiCacheKey` shares this
+   * connection's host.actions renders with every connection that names the same key.
+   */
+  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }, options = {}) {
+    const params = { protocolVersion: RELAY_VERSION, client };
+    if (options.uiCacheKey !== undefined) params.uiCacheKey = options.uiCacheKey;
+    return this.request("relay/initialize", params);
   }
 
   list() {

@@ -19,6 +19,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         &[
             ("protocolVersion", "string", true, r#""1.0.0""#),
             ("client", "object", false, r#"{"name":"x","version":"1"}"#),
+            ("uiCacheKey", "string", false, r#""cli""#),
         ],
     ),
     (

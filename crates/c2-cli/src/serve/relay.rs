@@ -68,6 +68,9 @@ pub(crate) const METHODS: &[&str] = &[
     "events/publish",
 ];
 
+/// The longest `uiCacheKey` `relay/initialize` accepts, in bytes.
+pub(crate) const MAX_UI_CACHE_KEY: usize = 128;
+
 /// The notification that carries a subscribed event to the client.
 pub(crate) const EVENT: &str = "events/event";
 
@@ -99,6 +102,9 @@ pub(crate) struct Connection {
     /// `relay/<number>/` plus the request's `sessionId`, so connections and sessions each
     /// invoke the items they rendered.
     number: u64,
+    /// `relay/initialize`'s `uiCacheKey`: connections that name the same one share their
+    /// `host.actions` renders (a CLI's successive calls), and they outlive the connection.
+    ui_cache_key: Mutex<Option<String>>,
     initialized: AtomicBool,
     /// Requests that may be cancelled, by their id's JSON text (so `1` and `"1"` differ).
     cancellable: Mutex<HashMap<String, oneshot::Sender<()>>>,
@@ -112,9 +118,11 @@ impl Drop for Connection {
         for task in self.lock_subscriptions().values() {
             task.abort();
         }
-        self.service
-            .host
-            .forget_ui_sessions(&self.ui_session_prefix());
+        if self.lock_ui_cache_key().is_none() {
+            self.service
+                .host
+                .forget_ui_sessions(&self.ui_session_prefix());
+        }
     }
 }
 
@@ -125,6 +133,7 @@ impl Connection {
         Arc::new(Self {
             service,
             number: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+            ui_cache_key: Mutex::new(None),
             initialized: AtomicBool::new(false),
             cancellable: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashMap::new()),
@@ -192,7 +201,16 @@ impl Connection {
 
     /// The start of every `host.actions` session key of this connection.
     fn ui_session_prefix(&self) -> String {
-        format!("relay/{}/", self.number)
+        match &*self.lock_ui_cache_key() {
+            Some(key) => format!("relay/shared/{}/", key.replace('/', "//")),
+            None => format!("relay/{}/", self.number),
+        }
+    }
+
+    fn lock_ui_cache_key(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.ui_cache_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The `host.actions` session key of a request: this connection and the request's
@@ -327,6 +345,17 @@ impl Connection {
             .ok();
             return Err(error);
         }
+        if let Some(key) = &params.ui_cache_key
+            && (key.is_empty() || key.len() > MAX_UI_CACHE_KEY)
+        {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "uiCacheKey must be 1 to {MAX_UI_CACHE_KEY} bytes; omit it to keep this connection's renders its own"
+                ),
+            ));
+        }
+        *self.lock_ui_cache_key() = params.ui_cache_key;
         self.initialized.store(true, Ordering::Release);
         Ok(json!({
             "protocolVersion": RELAY_VERSION,
@@ -642,6 +671,8 @@ struct InitializeParams {
     #[serde(default)]
     #[expect(dead_code, reason = "accepted for the client's own logs; not used yet")]
     client: Option<Value>,
+    #[serde(default)]
+    ui_cache_key: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -84,6 +84,16 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
         .await;
         assert_eq!(code(&answer), expected, "{version}");
     }
+    for key in [String::new(), "k".repeat(relay::MAX_UI_CACHE_KEY + 1)] {
+        let answer = ask(
+            &conn,
+            3,
+            "relay/initialize",
+            json!({"protocolVersion": "1.0.0", "uiCacheKey": key}),
+        )
+        .await;
+        assert_eq!(code(&answer), Some(codes::INVALID_PARAMS), "{key}");
+    }
     let refused = ask(&conn, 4, "plugins/list", json!({})).await;
     assert_eq!(
         code(&refused),
@@ -302,4 +312,42 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
     assert_eq!(again, json!({"changed": null}));
     other.shutdown().await;
     host.shutdown().await;
+}
+
+#[test]
+fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
+    use c2_host::HostError;
+    let errors = || {
+        [
+            HostError::Command {
+                kind: "not_trusted".to_owned(),
+                message: "x is not trusted: trust it first".to_owned(),
+            },
+            HostError::NotInstalled { id: "x".to_owned() },
+            HostError::Io {
+                action: "read",
+                path: "/nonexistent".into(),
+                source: std::io::Error::other("disk full"),
+            },
+        ]
+    };
+    for (relayed, local) in errors().into_iter().zip(errors()) {
+        let through = super::client::failure(&relay::host_error(relayed));
+        let here = crate::session::failure(local);
+        assert_eq!(
+            (
+                &through.kind,
+                &through.message,
+                through.exit,
+                &through.detail
+            ),
+            (&here.kind, &here.message, here.exit, &here.detail)
+        );
+    }
+    let last = errors().into_iter().last().unwrap();
+    assert_eq!(
+        crate::session::failure(last).exit,
+        2,
+        "the environment's fault exits 2"
+    );
 }

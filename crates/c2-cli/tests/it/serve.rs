@@ -545,6 +545,10 @@ fn a_killed_service_leaves_a_lock_and_socket_the_next_one_takes_over_and_sigint_
     first.kill().unwrap();
     first.wait().unwrap();
     assert!(socket.exists() && sandbox.plugins.join(".serve.lock").exists());
+    // A stale socket answers nobody: the CLI runs in-process.
+    let stale = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    assert_eq!(stale.code, 1, "{stale:#?}");
+    assert_eq!(stale.json()["error"]["kind"], "unknown_command");
 
     let mut second = spawn_serve(&sandbox, &["--socket"], "serve-2.log");
     let deadline = Instant::now() + PATIENCE;
@@ -745,7 +749,7 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
     if (a.context.operation === "render") {
       send({ id: msg.id, result: [{ id: `item-${calls}`, label: "Item", input: { n: calls } }] });
     } else {
-      send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, session: a.context.sessionId } });
+      send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, session: a.context.sessionId, project: a.context.projectPath } });
     }
   }
 }).on("close", () => process.exit(0));
@@ -827,4 +831,183 @@ fn two_connections_render_one_host_actions_slot_and_each_invokes_its_own_item() 
 
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
+}
+
+/// Writes the counting host.actions bundle under `work/panel`.
+fn counting_panel(sandbox: &Sandbox) -> std::path::PathBuf {
+    sandbox.write("panel/plugin.js", COUNTING_PANEL);
+    sandbox.write(
+        "panel/plugin.json",
+        &json!({
+            "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "counting-panel",
+            "version": "1.0.0",
+            "extensions": {"dev.codetwo": {
+                "standardVersion": "1.2.0",
+                "commands": [{"id": "acts.panel", "title": "Panel"}],
+                "runtime": {"command": "node", "args": ["plugin.js"], "scopeSupport": ["user", "project"]},
+                "ui": [{"id": "panel", "slot": "host.actions", "label": "Panel", "command": "acts.panel"}]
+            }}
+        })
+        .to_string(),
+    );
+    sandbox.work.join("panel")
+}
+
+/// The first item a `--format json` render printed.
+fn rendered_item(run: &crate::Run) -> String {
+    assert_eq!(run.code, 0, "{run:#?}");
+    run.json()["result"]["actions"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process_without_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work.join("repo");
+    git_repo(&repo, &[("README.md", "hello\n")]);
+    let panel = counting_panel(&sandbox);
+    let install = sandbox.run(&["install", panel.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let panel = install.stdout.trim().to_owned();
+    let source = pack("hello-runtime");
+    let install = sandbox.run(&["install", source.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let hello = install.stdout.trim().to_owned();
+    let status_args = json!({"cwd": repo}).to_string();
+    let status = ["invoke", "hello.status", "--args", status_args.as_str()];
+    let render = ["--format", "json", "invoke-ui", panel.as_str(), "panel"];
+    let invoke_item = |item: &str, extra: &[&str]| {
+        let mut args = vec!["--format", "json", "invoke-ui", panel.as_str(), "panel"];
+        args.extend(["--operation", "invoke", "--action", item]);
+        args.extend(extra);
+        sandbox.run(&args)
+    };
+
+    // No service: every call is its own host, so a render is gone with its process.
+    let cold = sandbox.run(&status);
+    assert_eq!(cold.code, 0, "{cold:#?}");
+    let item = rendered_item(&sandbox.run(&render));
+    let forgotten = invoke_item(&item, &[]);
+    assert_eq!(forgotten.code, 1, "{forgotten:#?}");
+    assert_eq!(forgotten.json()["error"]["kind"], "unknown_action");
+    let failed_here = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    let failed_here_human = sandbox.run(&["invoke", "nope.x"]);
+    let bad_args_here = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
+
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    assert_eq!(runtime_pid(&mut client, &hello), None);
+
+    // Through the service: the same output, and the runtime stays warm in the service.
+    let warm = sandbox.run(&status);
+    assert_eq!(warm.code, 0, "{warm:#?}");
+    assert_eq!(
+        warm.stdout, cold.stdout,
+        "the same output through the service"
+    );
+    let pid = runtime_pid(&mut client, &hello).expect("the CLI's invoke ran in the service");
+    let again = sandbox.run(&[
+        "--format",
+        "json",
+        "invoke",
+        "hello.status",
+        "--args",
+        &status_args,
+    ]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    assert_eq!(runtime_pid(&mut client, &hello), Some(pid), "warm");
+    let here = sandbox.run(&[
+        "--format",
+        "json",
+        "invoke",
+        "hello.status",
+        "--args",
+        &status_args,
+        "--no-service",
+    ]);
+    assert_eq!(here.stdout, again.stdout, "--no-service prints the same");
+
+    // A render survives the CLI call that made it; another call invokes its item.
+    let item = rendered_item(&sandbox.run(&render));
+    let invoked = invoke_item(&item, &[]);
+    assert_eq!(invoked.code, 0, "{invoked:#?}");
+    assert_eq!(invoked.json()["result"]["invoked"], item.as_str());
+    // The CLI's renders are its own: a relay client does not see them, nor --no-service.
+    let relay = client.call(
+        "ui/invoke",
+        json!({"id": panel, "ui": "panel", "operation": "invoke", "actionId": item}),
+    );
+    assert_eq!(
+        relay["error"]["data"]["kind"], "unknown_action",
+        "{relay:#}"
+    );
+    let in_process = invoke_item(&item, &["--no-service"]);
+    assert_eq!(in_process.code, 1, "{in_process:#?}");
+    assert_eq!(in_process.json()["error"]["kind"], "unknown_action");
+
+    // Failures: the same kind, message and exit code either way.
+    let failed = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    assert_eq!(
+        (failed.code, &failed.stdout),
+        (failed_here.code, &failed_here.stdout)
+    );
+    assert_eq!(failed.json()["error"]["kind"], "unknown_command");
+    let failed_human = sandbox.run(&["invoke", "nope.x"]);
+    assert_eq!(
+        (failed_human.code, &failed_human.stderr),
+        (failed_here_human.code, &failed_here_human.stderr)
+    );
+    let bad_args = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
+    assert_eq!(
+        (bad_args.code, &bad_args.stderr),
+        (bad_args_here.code, &bad_args_here.stderr)
+    );
+    assert_eq!(bad_args.code, 2);
+
+    // A project realm named relative to the CLI's directory is the same realm in the service.
+    let project = sandbox.run_in(
+        &repo,
+        &[
+            "--format",
+            "json",
+            "invoke-ui",
+            &panel,
+            "panel",
+            "--project",
+            ".",
+        ],
+    );
+    let item = rendered_item(&project);
+    let invoked = sandbox.run_in(
+        &repo,
+        &[
+            "--format",
+            "json",
+            "invoke-ui",
+            &panel,
+            "panel",
+            "--project",
+            ".",
+            "--operation",
+            "invoke",
+            "--action",
+            &item,
+        ],
+    );
+    assert_eq!(invoked.code, 0, "{invoked:#?}");
+    assert_eq!(
+        invoked.json()["result"]["project"],
+        json!(std::fs::canonicalize(&repo).unwrap()),
+        "{invoked:#?}"
+    );
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+    wait_gone(pid);
+    // The service is gone: the CLI runs in-process again.
+    let after = sandbox.run(&status);
+    assert_eq!((after.code, &after.stdout), (0, &cold.stdout));
 }
