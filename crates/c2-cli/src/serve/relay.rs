@@ -188,12 +188,24 @@ impl Connection {
             connection: &self,
             key,
         };
+        // A client that goes away abandons its calls as a cancel would (an interrupted CLI).
+        let gone = peer.clone();
+        let gone = async move {
+            match gone {
+                Some(peer) => peer.closed().await,
+                None => std::future::pending().await,
+            }
+        };
         // Bound to a local so the receiver is gone before `_forget` looks at the entry.
         let answer = tokio::select! {
             answer = self.dispatch(method, params, peer) => answer,
             Ok(()) = cancelled => Err(ErrorObject::new(
                 REQUEST_CANCELLED,
                 format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
+            )),
+            reason = gone => Err(ErrorObject::new(
+                REQUEST_CANCELLED,
+                format!("`{method}` was abandoned: the client's connection closed ({reason:?})"),
             )),
         };
         answer
