@@ -68,6 +68,71 @@ export interface CommandRow {
   description: string | null;
 }
 
+/** One row of `mcp/list`, as `c2-plugins mcp --format json`. */
+export interface McpServerRow {
+  bundle: string;
+  bundleName: string;
+  server: string;
+  transport: "stdio" | "streamable-http" | "sse" | string;
+  /** `supported`, or why the server cannot be composed. */
+  status: string;
+  launch:
+    | {
+        command: string;
+        args: string[];
+        cwd: string;
+        /** The environment's names; their values only with `envValues`. */
+        env: string[];
+        envValues: Record<string, string> | null;
+        pluginRoot: string;
+        pluginData: string;
+      }
+    | { url: string; headers: Record<string, string> }
+    | null;
+}
+
+/** The payload of `store/changed`: what a refresh found changed, whoever committed it. */
+export interface StoreChanged {
+  /** The store generation the service is now at. */
+  generation: number;
+  /** The policy revision in force. */
+  policyRevision: number;
+  installed: string[];
+  removed: string[];
+  replaced: string[];
+  /** Bundles whose user-scope trust or enablement changed. */
+  policy: string[];
+}
+
+export interface ConnectorEvent {
+  bundleId: string;
+  connectorId: string;
+  eventId: string;
+  kind: string;
+  createdAt: string;
+  payload: unknown;
+}
+
+/** One validated item of a `host.actions` render. */
+export interface HostAction {
+  id: string;
+  label: string;
+  state: string;
+  detail?: string | null;
+  enabled?: boolean;
+  input: unknown;
+  [key: string]: unknown;
+}
+
+export interface UiInvokeOptions {
+  project?: string;
+  /** The frontend's session: passed to the plugin as `context.sessionId`, and with this connection the key of the host.actions render cache. */
+  sessionId?: string;
+  operation?: "render" | "invoke";
+  actionId?: string;
+  signal?: AbortSignal;
+}
+
 export interface RelayEvent {
   subscription: number;
   name: string;
@@ -88,7 +153,7 @@ export declare class RelayClient {
   static spawn(binary: string, options?: SpawnOptions): RelayClient;
   static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
   request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
-  initialize(client?: { name: string; version: string }): Promise<InitializeResult>;
+  initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
   list(): Promise<BundleStatus[]>;
   install(source: string, options?: { trust?: boolean; enable?: boolean }): Promise<InstallResult>;
   uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
@@ -99,7 +164,13 @@ export declare class RelayClient {
   runtimePid(id: string, project?: string): Promise<number | null>;
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<unknown[]>;
+  mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
+  invokeUi(id: string, ui: string, options: UiInvokeOptions & { operation?: "render" }): Promise<{ actions: HostAction[] } | unknown>;
+  invokeUi<T = unknown>(id: string, ui: string, options?: UiInvokeOptions): Promise<T>;
+  refresh(): Promise<{ changed: StoreChanged | null }>;
+  subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
+  subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
   unsubscribe(subscription: number): Promise<boolean>;
   publish(name: "engine/event" | "skills/changed" | "scenes/changed", payload?: unknown): Promise<number>;

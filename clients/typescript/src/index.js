@@ -122,9 +122,14 @@ export class RelayClient {
     });
   }
 
-  /** `relay/initialize`; must be the first request. */
-  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }) {
-    return this.request("relay/initialize", { protocolVersion: RELAY_VERSION, client });
+  /**
+   * `relay/initialize`; must be the first request. `options.uiCacheKey` shares this
+   * connection's host.actions renders with every connection that names the same key.
+   */
+  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }, options = {}) {
+    const params = { protocolVersion: RELAY_VERSION, client };
+    if (options.uiCacheKey !== undefined) params.uiCacheKey = options.uiCacheKey;
+    return this.request("relay/initialize", params);
   }
 
   list() {
@@ -159,12 +164,26 @@ export class RelayClient {
     return this.request("plugins/runtimePid", withProject({ id }, project)).then((r) => r.pid);
   }
 
+  /** Looks at the store and policy again now: `{changed}`, a `StoreChanged` or `null`. */
+  refresh() {
+    return this.request("plugins/refresh", {});
+  }
+
   commands(project) {
     return this.request("realm/commands", withProject({}, project));
   }
 
   catalog(project) {
     return this.request("realm/catalog", withProject({}, project));
+  }
+
+  /**
+   * The MCP servers a session in the realm is composed with (`mcp/list`); launches nothing.
+   * @param {string} [project]
+   * @param {{envValues?: boolean}} [options]
+   */
+  mcpServers(project, options = {}) {
+    return this.request("mcp/list", withProject({ envValues: !!options.envValues }, project));
   }
 
   /**
@@ -177,6 +196,22 @@ export class RelayClient {
     return this.request("command/invoke", withProject({ command, args }, options.project), {
       signal: options.signal,
     });
+  }
+
+  /**
+   * Activates a UI descriptor (`ui/invoke`). For a `host.actions` descriptor, `render`
+   * (the default) answers `{actions}`, and `invoke` with an `actionId` replays the input of the
+   * item this connection rendered under the same `sessionId`.
+   * @param {string} id
+   * @param {string} ui
+   * @param {{project?: string, sessionId?: string, operation?: "render" | "invoke", actionId?: string, signal?: AbortSignal}} [options]
+   */
+  invokeUi(id, ui, options = {}) {
+    const params = withProject({ id, ui }, options.project);
+    for (const key of ["sessionId", "operation", "actionId"]) {
+      if (options[key] !== undefined) params[key] = options[key];
+    }
+    return this.request("ui/invoke", params, { signal: options.signal });
   }
 
   /**

@@ -89,6 +89,45 @@ function sleeperBundle(root) {
   return dir;
 }
 
+/** A host.actions bundle whose render names its one item after the call count. */
+function panelBundle(root) {
+  const dir = join(root, "panel");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "plugin.js"),
+    `const readline = require("readline");
+let calls = 0;
+const send = (o) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...o }) + "\\n");
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.method === "initialize") {
+    send({ id: msg.id, result: { name: "panel", version: "1.0.0", protocolVersion: "1.0.0", commands: [{ name: "acts.panel" }], events: [] } });
+  } else if (msg.method === "command/invoke") {
+    const a = msg.params.args;
+    calls += 1;
+    if (a.context.operation === "render") send({ id: msg.id, result: [{ id: "item-" + calls, label: "Item", input: { n: calls } }] });
+    else send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input } });
+  }
+}).on("close", () => process.exit(0));
+`,
+  );
+  const manifest = {
+    $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+    name: "panel",
+    version: "1.0.0",
+    extensions: {
+      "dev.codetwo": {
+        standardVersion: "1.2.0",
+        commands: [{ id: "acts.panel", title: "Panel" }],
+        runtime: { command: "node", args: ["plugin.js"], scopeSupport: ["user"] },
+        ui: [{ id: "panel", slot: "host.actions", label: "Panel", command: "acts.panel" }],
+      },
+    },
+  };
+  writeFileSync(join(dir, "plugin.json"), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
 test("install, trust, enable, invoke warm twice, receive an event, cancel a hanging call, shut down", async () => {
   const box = sandbox();
   const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
@@ -103,7 +142,15 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
       "the service answers exactly the methods docs/schemas/relay.json describes",
     );
 
+    assert.deepEqual(await client.mcpServers(), [], "no bundle ships an mcp.json yet");
+    const changes = [];
+    const storeSubscription = await client.subscribe("store/changed", (event) => changes.push(event.payload));
     const installed = await client.install(helloRuntime);
+    await until("the store/changed event of the install", () =>
+      changes.some((change) => change.installed.includes(installed.id)),
+    );
+    assert.equal(await client.unsubscribe(storeSubscription), true);
+    assert.deepEqual(await client.refresh(), { changed: null }, "the service has seen its own install");
     const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
     assert.ok(untrusted instanceof RelayError);
     assert.equal(untrusted.kind, "not_trusted");
@@ -167,6 +214,23 @@ test("connect on the Unix socket, and SIGTERM ends the service", async () => {
     const hello = await client.initialize();
     assert.equal(hello.pid, service.pid);
     assert.deepEqual(await client.list(), []);
+
+    // Two connections render one host.actions slot; each invokes the item it rendered.
+    const other = await RelayClient.connect(socket);
+    await other.initialize();
+    const panel = await client.install(panelBundle(box.root), { trust: true, enable: true });
+    const mine = (await client.invokeUi(panel.id, "panel")).actions[0];
+    const theirs = (await other.invokeUi(panel.id, "panel", { operation: "render" })).actions[0];
+    assert.notEqual(mine.id, theirs.id);
+    const invoked = await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: mine.id });
+    assert.deepEqual(invoked, { invoked: mine.id, input: mine.input });
+    const invokedOther = await other.invokeUi(panel.id, "panel", { operation: "invoke", actionId: theirs.id });
+    assert.deepEqual(invokedOther, { invoked: theirs.id, input: theirs.input });
+    const crossed = await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: theirs.id }).catch((e) => e);
+    assert.ok(crossed instanceof RelayError);
+    assert.equal(crossed.kind, "unknown_action");
+    other.close();
+
     const exited = new Promise((resolve) => service.once("exit", (code) => resolve(code)));
     service.kill("SIGTERM");
     assert.equal(await exited, 0);

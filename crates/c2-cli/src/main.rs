@@ -156,6 +156,9 @@ enum Command {
         command: String,
         #[command(flatten)]
         call: CallArgs,
+        /// Run in this process even when a `c2-plugins serve` for the plugins directory answers
+        #[arg(long)]
+        no_service: bool,
     },
     /// For authors: install a bundle directory, trust, enable, invoke, unload
     Run {
@@ -221,6 +224,10 @@ enum Command {
         /// For host.actions invoke: the rendered action's id
         #[arg(long, value_name = "ID")]
         action: Option<String>,
+        /// Run in this process even when a `c2-plugins serve` for the plugins directory
+        /// answers (then a render is forgotten when this call ends)
+        #[arg(long)]
+        no_service: bool,
     },
     /// Start the language server the active plugins map to LANGUAGE and bridge it to stdio;
     /// or, with --list, show every language mapping
@@ -426,6 +433,70 @@ fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> Cmd
     result
 }
 
+/// `invoke` and `invoke-ui` through a running `serve` for the same plugins directory, when one
+/// answers and `--no-service` was not given; `None` to run in-process.
+async fn through_service(
+    command: &Command,
+    settings: &Settings,
+    out: &mut Out,
+) -> Option<CmdResult> {
+    let absolute = |project: &Option<PathBuf>| {
+        project
+            .as_deref()
+            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()))
+    };
+    let (method, params) = match command {
+        Command::Invoke {
+            command,
+            call,
+            no_service: false,
+        } => {
+            // What the user typed is checked as the in-process command checks it.
+            let args = match session::parse_args(call.args.as_deref()) {
+                Ok(args) => args,
+                Err(failure) => return Some(Err(failure)),
+            };
+            let params = serde_json::json!({
+                "command": command, "args": args, "project": absolute(&call.project.project),
+            });
+            ("command/invoke", params)
+        }
+        Command::InvokeUi {
+            id,
+            ui,
+            project,
+            session,
+            operation,
+            action,
+            no_service: false,
+        } => {
+            let operation = operation.map(|op| match op {
+                commands::ui::Operation::Render => "render",
+                commands::ui::Operation::Invoke => "invoke",
+            });
+            let params = serde_json::json!({
+                "id": id, "ui": ui, "project": absolute(&project.project), "sessionId": session,
+                "operation": operation, "actionId": action,
+            });
+            ("ui/invoke", params)
+        }
+        _ => return None,
+    };
+    let dir = crate::commands::plugins_dir(settings.plugins_dir.as_deref()).ok()?;
+    let peer = serve::connect_service(&dir, settings.handshake_timeout).await?;
+    // Absent options are left out, as the in-process request leaves them unset.
+    let params = match params {
+        serde_json::Value::Object(map) => serde_json::Value::Object(
+            map.into_iter()
+                .filter(|(key, value)| key == "args" || !value.is_null())
+                .collect(),
+        ),
+        other => other,
+    };
+    let result = session::until_signal(serve::call_service(&peer, method, params)).await;
+    Some(result.map(|result| commands::invoke::print_result(out, result)))
+}
+
 async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> CmdResult {
     match command {
         Command::Run {
@@ -443,6 +514,9 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         // A refused local bundle leaves no trace, not even a new store directory.
         Command::Install { source, .. } => commands::install::preflight(out, source)?,
         _ => {}
+    }
+    if let Some(served) = through_service(command, settings, out).await {
+        return served;
     }
     let usage = match command {
         Command::Install { .. } | Command::Invoke { .. } => StoreUse::Create,
@@ -491,7 +565,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             Command::Commands { project } => {
                 commands::catalog::commands(out, host, project.project.as_deref())
             }
-            Command::Invoke { command, call } => {
+            Command::Invoke { command, call, .. } => {
                 let call = commands::invoke::Call {
                     command,
                     args: call.args.as_deref(),
@@ -525,6 +599,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 session,
                 operation,
                 action,
+                ..
             } => {
                 let request = commands::ui::Request {
                     id,

@@ -64,8 +64,9 @@ pub(crate) struct Shared {
     pub(crate) changes: tokio::sync::Mutex<()>,
     /// Problems found while loading the store, kept for listings.
     pub(crate) load_problems: Mutex<Vec<String>>,
-    /// The last validated `host.actions` render per (bundle, descriptor, realm).
-    pub(crate) host_actions: Mutex<BTreeMap<String, Vec<crate::ui::HostAction>>>,
+    /// The last validated `host.actions` render per (session key, bundle, descriptor, realm),
+    /// bounded by `HostOptions::max_host_actions_renders`.
+    pub(crate) host_actions: Mutex<crate::ui::RenderCache>,
     /// Connector provider adapters the embedder registered.
     pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
     /// The embedder's built-in language-server mappings.
@@ -365,7 +366,7 @@ impl PluginHost {
             stats: Arc::new(Counters::default()),
             changes: tokio::sync::Mutex::new(()),
             load_problems: Mutex::new(Vec::new()),
-            host_actions: Mutex::new(BTreeMap::new()),
+            host_actions: Mutex::new(crate::ui::RenderCache::default()),
             providers: Mutex::new(std::collections::BTreeSet::new()),
             language_servers: crate::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),

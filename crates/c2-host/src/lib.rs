@@ -63,7 +63,9 @@ pub use options::HostOptions;
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use sync::StoreChanged;
-pub use ui::{HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions};
+pub use ui::{
+    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions,
+};
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
 pub use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Limits};

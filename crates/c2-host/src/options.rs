@@ -55,6 +55,10 @@ pub struct HostOptions {
     pub git_program: PathBuf,
     /// Bounds of `host.actions` documents.
     pub host_actions: HostActionsLimits,
+    /// Validated `host.actions` renders kept for a later `invoke`, one per (session key,
+    /// bundle, descriptor, realm) (1024). Past it the least recently rendered is forgotten:
+    /// its `invoke` then fails `unknown_action` until the slot is rendered again.
+    pub max_host_actions_renders: usize,
     /// Kernel bounds: event queues, the idle time after which a project realm is reclaimed.
     pub kernel: KernelOptions,
     /// How long an MCP bridge ([`crate::McpProcess::bridge`]) keeps forwarding a server's
@@ -95,6 +99,7 @@ impl HostOptions {
             manifest: ManifestOptions::default(),
             git_program: PathBuf::from("git"),
             host_actions: HostActionsLimits::default(),
+            max_host_actions_renders: 1024,
             kernel: KernelOptions::default(),
             mcp_drain: Duration::from_secs(2),
             store_watch: WatchOptions::default(),

@@ -5,7 +5,10 @@
 //! registered in that realm by this same runtime. Only then is the command invoked with
 //! `{context, input}`, where `context` is built by the host: a caller cannot forge it.
 //! `host.actions` documents returned by `render` are checked against the standard's bounds
-//! before a frontend sees them, and `invoke` replays the cached item input.
+//! before a frontend sees them, and `invoke` replays the cached item input. The cache is kept
+//! per caller-supplied session key ([`PluginHost::invoke_ui_keyed`]), so two frontends that
+//! render one slot each invoke their own items; [`PluginHost::invoke_ui`] uses
+//! [`DEFAULT_UI_SESSION`].
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -173,6 +176,50 @@ pub fn validate_host_actions(
     Ok(actions)
 }
 
+/// The session key of [`PluginHost::invoke_ui`]: every caller that does not say otherwise
+/// shares one `host.actions` render per descriptor and realm.
+pub const DEFAULT_UI_SESSION: &str = "";
+
+/// The validated `host.actions` renders, by session key and then (bundle, descriptor, realm),
+/// each stamped with when it was rendered so the oldest goes first past the bound.
+#[derive(Debug, Default)]
+pub(crate) struct RenderCache {
+    next_stamp: u64,
+    entries: BTreeMap<(String, String), (u64, Vec<HostAction>)>,
+}
+
+impl RenderCache {
+    fn get(&self, session: &str, key: &str) -> Option<&Vec<HostAction>> {
+        self.entries
+            .get(&(session.to_owned(), key.to_owned()))
+            .map(|(_, actions)| actions)
+    }
+
+    fn insert(&mut self, session: &str, key: String, actions: Vec<HostAction>, bound: usize) {
+        self.next_stamp += 1;
+        self.entries
+            .insert((session.to_owned(), key), (self.next_stamp, actions));
+        while self.entries.len() > bound.max(1) {
+            let oldest = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (stamp, _))| *stamp)
+                .map(|(key, _)| key.clone());
+            match oldest {
+                Some(oldest) => self.entries.remove(&oldest),
+                None => break,
+            };
+        }
+    }
+
+    fn forget(&mut self, prefix: &str) -> usize {
+        let before = self.entries.len();
+        self.entries
+            .retain(|(session, _), _| !session.starts_with(prefix));
+        before - self.entries.len()
+    }
+}
+
 /// A UI activation request from a frontend.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -335,8 +382,28 @@ impl PluginHost {
             .map_err(|error| c2_kernel::Error::failure(error.kind(), error.to_string()))
     }
 
-    /// Activates a UI descriptor after every ownership check; see the module docs.
+    /// Activates a UI descriptor after every ownership check; see the module docs. A
+    /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
     pub async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
+        self.invoke_ui_keyed(request, DEFAULT_UI_SESSION).await
+    }
+
+    /// Forgets the `host.actions` renders of every session key that starts with `prefix`
+    /// (a frontend that closed); returns how many were dropped.
+    pub fn forget_ui_sessions(&self, prefix: &str) -> usize {
+        lock(&self.shared.host_actions).forget(prefix)
+    }
+
+    /// [`PluginHost::invoke_ui`] with the `host.actions` render cache keyed additionally by
+    /// `session`: an `invoke` replays only an item a render under the same key produced, so
+    /// frontends (or connections, or sessions) that render one slot do not overwrite each
+    /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
+    /// request's `sessionId`).
+    pub async fn invoke_ui_keyed(
+        &self,
+        request: &UiRequest,
+        session: &str,
+    ) -> Result<Value, HostError> {
         if request.context.is_some() {
             tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
         }
@@ -400,7 +467,7 @@ impl PluginHost {
                         ));
                     };
                     let cached = lock(&self.shared.host_actions)
-                        .get(&cache_key)
+                        .get(session, &cache_key)
                         .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
                     let Some(action) = cached else {
                         return Err(HostError::command(
@@ -438,7 +505,12 @@ impl PluginHost {
                         ),
                     )
                 })?;
-            lock(&self.shared.host_actions).insert(cache_key, actions.clone());
+            lock(&self.shared.host_actions).insert(
+                session,
+                cache_key,
+                actions.clone(),
+                self.shared.options.max_host_actions_renders,
+            );
             return serde_json::to_value(json!({ "actions": actions }))
                 .map_err(|error| HostError::command("command_failed", error.to_string()));
         }

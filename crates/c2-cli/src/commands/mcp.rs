@@ -84,7 +84,9 @@ pub(crate) fn list(
     Ok(ExitCode::SUCCESS)
 }
 
-fn row_json(r: &McpServerLaunch, env_values: bool) -> Value {
+/// One row of `mcp --format json` (also the relay's `mcp/list` row); `env_values` adds the
+/// stdio environment's values.
+pub(crate) fn row_json(r: &McpServerLaunch, env_values: bool) -> Value {
     let launch = match &r.launch {
         Some(McpLaunch::Stdio(l)) => json!({
             "command": l.program,

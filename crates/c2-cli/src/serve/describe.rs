@@ -19,6 +19,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         &[
             ("protocolVersion", "string", true, r#""1.0.0""#),
             ("client", "object", false, r#"{"name":"x","version":"1"}"#),
+            ("uiCacheKey", "string", false, r#""cli""#),
         ],
     ),
     (
@@ -86,6 +87,11 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "The live runtime's pid or null",
         ID_PROJECT,
     ),
+    (
+        "plugins/refresh",
+        "Look at the store and policy again now; what changed, or null",
+        &[],
+    ),
     ("realm/catalog", "The realm's catalog", PROJECT),
     ("realm/commands", "The realm's commands", PROJECT),
     (
@@ -121,6 +127,14 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         ],
     ),
     (
+        "mcp/list",
+        "The MCP servers a session in the realm is composed with; launches nothing",
+        &[
+            ("project", "string", false, r#""/nonexistent/project""#),
+            ("envValues", "boolean", false, "false"),
+        ],
+    ),
+    (
         "connectors/list",
         "Declared connectors and whether their provider is supported",
         &[],
@@ -143,7 +157,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
     ),
     (
         "events/subscribe",
-        "Subscribe to a JSON bus event",
+        "Subscribe to a JSON bus event, connector/event or store/changed",
         &[("event", "string", true, r#""x.y""#)],
     ),
     (

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use c2_host::{CONNECTOR_EVENT, ConnectorEvent};
+use c2_host::{CONNECTOR_EVENT, ConnectorEvent, StoreChanged};
 use c2_kernel::{
     BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
     ScopeContext, ScopeHandle, TypedStream,
@@ -16,6 +16,10 @@ use serde_json::Value;
 
 /// The module's name in the catalog.
 pub(crate) const MODULE: &str = "relay";
+
+/// The subscription name of the host's typed store-change events ([`StoreChanged`]): a change
+/// any process committed to the store or its policy, once this host has reconciled it.
+pub(crate) const STORE_CHANGED: &str = "store/changed";
 
 /// The host events only relay clients may publish (`events/publish`).
 pub(crate) const PUBLISHABLE: &[&str] = &["engine/event", "skills/changed", "scenes/changed"];
@@ -33,7 +37,8 @@ impl Bus {
     }
 
     /// A bounded subscription to `name`: the typed connector events for `connector/event`
-    /// (each with the owning bundle id the host authenticated), the JSON bus otherwise.
+    /// (each with the owning bundle id the host authenticated), the typed store changes for
+    /// `store/changed`, the JSON bus otherwise.
     pub(crate) fn subscribe(&self, name: &str) -> Result<Stream, String> {
         let scope = self
             .scope
@@ -43,12 +48,12 @@ impl Bus {
         let Some(scope) = scope else {
             return Err("the relay's event scope is not live (safe mode, or shutting down)".into());
         };
-        let stream = if name == CONNECTOR_EVENT {
-            scope
+        let stream = match name {
+            CONNECTOR_EVENT => scope
                 .subscribe_typed::<ConnectorEvent>()
-                .map(Stream::Connector)
-        } else {
-            scope.subscribe(name).map(Stream::Json)
+                .map(Stream::Connector),
+            STORE_CHANGED => scope.subscribe_typed::<StoreChanged>().map(Stream::Store),
+            _ => scope.subscribe(name).map(Stream::Json),
         };
         stream.map_err(|error| error.to_string())
     }
@@ -61,6 +66,8 @@ pub(crate) enum Stream {
     Json(EventStream),
     /// The typed connector events.
     Connector(TypedStream<ConnectorEvent>),
+    /// The typed store changes.
+    Store(TypedStream<StoreChanged>),
 }
 
 impl Stream {
@@ -73,6 +80,11 @@ impl Stream {
                 let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
                 Some((CONNECTOR_EVENT.to_owned(), payload))
             }
+            Stream::Store(stream) => {
+                let event = stream.recv().await?;
+                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
+                Some((STORE_CHANGED.to_owned(), payload))
+            }
         }
     }
 
@@ -81,6 +93,7 @@ impl Stream {
         match self {
             Stream::Json(stream) => stream.dropped(),
             Stream::Connector(stream) => stream.dropped(),
+            Stream::Store(stream) => stream.dropped(),
         }
     }
 }

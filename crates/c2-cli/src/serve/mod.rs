@@ -6,6 +6,7 @@
 //! listener. One service per directory, held by a lock file naming its pid. SIGTERM, SIGINT or
 //! the end of stdin (`--stdio`) shut every runtime down before the process exits.
 
+mod client;
 mod describe;
 mod events;
 mod lock;
@@ -22,6 +23,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::output::Failure;
 use crate::session::{self, Settings};
 
+pub(crate) use client::{call as call_service, connect as connect_service};
 pub(crate) use relay::RELAY_VERSION;
 
 /// The default socket's name inside the plugins directory.

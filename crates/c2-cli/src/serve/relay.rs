@@ -51,6 +51,7 @@ pub(crate) const METHODS: &[&str] = &[
     "plugins/plan",
     "plugins/apply",
     "plugins/runtimePid",
+    "plugins/refresh",
     "realm/catalog",
     "realm/commands",
     "command/invoke",
@@ -58,6 +59,7 @@ pub(crate) const METHODS: &[&str] = &[
     "ui/invoke",
     "lsp/list",
     "lsp/resolve",
+    "mcp/list",
     "connectors/list",
     "connectors/registerProvider",
     "connectors/invoke",
@@ -65,6 +67,9 @@ pub(crate) const METHODS: &[&str] = &[
     "events/unsubscribe",
     "events/publish",
 ];
+
+/// The longest `uiCacheKey` `relay/initialize` accepts, in bytes.
+pub(crate) const MAX_UI_CACHE_KEY: usize = 128;
 
 /// The notification that carries a subscribed event to the client.
 pub(crate) const EVENT: &str = "events/event";
@@ -86,10 +91,20 @@ pub(crate) struct Service {
     pub(crate) max_subscriptions: usize,
 }
 
+/// Numbers the connections of this process, for their `host.actions` session keys.
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
 /// One client's state.
 #[derive(Debug)]
 pub(crate) struct Connection {
     service: Service,
+    /// This connection's number: its `host.actions` renders are cached under
+    /// `relay/<number>/` plus the request's `sessionId`, so connections and sessions each
+    /// invoke the items they rendered.
+    number: u64,
+    /// `relay/initialize`'s `uiCacheKey`: connections that name the same one share their
+    /// `host.actions` renders (a CLI's successive calls), and they outlive the connection.
+    ui_cache_key: Mutex<Option<String>>,
     initialized: AtomicBool,
     /// Requests that may be cancelled, by their id's JSON text (so `1` and `"1"` differ).
     cancellable: Mutex<HashMap<String, oneshot::Sender<()>>>,
@@ -103,6 +118,11 @@ impl Drop for Connection {
         for task in self.lock_subscriptions().values() {
             task.abort();
         }
+        if self.lock_ui_cache_key().is_none() {
+            self.service
+                .host
+                .forget_ui_sessions(&self.ui_session_prefix());
+        }
     }
 }
 
@@ -112,6 +132,8 @@ impl Connection {
     pub(crate) fn new(service: Service) -> Arc<Self> {
         Arc::new(Self {
             service,
+            number: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+            ui_cache_key: Mutex::new(None),
             initialized: AtomicBool::new(false),
             cancellable: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashMap::new()),
@@ -166,6 +188,14 @@ impl Connection {
             connection: &self,
             key,
         };
+        // A client that goes away abandons its calls as a cancel would (an interrupted CLI).
+        let gone = peer.clone();
+        let gone = async move {
+            match gone {
+                Some(peer) => peer.closed().await,
+                None => std::future::pending().await,
+            }
+        };
         // Bound to a local so the receiver is gone before `_forget` looks at the entry.
         let answer = tokio::select! {
             answer = self.dispatch(method, params, peer) => answer,
@@ -173,8 +203,35 @@ impl Connection {
                 REQUEST_CANCELLED,
                 format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
             )),
+            reason = gone => Err(ErrorObject::new(
+                REQUEST_CANCELLED,
+                format!("`{method}` was abandoned: the client's connection closed ({reason:?})"),
+            )),
         };
         answer
+    }
+
+    /// The start of every `host.actions` session key of this connection.
+    fn ui_session_prefix(&self) -> String {
+        match &*self.lock_ui_cache_key() {
+            Some(key) => format!("relay/shared/{}/", key.replace('/', "//")),
+            None => format!("relay/{}/", self.number),
+        }
+    }
+
+    fn lock_ui_cache_key(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.ui_cache_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `host.actions` session key of a request: this connection and the request's
+    /// `sessionId` (none and an empty one differ).
+    fn ui_session(&self, session_id: Option<&str>) -> String {
+        match session_id {
+            None => self.ui_session_prefix(),
+            Some(id) => format!("{}={id}", self.ui_session_prefix()),
+        }
     }
 
     /// Requests that may still be cancelled (for tests of the bound).
@@ -300,6 +357,17 @@ impl Connection {
             .ok();
             return Err(error);
         }
+        if let Some(key) = &params.ui_cache_key
+            && (key.is_empty() || key.len() > MAX_UI_CACHE_KEY)
+        {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "uiCacheKey must be 1 to {MAX_UI_CACHE_KEY} bytes; omit it to keep this connection's renders its own"
+                ),
+            ));
+        }
+        *self.lock_ui_cache_key() = params.ui_cache_key;
         self.initialized.store(true, Ordering::Release);
         Ok(json!({
             "protocolVersion": RELAY_VERSION,
@@ -439,6 +507,11 @@ impl Connection {
                     .map_err(host_error)?;
                 Ok(json!({ "pid": pid }))
             }
+            "plugins/refresh" => {
+                let NoParams {} = parse(params)?;
+                let changed = host.refresh().await.map_err(host_error)?;
+                Ok(json!({ "changed": changed }))
+            }
             "realm/catalog" => {
                 let p: RealmParams = parse(params)?;
                 let rows = host.catalog(&target(p.project)).map_err(host_error)?;
@@ -479,6 +552,16 @@ impl Connection {
                     Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
                 })
             }
+            "mcp/list" => {
+                // Listing only: a session launches its MCP servers, never the relay.
+                let p: McpParams = parse(params)?;
+                let rows = host.mcp_servers(&target(p.project)).map_err(host_error)?;
+                Ok(Value::Array(
+                    rows.iter()
+                        .map(|row| commands::mcp::row_json(row, p.env_values))
+                        .collect(),
+                ))
+            }
             "connectors/list" => {
                 let NoParams {} = parse(params)?;
                 Ok(serde_json::to_value(host.connectors()).unwrap_or_default())
@@ -499,7 +582,10 @@ impl Connection {
             }
             "ui/invoke" => {
                 let request: UiRequest = parse(params)?;
-                host.invoke_ui(&request).await.map_err(host_error)
+                let session = self.ui_session(request.session_id.as_deref());
+                host.invoke_ui_keyed(&request, &session)
+                    .await
+                    .map_err(host_error)
             }
             other => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
@@ -597,6 +683,8 @@ struct InitializeParams {
     #[serde(default)]
     #[expect(dead_code, reason = "accepted for the client's own logs; not used yet")]
     client: Option<Value>,
+    #[serde(default)]
+    ui_cache_key: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -635,6 +723,15 @@ struct StateParams {
 struct RealmParams {
     #[serde(default)]
     project: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct McpParams {
+    #[serde(default)]
+    project: Option<PathBuf>,
+    #[serde(default)]
+    env_values: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -84,6 +84,16 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
         .await;
         assert_eq!(code(&answer), expected, "{version}");
     }
+    for key in [String::new(), "k".repeat(relay::MAX_UI_CACHE_KEY + 1)] {
+        let answer = ask(
+            &conn,
+            3,
+            "relay/initialize",
+            json!({"protocolVersion": "1.0.0", "uiCacheKey": key}),
+        )
+        .await;
+        assert_eq!(code(&answer), Some(codes::INVALID_PARAMS), "{key}");
+    }
     let refused = ask(&conn, 4, "plugins/list", json!({})).await;
     assert_eq!(
         code(&refused),
@@ -250,4 +260,94 @@ async fn a_finished_call_leaves_nothing_to_cancel() {
 /// An error's raw `data` as a value, for assertions.
 fn data(raw: &c2_protocol::RawJson) -> Value {
     serde_json::from_str(raw.get()).unwrap()
+}
+
+#[tokio::test]
+async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bundle.path().join("plugin.json"),
+        r#"{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"quiet","version":"1.0.0","extensions":{"dev.codetwo":{"standardVersion":"1.2.0"}}}"#,
+    )
+    .unwrap();
+    // No watcher wake-up within the test: only `plugins/refresh` looks again.
+    let mut options = HostOptions::new(dir.path());
+    options.store_watch.notifications = false;
+    options.store_watch.poll_interval = std::time::Duration::from_secs(3600);
+    let host = PluginHost::open(options).await.unwrap();
+    let conn = Connection::new(Service {
+        host: host.clone(),
+        plugins_dir: dir.path().to_owned(),
+        bus: super::events::Bus::default(),
+        max_subscriptions: 4,
+    });
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    let other = PluginHost::open(HostOptions::new(dir.path()))
+        .await
+        .unwrap();
+    let outcome = other
+        .install(
+            bundle.path().to_str().unwrap(),
+            c2_host::InstallOptions::default(),
+        )
+        .await
+        .unwrap();
+    let answer = ask(&conn, 2, "plugins/refresh", json!({})).await.unwrap();
+    let changed = &answer["changed"];
+    assert_eq!(
+        changed["installed"],
+        json!([outcome.record.id]),
+        "{answer:#}"
+    );
+    assert!(changed["generation"].as_u64() > Some(0), "{answer:#}");
+    let again = ask(&conn, 3, "plugins/refresh", json!({})).await.unwrap();
+    assert_eq!(again, json!({"changed": null}));
+    other.shutdown().await;
+    host.shutdown().await;
+}
+
+#[test]
+fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
+    use c2_host::HostError;
+    let errors = || {
+        [
+            HostError::Command {
+                kind: "not_trusted".to_owned(),
+                message: "x is not trusted: trust it first".to_owned(),
+            },
+            HostError::NotInstalled { id: "x".to_owned() },
+            HostError::Io {
+                action: "read",
+                path: "/nonexistent".into(),
+                source: std::io::Error::other("disk full"),
+            },
+        ]
+    };
+    for (relayed, local) in errors().into_iter().zip(errors()) {
+        let through = super::client::failure(&relay::host_error(relayed));
+        let here = crate::session::failure(local);
+        assert_eq!(
+            (
+                &through.kind,
+                &through.message,
+                through.exit,
+                &through.detail
+            ),
+            (&here.kind, &here.message, here.exit, &here.detail)
+        );
+    }
+    let last = errors().into_iter().last().unwrap();
+    assert_eq!(
+        crate::session::failure(last).exit,
+        2,
+        "the environment's fault exits 2"
+    );
 }

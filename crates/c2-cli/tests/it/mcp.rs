@@ -48,7 +48,8 @@ const MCP: &str = r#"{
 
 const LAUNCHER: &str = "#!/bin/sh\n# Runs the globally installed server; its arguments are the allowed directories.\nexec mcp-server-filesystem \"$@\"\n";
 
-fn write_bundle(sandbox: &Sandbox, readme: &str) -> PathBuf {
+/// Writes the fs-tools bundle (every mcp.json variant) under `work` and returns its directory.
+pub(crate) fn write_bundle(sandbox: &Sandbox, readme: &str) -> PathBuf {
     sandbox.write("fs-tools/plugin.json", MANIFEST);
     sandbox.write("fs-tools/mcp.json", MCP);
     sandbox.write("fs-tools/docs/README.md", readme);

@@ -545,6 +545,10 @@ fn a_killed_service_leaves_a_lock_and_socket_the_next_one_takes_over_and_sigint_
     first.kill().unwrap();
     first.wait().unwrap();
     assert!(socket.exists() && sandbox.plugins.join(".serve.lock").exists());
+    // A stale socket answers nobody: the CLI runs in-process.
+    let stale = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    assert_eq!(stale.code, 1, "{stale:#?}");
+    assert_eq!(stale.json()["error"]["kind"], "unknown_command");
 
     let mut second = spawn_serve(&sandbox, &["--socket"], "serve-2.log");
     let deadline = Instant::now() + PATIENCE;
@@ -571,4 +575,509 @@ fn a_killed_service_leaves_a_lock_and_socket_the_next_one_takes_over_and_sigint_
     assert!(status.success());
     assert_eq!(exit_code(&mut second), 0);
     assert!(!socket.exists(), "the service removed its socket");
+}
+
+/// `serve --socket` in the sandbox, waited for until its socket answers.
+fn serve_on_socket(sandbox: &Sandbox, log: &str) -> (Child, std::path::PathBuf) {
+    let service = spawn_serve(sandbox, &["--socket"], log);
+    let socket = sandbox.plugins.join(".serve.sock");
+    let deadline = Instant::now() + PATIENCE;
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(Instant::now() < deadline, "the service never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (service, socket)
+}
+
+fn socket_client(socket: &Path) -> Client {
+    let stream = connect(socket);
+    let mut client = Client::new(stream.try_clone().unwrap(), stream);
+    client.initialize();
+    client
+}
+
+#[test]
+fn mcp_list_is_the_cli_listing_and_launches_nothing() {
+    let sandbox = Sandbox::new();
+    let dir = crate::mcp::write_bundle(&sandbox, "relay\n");
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    assert_eq!(client.ok("mcp/list", json!({})), json!([]));
+    let id = client.ok(
+        "plugins/install",
+        json!({"source": dir, "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = client.ok("mcp/list", json!({}));
+    let cli = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(listed, cli["result"], "the relay's rows are the CLI's");
+    let servers: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["files", "files-local", "remote", "legacy"]);
+    assert_eq!(listed[0]["bundle"], id.as_str());
+    assert!(listed[0]["launch"]["envValues"].is_null(), "{listed:#}");
+    let valued = client.ok("mcp/list", json!({"envValues": true}));
+    assert_eq!(
+        valued,
+        sandbox.run(&["mcp", "--format", "json", "-v"]).json()["result"]
+    );
+    assert!(
+        valued[0]["launch"]["envValues"]["FS_TOOLS_ROOT"].is_string(),
+        "{valued:#}"
+    );
+    // A disabled bundle composes nothing.
+    client.ok("plugins/disable", json!({"id": id}));
+    assert_eq!(client.ok("mcp/list", json!({})), json!([]));
+    let bad = client.call("mcp/list", json!({"envValues": "yes"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad:#}");
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
+
+/// How soon another process's committed change reaches a subscriber (the many-hosts bound).
+const PROPAGATION: Duration = Duration::from_secs(1);
+
+/// The next `store/changed` event for which `wanted` holds, asserted to arrive within
+/// PROPAGATION of `since` (events already queued count as arrived when read).
+fn store_change(client: &mut Client, since: Instant, wanted: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let event = client.notification("events/event");
+        assert_eq!(event["params"]["name"], "store/changed", "{event:#}");
+        let payload = event["params"]["payload"].clone();
+        if wanted(&payload) {
+            let took = since.elapsed();
+            assert!(
+                took <= PROPAGATION,
+                "the change reached the subscriber after {took:?}: {payload:#}"
+            );
+            return payload;
+        }
+    }
+}
+
+fn lists(payload: &Value, field: &str, id: &str) -> bool {
+    payload[field]
+        .as_array()
+        .is_some_and(|ids| ids.iter().any(|x| x == id))
+}
+
+#[test]
+fn a_store_change_committed_by_the_cli_reaches_a_subscribed_client_within_a_second() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work.join("repo");
+    git_repo(&repo, &[("README.md", "hello\n")]);
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    let subscription =
+        client.ok("events/subscribe", json!({"event": "store/changed"}))["subscription"].clone();
+
+    let source = pack("hello-runtime");
+    let install = sandbox.run(&["install", source.to_str().unwrap(), "--trust", "--enable"]);
+    let done = Instant::now();
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    let installed = store_change(&mut client, done, |p| lists(p, "installed", &id));
+    assert!(installed["generation"].as_u64() > Some(0), "{installed:#}");
+    // The trust and enable commits may come as their own events; the service ends up at
+    // the CLI's state and serves the bundle as if it had been installed through it.
+    let deadline = Instant::now() + PATIENCE;
+    let listed = loop {
+        let listed = client.ok("plugins/list", json!({}));
+        if listed[0]["enabled"] == true || Instant::now() > deadline {
+            break listed;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(listed[0]["id"], id.as_str(), "{listed:#}");
+    assert_eq!(listed[0]["trusted"], true, "{listed:#}");
+    assert_eq!(listed[0]["enabled"], true, "{listed:#}");
+    let status = client.ok(
+        "command/invoke",
+        json!({"command": "hello.status", "args": {"cwd": repo}}),
+    );
+    assert_eq!(status["git"]["branch"], "main", "{status:#}");
+    let pid = runtime_pid(&mut client, &id).expect("the invoke started the runtime");
+    // Drain what the install produced, then one commit, one event.
+    client.ok("plugins/refresh", json!({}));
+    client.notes.clear();
+
+    let disable = sandbox.run(&["disable", &id]);
+    let done = Instant::now();
+    assert_eq!(disable.code, 0, "{disable:#?}");
+    let disabled = store_change(&mut client, done, |p| lists(p, "policy", &id));
+    assert!(lists(&disabled, "policy", &id), "{disabled:#}");
+    wait_gone(pid);
+    // Nothing more to see once the watcher has caught up.
+    assert_eq!(
+        client.ok("plugins/refresh", json!({})),
+        json!({"changed": null})
+    );
+
+    let uninstall = sandbox.run(&["uninstall", &id]);
+    let done = Instant::now();
+    assert_eq!(uninstall.code, 0, "{uninstall:#?}");
+    let removed = store_change(&mut client, done, |p| lists(p, "removed", &id));
+    assert_eq!(removed["installed"], json!([]), "{removed:#}");
+    assert_eq!(client.ok("plugins/list", json!({})), json!([]));
+    let event_subscription = client.ok("events/unsubscribe", json!({"subscription": subscription}));
+    assert_eq!(event_subscription["removed"], true);
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
+
+/// A Node runtime whose `host.actions` render names its item after the call count, so two
+/// renders of one descriptor differ; an invoke answers the item and input it was given.
+const COUNTING_PANEL: &str = r#"
+const readline = require("readline");
+let calls = 0;
+const send = (o) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...o }) + "\n");
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.method === "initialize") {
+    send({ id: msg.id, result: { name: "counting-panel", version: "1.0.0", protocolVersion: "1.0.0",
+      commands: [{ name: "acts.panel" }], events: [] } });
+  } else if (msg.method === "command/invoke") {
+    const a = msg.params.args;
+    calls += 1;
+    if (a.context.operation === "render") {
+      send({ id: msg.id, result: [{ id: `item-${calls}`, label: "Item", input: { n: calls } }] });
+    } else {
+      send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, session: a.context.sessionId, project: a.context.projectPath } });
+    }
+  }
+}).on("close", () => process.exit(0));
+"#;
+
+#[test]
+fn two_connections_render_one_host_actions_slot_and_each_invokes_its_own_item() {
+    let sandbox = Sandbox::new();
+    sandbox.write("panel/plugin.js", COUNTING_PANEL);
+    sandbox.write(
+        "panel/plugin.json",
+        &json!({
+            "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "counting-panel",
+            "version": "1.0.0",
+            "extensions": {"dev.codetwo": {
+                "standardVersion": "1.2.0",
+                "commands": [{"id": "acts.panel", "title": "Panel"}],
+                "runtime": {"command": "node", "args": ["plugin.js"], "scopeSupport": ["user"]},
+                "ui": [{"id": "panel", "slot": "host.actions", "label": "Panel", "command": "acts.panel"}]
+            }}
+        })
+        .to_string(),
+    );
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut first = socket_client(&socket);
+    let mut second = socket_client(&socket);
+    let id = first.ok(
+        "plugins/install",
+        json!({"source": sandbox.work.join("panel"), "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ui = |operation: &str, item: Option<&str>, session: Option<&str>| {
+        let mut params = json!({"id": id, "ui": "panel", "operation": operation});
+        if let Some(item) = item {
+            params["actionId"] = json!(item);
+        }
+        if let Some(session) = session {
+            params["sessionId"] = json!(session);
+        }
+        params
+    };
+    let rendered = |client: &mut Client, session: Option<&str>| -> String {
+        let result = client.ok("ui/invoke", ui("render", None, session));
+        result["actions"][0]["id"].as_str().unwrap().to_owned()
+    };
+    let a = rendered(&mut first, None);
+    let b = rendered(&mut second, None);
+    assert_ne!(a, b, "the two renders differ");
+
+    let invoked = first.ok("ui/invoke", ui("invoke", Some(&a), None));
+    assert_eq!(invoked["invoked"], a.as_str(), "{invoked:#}");
+    let invoked = second.ok("ui/invoke", ui("invoke", Some(&b), None));
+    assert_eq!(invoked["invoked"], b.as_str(), "{invoked:#}");
+    assert_eq!(
+        invoked["input"]["n"].as_u64(),
+        b.trim_start_matches("item-").parse().ok()
+    );
+    let crossed = first.call("ui/invoke", ui("invoke", Some(&b), None));
+    assert_eq!(
+        crossed["error"]["data"]["kind"], "unknown_action",
+        "{crossed:#}"
+    );
+
+    // Within one connection, each sessionId has its own render too.
+    let c = rendered(&mut first, Some("s2"));
+    let invoked = first.ok("ui/invoke", ui("invoke", Some(&c), Some("s2")));
+    assert_eq!(invoked["invoked"], c.as_str(), "{invoked:#}");
+    assert_eq!(invoked["session"], "s2", "{invoked:#}");
+    let other_session = first.call("ui/invoke", ui("invoke", Some(&c), None));
+    assert_eq!(
+        other_session["error"]["data"]["kind"], "unknown_action",
+        "{other_session:#}"
+    );
+    let still = first.ok("ui/invoke", ui("invoke", Some(&a), None));
+    assert_eq!(still["invoked"], a.as_str(), "{still:#}");
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
+
+/// Writes the counting host.actions bundle under `work/panel`.
+fn counting_panel(sandbox: &Sandbox) -> std::path::PathBuf {
+    sandbox.write("panel/plugin.js", COUNTING_PANEL);
+    sandbox.write(
+        "panel/plugin.json",
+        &json!({
+            "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "counting-panel",
+            "version": "1.0.0",
+            "extensions": {"dev.codetwo": {
+                "standardVersion": "1.2.0",
+                "commands": [{"id": "acts.panel", "title": "Panel"}],
+                "runtime": {"command": "node", "args": ["plugin.js"], "scopeSupport": ["user", "project"]},
+                "ui": [{"id": "panel", "slot": "host.actions", "label": "Panel", "command": "acts.panel"}]
+            }}
+        })
+        .to_string(),
+    );
+    sandbox.work.join("panel")
+}
+
+/// The first item a `--format json` render printed.
+fn rendered_item(run: &crate::Run) -> String {
+    assert_eq!(run.code, 0, "{run:#?}");
+    run.json()["result"]["actions"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process_without_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.work.join("repo");
+    git_repo(&repo, &[("README.md", "hello\n")]);
+    let panel = counting_panel(&sandbox);
+    let install = sandbox.run(&["install", panel.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let panel = install.stdout.trim().to_owned();
+    let source = pack("hello-runtime");
+    let install = sandbox.run(&["install", source.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let hello = install.stdout.trim().to_owned();
+    let status_args = json!({"cwd": repo}).to_string();
+    let status = ["invoke", "hello.status", "--args", status_args.as_str()];
+    let render = ["--format", "json", "invoke-ui", panel.as_str(), "panel"];
+    let invoke_item = |item: &str, extra: &[&str]| {
+        let mut args = vec!["--format", "json", "invoke-ui", panel.as_str(), "panel"];
+        args.extend(["--operation", "invoke", "--action", item]);
+        args.extend(extra);
+        sandbox.run(&args)
+    };
+
+    // No service: every call is its own host, so a render is gone with its process.
+    let cold = sandbox.run(&status);
+    assert_eq!(cold.code, 0, "{cold:#?}");
+    let item = rendered_item(&sandbox.run(&render));
+    let forgotten = invoke_item(&item, &[]);
+    assert_eq!(forgotten.code, 1, "{forgotten:#?}");
+    assert_eq!(forgotten.json()["error"]["kind"], "unknown_action");
+    let failed_here = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    let failed_here_human = sandbox.run(&["invoke", "nope.x"]);
+    let bad_args_here = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
+
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    assert_eq!(runtime_pid(&mut client, &hello), None);
+
+    // Through the service: the same output, and the runtime stays warm in the service.
+    let warm = sandbox.run(&status);
+    assert_eq!(warm.code, 0, "{warm:#?}");
+    assert_eq!(
+        warm.stdout, cold.stdout,
+        "the same output through the service"
+    );
+    let pid = runtime_pid(&mut client, &hello).expect("the CLI's invoke ran in the service");
+    let again = sandbox.run(&[
+        "--format",
+        "json",
+        "invoke",
+        "hello.status",
+        "--args",
+        &status_args,
+    ]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    assert_eq!(runtime_pid(&mut client, &hello), Some(pid), "warm");
+    let here = sandbox.run(&[
+        "--format",
+        "json",
+        "invoke",
+        "hello.status",
+        "--args",
+        &status_args,
+        "--no-service",
+    ]);
+    assert_eq!(here.stdout, again.stdout, "--no-service prints the same");
+
+    // A render survives the CLI call that made it; another call invokes its item.
+    let item = rendered_item(&sandbox.run(&render));
+    let invoked = invoke_item(&item, &[]);
+    assert_eq!(invoked.code, 0, "{invoked:#?}");
+    assert_eq!(invoked.json()["result"]["invoked"], item.as_str());
+    // The CLI's renders are its own: a relay client does not see them, nor --no-service.
+    let relay = client.call(
+        "ui/invoke",
+        json!({"id": panel, "ui": "panel", "operation": "invoke", "actionId": item}),
+    );
+    assert_eq!(
+        relay["error"]["data"]["kind"], "unknown_action",
+        "{relay:#}"
+    );
+    let in_process = invoke_item(&item, &["--no-service"]);
+    assert_eq!(in_process.code, 1, "{in_process:#?}");
+    assert_eq!(in_process.json()["error"]["kind"], "unknown_action");
+
+    // Failures: the same kind, message and exit code either way.
+    let failed = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
+    assert_eq!(
+        (failed.code, &failed.stdout),
+        (failed_here.code, &failed_here.stdout)
+    );
+    assert_eq!(failed.json()["error"]["kind"], "unknown_command");
+    let failed_human = sandbox.run(&["invoke", "nope.x"]);
+    assert_eq!(
+        (failed_human.code, &failed_human.stderr),
+        (failed_here_human.code, &failed_here_human.stderr)
+    );
+    let bad_args = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
+    assert_eq!(
+        (bad_args.code, &bad_args.stderr),
+        (bad_args_here.code, &bad_args_here.stderr)
+    );
+    assert_eq!(bad_args.code, 2);
+
+    // A project realm named relative to the CLI's directory is the same realm in the service.
+    let project = sandbox.run_in(
+        &repo,
+        &[
+            "--format",
+            "json",
+            "invoke-ui",
+            &panel,
+            "panel",
+            "--project",
+            ".",
+        ],
+    );
+    let item = rendered_item(&project);
+    let invoked = sandbox.run_in(
+        &repo,
+        &[
+            "--format",
+            "json",
+            "invoke-ui",
+            &panel,
+            "panel",
+            "--project",
+            ".",
+            "--operation",
+            "invoke",
+            "--action",
+            &item,
+        ],
+    );
+    assert_eq!(invoked.code, 0, "{invoked:#?}");
+    assert_eq!(
+        invoked.json()["result"]["project"],
+        json!(std::fs::canonicalize(&repo).unwrap()),
+        "{invoked:#?}"
+    );
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+    wait_gone(pid);
+    // The service is gone: the CLI runs in-process again.
+    let after = sandbox.run(&status);
+    assert_eq!((after.code, &after.stdout), (0, &cold.stdout));
+}
+
+#[test]
+fn an_interrupted_cli_invoke_through_the_service_leaves_nothing_running_there() {
+    let sandbox = Sandbox::new();
+    let fixture = built("c2-fixture", "C2_FIXTURE_BIN");
+    let dir = bundle(
+        &sandbox,
+        "sleeper",
+        &fixture,
+        &["fixture.sleep"],
+        &[(
+            "C2_FIXTURE_COMMANDS",
+            json!([{"name": "fixture.sleep"}]).to_string(),
+        )],
+        "serve-interrupt",
+    );
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    let id = client.ok(
+        "plugins/install",
+        json!({"source": dir, "trust": true, "enable": true}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test interrupts a CLI call it started, as a terminal would"
+    )]
+    let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"))
+        .args(["invoke", "fixture.sleep", "--args", r#"{"ms":600000}"#])
+        .current_dir(&sandbox.work)
+        .env("HOME", &sandbox.home)
+        .env("C2_PLUGINS_DIR", &sandbox.plugins)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let pid = loop {
+        if let Some(pid) = runtime_pid(&mut client, &id) {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the CLI's call never reached the service"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test interrupts the CLI it started, as a terminal would"
+    )]
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &cli.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(exit_code(&mut cli), 130, "the in-process SIGINT exit");
+    wait_gone(pid);
+    // The service lives on and starts the runtime afresh for the next call.
+    client.ok(
+        "command/invoke",
+        json!({"command": "fixture.sleep", "args": {"ms": 1}}),
+    );
+    assert_ne!(runtime_pid(&mut client, &id), Some(pid));
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
 }

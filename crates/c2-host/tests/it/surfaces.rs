@@ -23,7 +23,9 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
     const a = msg.params.args;
     calls += 1;
     if (msg.params.name === "acts.panel") {
-      if (a.context.operation === "render") send({ id: msg.id, result: a.input.document });
+      if (a.context.operation === "render" && a.input.counted) {
+        send({ id: msg.id, result: [{ id: `item-${calls}`, label: "Item", input: { n: calls } }] });
+      } else if (a.context.operation === "render") send({ id: msg.id, result: a.input.document });
       else send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, context: a.context } });
     } else if (msg.params.name === "chat.connector") {
       if (a.operation === "message.send") {
@@ -59,6 +61,8 @@ fn panel_bundle(parent: &Path) -> PathBuf {
             "ui": [
                 {"id": "panel", "slot": "host.actions", "label": "Panel", "command": "acts.panel",
                  "input": {"document": good}, "order": 5},
+                {"id": "counted", "slot": "host.actions", "label": "Counted", "command": "acts.panel",
+                 "input": {"counted": true}},
                 {"id": "markup", "slot": "host.actions", "label": "Markup", "command": "acts.panel",
                  "input": {"document": [{"id": "x", "label": "<script>"}]}},
                 {"id": "unknown-field", "slot": "host.actions", "label": "Unknown", "command": "acts.panel",
@@ -120,6 +124,59 @@ async fn host_actions_render_is_validated_and_invoke_replays_the_cached_input() 
         assert_eq!(error.kind(), "invalid_host_actions", "{ui}: {error}");
         assert!(error.to_string().contains(word), "{ui}: {error}");
     }
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_actions_renders_are_kept_per_session_key_bounded_and_forgotten_on_request() {
+    let env = Env::with(|options| options.max_host_actions_renders = 2).await;
+    let id = env.install_ready(&panel_bundle(&env.path("bundles"))).await;
+    let request = |operation: &str, action: Option<&str>| UiRequest {
+        id: id.clone(),
+        ui: "counted".to_owned(),
+        operation: Some(operation.to_owned()),
+        action_id: action.map(str::to_owned),
+        ..Default::default()
+    };
+    let render = async |session: &str| {
+        let rendered = env
+            .host
+            .invoke_ui_keyed(&request("render", None), session)
+            .await
+            .unwrap();
+        rendered["actions"][0]["id"].as_str().unwrap().to_owned()
+    };
+    let invoke = async |session: &str, item: &str| {
+        env.host
+            .invoke_ui_keyed(&request("invoke", Some(item)), session)
+            .await
+    };
+    let a = render("a").await;
+    let b = render("b").await;
+    assert_ne!(a, b, "each render of the counted descriptor differs");
+    // Each key replays its own render: b's did not overwrite a's.
+    assert_eq!(invoke("a", &a).await.unwrap()["invoked"], json!(a));
+    assert_eq!(invoke("b", &b).await.unwrap()["invoked"], json!(b));
+    let crossed = invoke("a", &b).await.unwrap_err();
+    assert_eq!(crossed.kind(), "unknown_action", "{crossed}");
+    let default = env
+        .host
+        .invoke_ui(&request("invoke", Some(&a)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        default.kind(),
+        "unknown_action",
+        "the default key is its own"
+    );
+    // The bound (2 renders): a third key evicts the least recently rendered, a.
+    let c = render("c").await;
+    assert_eq!(invoke("a", &a).await.unwrap_err().kind(), "unknown_action");
+    assert_eq!(invoke("b", &b).await.unwrap()["invoked"], json!(b));
+    assert_eq!(invoke("c", &c).await.unwrap()["invoked"], json!(c));
+    assert_eq!(env.host.forget_ui_sessions("b"), 1);
+    assert_eq!(invoke("b", &b).await.unwrap_err().kind(), "unknown_action");
+    assert_eq!(invoke("c", &c).await.unwrap()["invoked"], json!(c));
     env.host.shutdown().await;
 }
 
@@ -278,7 +335,14 @@ async fn the_ui_catalog_lists_descriptors_of_enabled_bundles_per_slot_in_order()
         .collect();
     assert_eq!(
         ids,
-        vec!["big-input", "markup", "too-many", "unknown-field", "panel"]
+        vec![
+            "big-input",
+            "counted",
+            "markup",
+            "too-many",
+            "unknown-field",
+            "panel"
+        ]
     );
     env.host
         .set_state(&id, &Target::User, c2_host::StateChange::Disable)
