@@ -249,6 +249,10 @@ async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, Stri
     })?;
     let runtime = Pid::from_raw(i32::try_from(started.id()).unwrap_or(i32::MAX));
     // A SIGTERM to the group that came before the program existed missed it: pass it on.
+    // Such a signal may still sit in the runtime's signal pipe (an idle shim waits for its
+    // spec in a blocking read): yielding lets the driver deliver it before the check, and a
+    // later one reached the program through the group.
+    tokio::task::yield_now().await;
     let early = tokio::select! {
         biased;
         _ = term.recv() => true,
