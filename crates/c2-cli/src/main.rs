@@ -388,8 +388,8 @@ fn main() -> ExitCode {
 /// after printing its report), or a failure to print in the chosen format.
 type CmdResult = Result<ExitCode, Failure>;
 
-/// Runs a host command on a single-threaded runtime; the host is shut down before returning.
-fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
+/// The single-threaded runtime a command runs on, and the global options it needs.
+fn runtime_and_settings(cli: &Cli) -> Result<(tokio::runtime::Runtime, Settings), Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -401,6 +401,12 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
         handshake_timeout: cli.handshake_timeout,
         verbose: cli.verbose,
     };
+    Ok((runtime, settings))
+}
+
+/// Runs a host command on a single-threaded runtime; the host is shut down before returning.
+fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
+    let (runtime, settings) = runtime_and_settings(cli)?;
     let result = runtime.block_on(host_command(&cli.command, &settings, out));
     // tokio reads stdin on a blocking thread; a finished language-server bridge must not wait
     // for the editor to close it.
@@ -411,17 +417,7 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
 /// `serve`: the relay on a single-threaded runtime until a signal or the end of stdin.
 fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> CmdResult {
     let (max_connections, max_subscriptions) = limits;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            Failure::environment("io", format!("cannot start the async runtime: {error}"))
-        })?;
-    let settings = Settings {
-        plugins_dir: cli.plugins_dir.clone(),
-        handshake_timeout: cli.handshake_timeout,
-        verbose: cli.verbose,
-    };
+    let (runtime, settings) = runtime_and_settings(cli)?;
     let options = serve::ServeOptions {
         max_connections,
         max_subscriptions,

@@ -181,7 +181,7 @@ const BYTES_PER_VALUE: usize = 80;
 
 /// An upper estimate, in bytes, of the memory a `serde_json::Value` tree of this JSON text
 /// would take, found by one scan without building anything: every value and key costs
-/// [`BYTES_PER_VALUE`], plus the text itself for string contents. A document of 8 MiB of
+/// 80 bytes (`BYTES_PER_VALUE`), plus the text itself for string contents. A document of 8 MiB of
 /// `[0,0,...]` costs about 320 MiB as a tree; checking this first lets a consumer refuse it.
 pub fn value_tree_cost(json: &str) -> usize {
     let mut values = 1usize;

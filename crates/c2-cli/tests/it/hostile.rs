@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::resilience::marked;
 use crate::{Run, Sandbox};
 
 /// The runtime the c2-host tests use too.
@@ -50,27 +51,6 @@ fn bundle(sandbox: &Sandbox, marker: &str) -> PathBuf {
     });
     sandbox.write("hostile/plugin.json", &manifest.to_string());
     sandbox.work.join("hostile")
-}
-
-/// Live processes whose environment holds `MARKER=marker`.
-fn marked(marker: &str) -> Vec<u32> {
-    let needle = format!("{MARKER}={marker}");
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the plugin is found by scanning /proc, which is not bundle collection"
-    )]
-    let entries = std::fs::read_dir("/proc").unwrap();
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|b| *b == 0)
-                    .any(|var| var == needle.as_bytes())
-            })
-        })
-        .collect()
 }
 
 fn status_kib(pid: u32, key: &str) -> Option<u64> {
@@ -154,10 +134,10 @@ fn run_mode(sandbox: &Sandbox, dir: &Path, mode: &str, extra: &[&str]) -> Observ
 /// Nothing of the case may be left: the plugin was stopped with the host's unload.
 fn assert_none_left(marker: &str, what: &str) {
     let start = Instant::now();
-    let mut left = marked(marker);
+    let mut left = marked(MARKER, marker);
     while !left.is_empty() && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
-        left = marked(marker);
+        left = marked(MARKER, marker);
     }
     assert!(left.is_empty(), "{what}: processes left: {left:?}");
 }

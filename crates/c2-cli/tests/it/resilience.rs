@@ -86,7 +86,7 @@ pub(crate) fn bundle(
 
 /// Running (non-zombie) processes whose environment holds `variable=value`; a zombie's environ
 /// reads empty, so an exited plugin drops out even before it is reaped.
-fn marked(variable: &str, value: &str) -> Vec<u32> {
+pub(crate) fn marked(variable: &str, value: &str) -> Vec<u32> {
     let needle = format!("{variable}={value}");
     #[expect(
         clippy::disallowed_methods,
