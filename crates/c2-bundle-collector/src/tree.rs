@@ -48,6 +48,24 @@ pub(crate) struct Tree {
     pub(crate) entries: usize,
     /// A limit stopped collection: the tree is partial, so only the refusals so far count.
     pub(crate) stopped: bool,
+    /// Set for a fingerprint walk: regular files are `fstat`ed into `stats`, never read.
+    pub(crate) stat_only: bool,
+    /// What a fingerprint walk saw of each regular file, in walk (sorted) order.
+    pub(crate) stats: Vec<FileStat>,
+}
+
+/// The identity and change stamps of one regular file, as `fstat` on its open handle gives
+/// them. Writing a file, replacing it, or changing its mode or times changes its `ctime`,
+/// which no unprivileged process can set back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileStat {
+    pub(crate) rel: String,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mode: u32,
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
 }
 
 impl Tree {
@@ -61,6 +79,8 @@ impl Tree {
             total_bytes: 0,
             entries: 0,
             stopped: false,
+            stat_only: false,
+            stats: Vec::new(),
         }
     }
 

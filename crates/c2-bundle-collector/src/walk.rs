@@ -20,7 +20,7 @@ use nix::sys::stat::{Mode, SFlag, fstatat};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::tree::{InsideLink, Stop, Tree};
+use crate::tree::{FileStat, InsideLink, Stop, Tree};
 
 /// Directory names never collected, at any depth: build output and VCS state, not bundle content.
 pub const SKIPPED_DIRECTORIES: [&str; 4] = [".git", "node_modules", "target", ".venv"];
@@ -29,13 +29,24 @@ pub const SKIPPED_DIRECTORIES: [&str; 4] = [".git", "node_modules", "target", ".
 const MAX_LINK_HOPS: usize = 40;
 
 pub(crate) fn walk_dir(root: &Path, limits: Limits) -> Result<Tree> {
+    walk_tree(root, Tree::new(limits))
+}
+
+/// The walk of [`walk_dir`] without reading any file: the same refusals (links, special files,
+/// skipped directories, entry and depth limits), and a [`FileStat`] per regular file.
+pub(crate) fn stat_dir(root: &Path, limits: Limits) -> Result<Tree> {
+    let mut tree = Tree::new(limits);
+    tree.stat_only = true;
+    walk_tree(root, tree)
+}
+
+fn walk_tree(root: &Path, mut tree: Tree) -> Result<Tree> {
     let meta = std::fs::metadata(root).map_err(Error::io("read", root))?;
     if !meta.is_dir() {
         return Err(Error::NotADirectory {
             path: root.to_owned(),
         });
     }
-    let mut tree = Tree::new(limits);
     // The root itself may be reached through a link: it is the caller's choice of directory.
     match Dir::open(
         root,
@@ -161,6 +172,19 @@ fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Res
     };
     if !meta.is_file() {
         tree.refuse(special_file(&rel));
+        return Ok(());
+    }
+    if tree.stat_only {
+        use std::os::unix::fs::MetadataExt;
+        tree.stats.push(FileStat {
+            rel,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        });
         return Ok(());
     }
     let executable = meta.permissions().mode() & 0o111 != 0;
