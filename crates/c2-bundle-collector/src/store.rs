@@ -408,7 +408,7 @@ impl Store {
     /// A tree this store already hashed is not read again while every file's device, inode,
     /// size, mode, mtime and ctime are what they were then (one `fstat` per file, the same
     /// walk and refusals); any write, replacement, chmod or touch changes the ctime, which an
-    /// unprivileged process cannot set back. Files changed within [`STAMP_SETTLE`] of the
+    /// unprivileged process cannot set back. Files changed within 2 s (`STAMP_SETTLE`) of the
     /// hash are not vouched for by their stamps.
     pub fn current_digest(&self, id: &str, limits: &Limits) -> Result<Option<String>> {
         let _lock = self.lock(FlockArg::LockShared)?;
