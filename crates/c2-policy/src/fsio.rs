@@ -48,14 +48,7 @@ pub(crate) fn lock(dir: &Path) -> Result<File, Error> {
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dir(dir)?;
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp"));
-    let mut file = owner_only(OpenOptions::new().write(true).create(true).truncate(true))
-        .open(&temp)
-        .map_err(io("create", &temp))?;
+    let (temp, mut file) = create_temp(dir, path)?;
     // A temporary left behind by a crash keeps its old mode; `mode` only applies on creation.
     #[cfg(unix)]
     {
@@ -74,17 +67,23 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 /// generation, which readers only compare for change. The caller holds the lock.
 pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let (temp, mut file) = create_temp(dir, path)?;
+    file.write_all(bytes).map_err(io("write", &temp))?;
+    drop(file);
+    fs::rename(&temp, path).map_err(io("replace", path))
+}
+
+/// Creates (or truncates) the one temporary a replace of `path` in `dir` writes first.
+fn create_temp(dir: &Path, path: &Path) -> Result<(PathBuf, File), Error> {
     let name = path
         .file_name()
         .map(|name| name.to_string_lossy())
         .unwrap_or_default();
     let temp = dir.join(format!(".{name}.tmp"));
-    let mut file = owner_only(OpenOptions::new().write(true).create(true).truncate(true))
+    let file = owner_only(OpenOptions::new().write(true).create(true).truncate(true))
         .open(&temp)
         .map_err(io("create", &temp))?;
-    file.write_all(bytes).map_err(io("write", &temp))?;
-    drop(file);
-    fs::rename(&temp, path).map_err(io("replace", path))
+    Ok((temp, file))
 }
 
 fn sync_dir(dir: &Path) -> Result<(), Error> {
