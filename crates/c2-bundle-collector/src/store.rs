@@ -79,6 +79,26 @@ pub struct InstallRequest {
     /// The exact commit, for git sources.
     pub commit: Option<String>,
     pub installed_at: SystemTime,
+    /// The catalog entry it was installed from, if any.
+    pub origin: Option<CatalogOrigin>,
+}
+
+/// The catalog entry a bundle was installed from, recorded in `installed.json` so `outdated`
+/// and `update` know where to look for a newer version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogOrigin {
+    /// The catalog's location: an absolute `marketplace.json` path or a git source.
+    pub catalog: String,
+    /// The catalog's `name`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_name: Option<String>,
+    /// The entry's name.
+    pub entry: String,
+    /// The entry's version when installed.
+    pub version: String,
+    /// The entry's source kind (`local`, `github`, `git`, `npm`, `archive`).
+    pub source_kind: String,
 }
 
 impl InstallRequest {
@@ -88,6 +108,7 @@ impl InstallRequest {
             source,
             commit: None,
             installed_at: SystemTime::now(),
+            origin: None,
         }
     }
 }
@@ -106,6 +127,9 @@ pub struct InstalledRecord {
     pub digest: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The catalog entry it came from (`c2-plugins install NAME --marketplace ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<CatalogOrigin>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
     pub inventory: Inventory,
@@ -221,6 +245,7 @@ impl Store {
             source: request.source.clone(),
             digest: bundle.digest.clone(),
             commit: request.commit.clone(),
+            origin: request.origin.clone(),
             installed_at: request
                 .installed_at
                 .duration_since(UNIX_EPOCH)
