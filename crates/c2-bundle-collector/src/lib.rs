@@ -45,7 +45,9 @@ pub use store::{
     Store, StoreOptions,
 };
 pub use tree::FileEntry;
-pub use walk::{SKIPPED_DIRECTORIES, SubdirectoryRefusal, resolve_subdirectory};
+pub use walk::{
+    SKIPPED_DIRECTORIES, SubdirectoryRefusal, read_contained_file, resolve_subdirectory,
+};
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.
 #[cfg(doctest)]

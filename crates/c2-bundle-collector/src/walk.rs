@@ -427,6 +427,39 @@ pub fn resolve_subdirectory(
     Ok(path)
 }
 
+/// Reads the file `rel` (`/`-separated, relative) inside `root` without following any
+/// symlink: its directories are resolved as [`resolve_subdirectory`] does and the file itself
+/// is opened `O_NOFOLLOW` and must be a regular file. At most `max_bytes` are read; `Ok`
+/// with more than `max_bytes` bytes means the file is larger (the caller names the limit).
+/// For an archive or a catalog shipped beside a catalog.
+pub fn read_contained_file(
+    root: &Path,
+    rel: &str,
+    max_bytes: u64,
+) -> std::result::Result<Vec<u8>, SubdirectoryRefusal> {
+    let (dir, name) = match rel.rsplit_once('/') {
+        Some((dir, name)) => (dir, name),
+        None => ("", rel),
+    };
+    if name.is_empty() || name == "." || name == ".." || name.contains(['\\', '\0']) {
+        return Err(SubdirectoryRefusal::NotPlain);
+    }
+    let dir = resolve_subdirectory(root, dir)?;
+    let path = dir.join(name);
+    let file = match open_nofollow(&path) {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(SubdirectoryRefusal::Symlink(rel.to_owned()));
+        }
+        Err(_) => return Err(SubdirectoryRefusal::Missing(rel.to_owned())),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Err(SubdirectoryRefusal::NotADirectory(rel.to_owned())),
+    }
+    read_bounded(file, max_bytes).map_err(|_| SubdirectoryRefusal::Missing(rel.to_owned()))
+}
+
 /// Opens a path for reading without following a final symlink.
 pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
