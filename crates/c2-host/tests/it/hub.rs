@@ -551,3 +551,65 @@ async fn a_catalog_in_a_git_repository_resolves_local_entries_inside_its_checkou
     assert_eq!(report.updated[0].id, outcome.record.id);
     env.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_limits_are_options_and_each_refuses_with_its_name() {
+    let work = tempfile::tempdir().unwrap();
+    // An `npm` that never finishes: the deadline stops it, and nothing is stored.
+    let slow_npm = work.path().join("slow-npm");
+    std::fs::write(&slow_npm, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow_npm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = Env::with(|options| {
+        options.hub.max_catalog_bytes = 600;
+        options.hub.max_marketplaces = 1;
+        options.hub.npm_program = slow_npm.clone();
+        options.hub.fetch_run.deadline = Duration::from_millis(500);
+    })
+    .await;
+    let small = write_catalog(
+        &work.path().join("small"),
+        &json!([{"name": "slow", "version": "1.0.0", "source": {"kind": "npm", "package": "slow"}}]),
+    );
+    let started = std::time::Instant::now();
+    let error = env
+        .host
+        .install_from_catalog(
+            "slow",
+            None,
+            Some(small.to_str().unwrap()),
+            InstallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "npm_failed", "{error}");
+    assert!(error.to_string().contains("deadline"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(env.host.list().is_empty());
+    // A catalog over max_catalog_bytes.
+    let entries: Vec<Value> = (0..20)
+        .map(|i| json!({"name": format!("e{i}"), "version": "1.0.0", "source": {"kind": "local", "path": "x"}}))
+        .collect();
+    let big = write_catalog(&work.path().join("big"), &Value::Array(entries));
+    let error = env
+        .host
+        .search("e", Some(big.to_str().unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_catalog");
+    assert!(error.to_string().contains("max_catalog_bytes"), "{error}");
+    // One catalog at most.
+    env.host
+        .marketplace_add(small.to_str().unwrap(), None)
+        .await
+        .unwrap();
+    let other = write_catalog(&work.path().join("other"), &json!([]));
+    let error = env
+        .host
+        .marketplace_add(other.to_str().unwrap(), Some("other"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "too_many_marketplaces", "{error}");
+    assert_eq!(env.host.marketplaces().unwrap().len(), 1);
+    env.host.shutdown().await;
+}
