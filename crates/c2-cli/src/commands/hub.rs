@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{InstallOptions, OutdatedStatus, PluginHost};
+use c2_host::{InstallOptions, OutdatedStatus, PluginHost, UpdateReport};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
@@ -192,6 +192,24 @@ pub(crate) async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The JSON shape of an update (the CLI's and the relay's `hub/update`).
+pub(crate) fn update_json(report: &UpdateReport) -> Value {
+    let updated: Vec<Value> = report
+        .updated
+        .iter()
+        .map(|u| {
+            json!({
+                "id": u.id,
+                "from": u.from,
+                "to": u.to,
+                "digest": u.outcome.record.digest,
+                "notes": u.outcome.notes,
+            })
+        })
+        .collect();
+    json!({ "updated": updated, "current": report.current, "failed": report.failed })
+}
+
 fn status_text(status: OutdatedStatus) -> &'static str {
     match status {
         OutdatedStatus::Outdated => "outdated",
@@ -270,22 +288,7 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
         ExitCode::from(1)
     };
     if out.json() {
-        let updated: Vec<Value> = report
-            .updated
-            .iter()
-            .map(|u| {
-                json!({
-                    "id": u.id,
-                    "from": u.from,
-                    "to": u.to,
-                    "digest": u.outcome.record.digest,
-                    "notes": u.outcome.notes,
-                })
-            })
-            .collect();
-        let result =
-            json!({ "updated": updated, "current": report.current, "failed": report.failed });
-        out.success(result, "");
+        out.success(update_json(&report), "");
         return Ok(code);
     }
     let mut lines = Vec::new();
