@@ -374,6 +374,8 @@ pub enum SubdirectoryRefusal {
     Missing(String),
     /// This prefix is a file, a FIFO or a device, not a directory.
     NotADirectory(String),
+    /// This path is a directory, a FIFO or a device, not a regular file.
+    NotAFile(String),
 }
 
 impl std::fmt::Display for SubdirectoryRefusal {
@@ -385,6 +387,7 @@ impl std::fmt::Display for SubdirectoryRefusal {
             Self::Symlink(at) => write!(f, "{at} is a symlink, which is never followed"),
             Self::Missing(at) => write!(f, "{at} does not exist"),
             Self::NotADirectory(at) => write!(f, "{at} is not a directory"),
+            Self::NotAFile(at) => write!(f, "{at} is not a regular file"),
         }
     }
 }
@@ -455,7 +458,7 @@ pub fn read_contained_file(
     };
     match file.metadata() {
         Ok(meta) if meta.is_file() => {}
-        _ => return Err(SubdirectoryRefusal::NotADirectory(rel.to_owned())),
+        _ => return Err(SubdirectoryRefusal::NotAFile(rel.to_owned())),
     }
     read_bounded(file, max_bytes).map_err(|_| SubdirectoryRefusal::Missing(rel.to_owned()))
 }

@@ -439,13 +439,21 @@ impl PluginHost {
         let max = self.hub().max_catalog_bytes;
         let (bytes, dir, checkout) = match location {
             Location::File(file) => {
-                let opened = std::fs::File::open(&file).map_err(HostError::io("open", &file))?;
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::Read::take(opened, max + 1), &mut bytes)
-                    .map_err(HostError::io("read", &file))?;
+                // Canonical already; opened without following a link and never blocking on a
+                // FIFO, and only a regular file is read.
                 let dir = file
                     .parent()
                     .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let bytes = read_contained_file(&dir, &name, max).map_err(|why| {
+                    hub_error(
+                        "invalid_catalog",
+                        format!("{normalized}: cannot read the catalog: {why}"),
+                    )
+                })?;
                 (bytes, dir, None)
             }
             Location::Git(git) => {

@@ -613,3 +613,103 @@ async fn the_hub_limits_are_options_and_each_refuses_with_its_name() {
     assert_eq!(env.host.marketplaces().unwrap().len(), 1);
     env.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_archive_is_downloaded_https_only_capped_and_checked_against_its_sha256() {
+    let work = tempfile::tempdir().unwrap();
+    let served = work.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let src = work.path().join("src");
+    plain_bundle(&src, "remote-one", "1.0.0", "");
+    let archive = served.join("remote-one.tgz");
+    run(&src, "tar", &["-czf", archive.to_str().unwrap(), "."]);
+    let sha256 = run(work.path(), "sha256sum", &[archive.to_str().unwrap()]);
+    let sha256 = sha256.split_whitespace().next().unwrap().to_owned();
+    std::fs::write(served.join("huge.tgz"), vec![0u8; 100 * 1024]).unwrap();
+    // A stand-in for curl that serves files from `served` and records its arguments.
+    let args_log = work.path().join("curl-args");
+    let curl = work.path().join("fake-curl");
+    std::fs::write(
+        &curl,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\nfor last; do :; done\nexec cat {dir}/\"${{last##*/}}\"\n",
+            log = args_log.display(),
+            dir = served.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&curl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = Env::with(|options| {
+        options.hub.curl_program = curl.clone();
+        options.limits.max_archive_bytes = 64 * 1024;
+    })
+    .await;
+    let catalog = write_catalog(
+        &work.path().join("catalog"),
+        &json!([
+            {"name": "remote-one", "version": "1.0.0",
+             "source": {"kind": "archive", "url": "https://example.invalid/remote-one.tgz", "sha256": sha256}},
+            {"name": "wrong-sum", "version": "1.0.0",
+             "source": {"kind": "archive", "url": "https://example.invalid/remote-one.tgz", "sha256": "f".repeat(64)}},
+            {"name": "huge", "version": "1.0.0",
+             "source": {"kind": "archive", "url": "https://example.invalid/huge.tgz"}},
+        ]),
+    );
+    let location = catalog.to_str().unwrap();
+    let outcome = env
+        .host
+        .install_from_catalog(
+            "remote-one",
+            None,
+            Some(location),
+            InstallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.record.origin.as_ref().unwrap().source_kind,
+        "archive"
+    );
+    let logged = std::fs::read_to_string(&args_log).unwrap();
+    assert!(
+        logged.contains("--proto =https --proto-redir =https")
+            && logged.contains("--max-filesize 65536"),
+        "{logged}"
+    );
+    let plugins = env.path("plugins");
+    refused(
+        &env.host,
+        &plugins,
+        location,
+        "wrong-sum",
+        "digest_mismatch",
+    )
+    .await;
+    let before = tree(&plugins);
+    let error = env
+        .host
+        .install_from_catalog("huge", None, Some(location), InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "fetch_failed", "{error}");
+    assert_eq!(tree(&plugins), before);
+    env.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_that_is_a_fifo_is_refused_without_waiting_for_a_writer() {
+    let env = Env::new().await;
+    let fifo = env.path("marketplace.json");
+    run(env.root.path(), "mkfifo", &[fifo.to_str().unwrap()]);
+    let started = std::time::Instant::now();
+    let error = env
+        .host
+        .search("x", Some(fifo.to_str().unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_catalog");
+    assert!(error.to_string().contains("not a regular file"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    env.host.shutdown().await;
+}
