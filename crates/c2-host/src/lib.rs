@@ -53,7 +53,7 @@ pub use host::{
 };
 pub use hub::{
     ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
-    UpdateFailure, UpdateReport, Updated,
+    UpdateFailure, UpdateReport, Updated, kinds as hub_kinds,
 };
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
