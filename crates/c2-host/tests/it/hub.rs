@@ -510,6 +510,48 @@ async fn configured_catalogs_persist_refuse_duplicates_and_feed_install_and_sear
     );
     // The installed bundle keeps its origin: outdated still reads its catalog.
     assert_eq!(env.host.outdated().await[0].status, OutdatedStatus::Current);
+    assert_eq!(
+        env.host
+            .update(Some("nope-12345678"))
+            .await
+            .unwrap_err()
+            .kind(),
+        "not_installed"
+    );
+    // Two hosts adding at once both land: the list is changed under the store's lock.
+    let twin_dir = env.path("twin");
+    plain_bundle(&twin_dir.join("a"), "alpha", "1.0.0", "");
+    let twin = write_catalog(
+        &twin_dir,
+        &json!([{"name": "alpha", "version": "1.0.0", "source": {"kind": "local", "path": "a"}}]),
+    );
+    let second = PluginHost::open(options(env.root.path())).await.unwrap();
+    let (a, b) = tokio::join!(
+        env.host.marketplace_add(location, Some("first")),
+        second.marketplace_add(twin.to_str().unwrap(), Some("second")),
+    );
+    a.unwrap();
+    b.unwrap();
+    let mut names: Vec<String> = env
+        .host
+        .marketplaces()
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["first", "second"]);
+    // Both list `alpha`: by name alone it is ambiguous, and nothing is installed.
+    let before = env.host.list().len();
+    let error = env
+        .host
+        .install_from_catalog("alpha", None, None, InstallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "ambiguous_entry", "{error}");
+    assert!(error.to_string().contains("--marketplace"), "{error}");
+    assert_eq!(env.host.list().len(), before);
+    second.shutdown().await;
     env.host.shutdown().await;
 }
 
