@@ -52,6 +52,51 @@ export interface InstallResult {
   [key: string]: unknown;
 }
 
+/** The catalog entry a bundle was installed from. */
+export interface CatalogOrigin {
+  catalog: string;
+  catalogName?: string;
+  entry: string;
+  version: string;
+  sourceKind: "local" | "github" | "git" | "npm" | "archive";
+}
+
+/** A configured catalog (`hub/marketplaces`). */
+export interface Marketplace {
+  name: string;
+  location: string;
+}
+
+/** One entry found by `hub/search`. */
+export interface SearchHit {
+  catalog: string;
+  location: string;
+  name: string;
+  version: string;
+  description: string | null;
+  keywords: string[];
+  sourceKind: string;
+  installed: string | null;
+}
+
+/** One row of `hub/outdated`. */
+export interface OutdatedRow {
+  id: string;
+  name: string;
+  installed: string | null;
+  available: string | null;
+  catalog: string;
+  status: "outdated" | "current" | "entry_missing" | "catalog_failed";
+  reason: string | null;
+}
+
+/** What `hub/update` did. */
+export interface UpdateResult {
+  updated: { id: string; from: string | null; to: string; digest: string; notes: string[] }[];
+  current: string[];
+  failed: { id: string; kind: string; message: string }[];
+}
+
 export interface Applied {
   id: string;
   revision: number;
@@ -155,7 +200,13 @@ export declare class RelayClient {
   request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
   initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
   list(): Promise<BundleStatus[]>;
-  install(source: string, options?: { trust?: boolean; enable?: boolean }): Promise<InstallResult>;
+  install(source: string, options?: { trust?: boolean; enable?: boolean; marketplace?: string }): Promise<InstallResult & { origin?: CatalogOrigin }>;
+  marketplaces(): Promise<Marketplace[]>;
+  addMarketplace(location: string, name?: string): Promise<Marketplace>;
+  removeMarketplace(name: string): Promise<Marketplace>;
+  search(text: string, marketplace?: string): Promise<SearchHit[]>;
+  outdated(): Promise<OutdatedRow[]>;
+  update(id?: string): Promise<UpdateResult>;
   uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
   trust(id: string): Promise<Applied>;
   untrust(id: string): Promise<Applied>;

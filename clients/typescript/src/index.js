@@ -136,8 +136,56 @@ export class RelayClient {
     return this.request("plugins/list", {});
   }
 
+  /**
+   * Installs a bundle; with `options.marketplace`, `source` is a catalog entry `NAME[@VERSION]`.
+   * @param {string} source
+   * @param {{trust?: boolean, enable?: boolean, marketplace?: string}} [options]
+   */
   install(source, options = {}) {
-    return this.request("plugins/install", { source, trust: !!options.trust, enable: !!options.enable });
+    const params = { source, trust: !!options.trust, enable: !!options.enable };
+    if (options.marketplace !== undefined) params.marketplace = options.marketplace;
+    return this.request("plugins/install", params);
+  }
+
+  /** The configured catalogs (`hub/marketplaces`). */
+  marketplaces() {
+    return this.request("hub/marketplaces", {});
+  }
+
+  /**
+   * Reads, validates and adds a catalog (`hub/addMarketplace`).
+   * @param {string} location
+   * @param {string} [name]
+   */
+  addMarketplace(location, name) {
+    return this.request("hub/addMarketplace", name === undefined ? { location } : { location, name });
+  }
+
+  /** @param {string} name */
+  removeMarketplace(name) {
+    return this.request("hub/removeMarketplace", { name });
+  }
+
+  /**
+   * Catalog entries whose name, description or keywords contain `text` (`hub/search`).
+   * @param {string} text
+   * @param {string} [marketplace]
+   */
+  search(text, marketplace) {
+    return this.request("hub/search", marketplace === undefined ? { text } : { text, marketplace });
+  }
+
+  /** Bundles installed from a catalog compared with its entries (`hub/outdated`). */
+  outdated() {
+    return this.request("hub/outdated", {});
+  }
+
+  /**
+   * Updates one bundle, or every catalog-installed one, in place (`hub/update`).
+   * @param {string} [id]
+   */
+  update(id) {
+    return this.request("hub/update", id === undefined ? {} : { id });
   }
 
   uninstall(id) {

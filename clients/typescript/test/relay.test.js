@@ -196,6 +196,69 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
   }
 });
 
+test("the hub: add a catalog, search it, install an entry, see it outdated and update it", async () => {
+  const box = sandbox();
+  const catalogDir = join(box.root, "hub");
+  const writeEntry = (version) => {
+    const bundle = join(catalogDir, "bundles", version);
+    mkdirSync(bundle, { recursive: true });
+    writeFileSync(
+      join(bundle, "plugin.json"),
+      JSON.stringify({
+        $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        name: "relay-hub",
+        version,
+        extensions: { "dev.codetwo": { standardVersion: "1.2.0" } },
+      }),
+    );
+    writeFileSync(
+      join(catalogDir, "marketplace.json"),
+      JSON.stringify({
+        standardVersion: "1.0.0",
+        name: "relay-catalog",
+        plugins: [
+          { name: "relay-hub", version, keywords: ["Relay"], source: { kind: "local", path: `bundles/${version}` } },
+        ],
+      }),
+    );
+  };
+  writeEntry("1.0.0");
+  const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
+  try {
+    await client.initialize();
+    const added = await client.addMarketplace(catalogDir);
+    assert.equal(added.name, "relay-catalog");
+    assert.deepEqual(await client.marketplaces(), [added]);
+    const duplicate = await client.addMarketplace(catalogDir).catch((e) => e);
+    assert.ok(duplicate instanceof RelayError);
+    assert.equal(duplicate.kind, "duplicate_marketplace");
+    const hits = await client.search("relay");
+    assert.deepEqual(
+      hits.map((h) => [h.name, h.version, h.sourceKind, h.installed]),
+      [["relay-hub", "1.0.0", "local", null]],
+    );
+    const installed = await client.install("relay-hub@1.0.0", { marketplace: "relay-catalog", enable: true });
+    assert.equal(installed.origin.entry, "relay-hub");
+    assert.equal((await client.outdated())[0].status, "current");
+    writeEntry("1.1.0");
+    const outdated = await client.outdated();
+    assert.deepEqual([outdated[0].status, outdated[0].available], ["outdated", "1.1.0"]);
+    const updated = await client.update(installed.id);
+    assert.deepEqual(
+      updated.updated.map((u) => [u.id, u.from, u.to]),
+      [[installed.id, "1.0.0", "1.1.0"]],
+    );
+    const listed = await client.list();
+    assert.deepEqual([listed[0].id, listed[0].version, listed[0].enabled], [installed.id, "1.1.0", true]);
+    assert.deepEqual(await client.removeMarketplace("relay-catalog"), added);
+    client.close();
+    assert.equal(await client.exited(), 0);
+  } finally {
+    client.child?.kill("SIGKILL");
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
 test("connect on the Unix socket, and SIGTERM ends the service", async () => {
   const { spawn } = await import("node:child_process");
   const { existsSync } = await import("node:fs");

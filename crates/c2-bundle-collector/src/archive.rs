@@ -36,12 +36,19 @@ impl ArchiveFormat {
     }
 }
 
-pub(crate) fn read_archive(bytes: &[u8], format: ArchiveFormat, limits: Limits) -> Tree {
+/// `wrapper`: the one top-level folder every entry must sit in and that is removed from
+/// every path (npm's `package/`); `None` for a bundle archive, whose root is the bundle's.
+pub(crate) fn read_archive(
+    bytes: &[u8],
+    format: ArchiveFormat,
+    limits: Limits,
+    wrapper: Option<&str>,
+) -> Tree {
     let mut tree = Tree::new(limits);
     let mut skipped = BTreeSet::new();
     let result = match format {
-        ArchiveFormat::TarGz => read_tar_gz(bytes, &mut tree, &mut skipped),
-        ArchiveFormat::Zip => read_zip(bytes, &mut tree, &mut skipped),
+        ArchiveFormat::TarGz => read_tar_gz(bytes, &mut tree, &mut skipped, wrapper),
+        ArchiveFormat::Zip => read_zip(bytes, &mut tree, &mut skipped, wrapper),
     };
     tree.stopped = result.is_err();
     tree
@@ -77,7 +84,12 @@ impl<R: Read> Read for Capped<'_, R> {
     }
 }
 
-fn read_tar_gz(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Result<(), Stop> {
+fn read_tar_gz(
+    bytes: &[u8],
+    tree: &mut Tree,
+    skipped: &mut BTreeSet<String>,
+    wrapper: Option<&str>,
+) -> Result<(), Stop> {
     let exceeded = Cell::new(false);
     let inflating = Capped {
         inner: flate2::read::GzDecoder::new(bytes),
@@ -120,7 +132,7 @@ fn read_tar_gz(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) ->
         } else {
             Kind::Special
         };
-        let Some(rel) = admit(tree, &raw, kind, skipped)? else {
+        let Some(rel) = admit(tree, &raw, kind, skipped, wrapper)? else {
             continue;
         };
         if kind == Kind::File {
@@ -134,7 +146,12 @@ fn read_tar_gz(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) ->
     Ok(())
 }
 
-fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Result<(), Stop> {
+fn read_zip(
+    bytes: &[u8],
+    tree: &mut Tree,
+    skipped: &mut BTreeSet<String>,
+    wrapper: Option<&str>,
+) -> Result<(), Stop> {
     // The zip reader indexes the whole central directory by name before anything else:
     // that costs memory per entry, and a repeated name silently keeps one copy. So the
     // central directory is counted and checked for repeated names first, from the bytes.
@@ -180,7 +197,7 @@ fn read_zip(bytes: &[u8], tree: &mut Tree, skipped: &mut BTreeSet<String>) -> Re
         } else {
             Kind::Special
         };
-        let Some(rel) = admit(tree, &raw, kind, skipped)? else {
+        let Some(rel) = admit(tree, &raw, kind, skipped, wrapper)? else {
             continue;
         };
         if kind == Kind::File {
@@ -388,9 +405,30 @@ fn admit(
     raw: &str,
     kind: Kind,
     skipped: &mut BTreeSet<String>,
+    wrapper: Option<&str>,
 ) -> Result<Option<String>, Stop> {
     let rel = match normalize(raw) {
-        Ok(Some(rel)) => rel,
+        Ok(Some(rel)) => match wrapper {
+            None => rel,
+            Some(wrapper) if rel == wrapper => return Ok(None),
+            Some(wrapper) => match rel
+                .strip_prefix(wrapper)
+                .and_then(|rest| rest.strip_prefix('/'))
+            {
+                Some(inner) => inner.to_owned(),
+                None => {
+                    tree.refuse(
+                        Diagnostic::error(
+                            codes::ARCHIVE_UNSAFE_PATH,
+                            raw.to_owned(),
+                            format!("archive entry {raw:?} is outside the {wrapper}/ folder"),
+                        )
+                        .with_help(format!("pack every file under {wrapper}/")),
+                    );
+                    return Ok(None);
+                }
+            },
+        },
         Ok(None) => return Ok(None),
         Err(why) => {
             tree.refuse(

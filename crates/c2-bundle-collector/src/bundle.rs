@@ -195,8 +195,29 @@ pub fn collect_archive_bytes(
         tree.stopped = true;
         return analyze(tree, archive_digest);
     }
-    analyze(read_archive(bytes, format, *limits), archive_digest)
+    analyze(read_archive(bytes, format, *limits, None), archive_digest)
 }
+
+/// Collects a tarball made by `npm pack`: every entry sits in npm's `package/` folder, which
+/// is removed (the one wrapping folder accepted, and only here), under the archive limits.
+pub fn collect_npm_tarball_bytes(bytes: &[u8], limits: &Limits) -> CollectedBundle {
+    let archive_digest = Some(blake3::hash(bytes).to_hex().to_string());
+    if bytes.len() as u64 > limits.max_archive_bytes {
+        return collect_archive_bytes(bytes, ArchiveFormat::TarGz, limits);
+    }
+    analyze(
+        read_archive(
+            bytes,
+            ArchiveFormat::TarGz,
+            *limits,
+            Some(NPM_PACKAGE_FOLDER),
+        ),
+        archive_digest,
+    )
+}
+
+/// The folder `npm pack` puts a package's files in.
+pub const NPM_PACKAGE_FOLDER: &str = "package";
 
 /// A directory, or an archive recognized by its extension.
 pub fn collect(path: &Path, limits: &Limits) -> Result<CollectedBundle> {

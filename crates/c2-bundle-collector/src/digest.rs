@@ -41,6 +41,10 @@ pub enum SourceIdentity {
     Archive { digest: String },
     /// A git repository URL plus the bundle's subdirectory in it (empty for the root).
     Git { url: String, subdir: String },
+    /// An entry of a `marketplace.json` catalog: the catalog's location (a normalized path
+    /// or URL) and the entry's name. Whatever source and version the entry names, updating
+    /// it replaces the same installed bundle.
+    Catalog { catalog: String, entry: String },
 }
 
 impl SourceIdentity {
@@ -90,6 +94,11 @@ impl SourceIdentity {
                 field(b"git");
                 field(url.as_bytes());
                 field(subdir.as_bytes());
+            }
+            Self::Catalog { catalog, entry } => {
+                field(b"catalog");
+                field(catalog.as_bytes());
+                field(entry.as_bytes());
             }
         }
         out

@@ -39,6 +39,8 @@ pub enum Error {
     ScaffoldConflict { conflicts: Vec<String> },
     #[error("injected fault at {0:?}; reopen the store to recover")]
     InjectedFault(FaultPoint),
+    #[error("{} is larger than its limit of {limit} bytes; remove entries from it or delete it", path.display())]
+    SettingsTooLarge { path: PathBuf, limit: u64 },
 }
 
 impl Error {

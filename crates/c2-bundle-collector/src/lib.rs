@@ -29,7 +29,10 @@ mod tree;
 mod walk;
 
 pub use archive::ArchiveFormat;
-pub use bundle::{CollectedBundle, collect, collect_archive, collect_archive_bytes, collect_dir};
+pub use bundle::{
+    CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_archive, collect_archive_bytes,
+    collect_dir, collect_npm_tarball_bytes,
+};
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
@@ -38,10 +41,13 @@ pub use limits::Limits;
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
 pub use store::{
-    FaultPoint, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store, StoreOptions,
+    CatalogOrigin, FaultPoint, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired,
+    Store, StoreOptions,
 };
 pub use tree::FileEntry;
-pub use walk::{SKIPPED_DIRECTORIES, SubdirectoryRefusal, resolve_subdirectory};
+pub use walk::{
+    SKIPPED_DIRECTORIES, SubdirectoryRefusal, read_contained_file, resolve_subdirectory,
+};
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.
 #[cfg(doctest)]

@@ -79,6 +79,26 @@ pub struct InstallRequest {
     /// The exact commit, for git sources.
     pub commit: Option<String>,
     pub installed_at: SystemTime,
+    /// The catalog entry it was installed from, if any.
+    pub origin: Option<CatalogOrigin>,
+}
+
+/// The catalog entry a bundle was installed from, recorded in `installed.json` so `outdated`
+/// and `update` know where to look for a newer version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogOrigin {
+    /// The catalog's location: an absolute `marketplace.json` path or a git source.
+    pub catalog: String,
+    /// The catalog's `name`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_name: Option<String>,
+    /// The entry's name.
+    pub entry: String,
+    /// The entry's version when installed.
+    pub version: String,
+    /// The entry's source kind (`local`, `github`, `git`, `npm`, `archive`).
+    pub source_kind: String,
 }
 
 impl InstallRequest {
@@ -88,6 +108,7 @@ impl InstallRequest {
             source,
             commit: None,
             installed_at: SystemTime::now(),
+            origin: None,
         }
     }
 }
@@ -106,6 +127,9 @@ pub struct InstalledRecord {
     pub digest: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The catalog entry it came from (`c2-plugins install NAME --marketplace ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<CatalogOrigin>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
     pub inventory: Inventory,
@@ -221,6 +245,7 @@ impl Store {
             source: request.source.clone(),
             digest: bundle.digest.clone(),
             commit: request.commit.clone(),
+            origin: request.origin.clone(),
             installed_at: request
                 .installed_at
                 .duration_since(UNIX_EPOCH)
@@ -510,6 +535,69 @@ impl Store {
 
     /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
     /// a caller holding one must not take another (it would wait on itself).
+    /// Reads the store's small settings file `name` (a plain file name in the store's
+    /// directory, such as `marketplaces.json`): `None` when it does not exist. At most
+    /// `max_bytes` are read; a larger file is [`Error::SettingsTooLarge`].
+    pub fn read_settings(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        self.read_settings_unlocked(name, max_bytes)
+    }
+
+    fn read_settings_unlocked(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+        check_settings_name(name)?;
+        let path = self.dir.join(name);
+        let file = match open_nofollow(&path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(Error::io("open", &path)(error)),
+        };
+        let bytes = read_bounded(file, max_bytes).map_err(Error::io("read", &path))?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(Error::SettingsTooLarge {
+                path,
+                limit: max_bytes,
+            });
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Replaces the settings file `name` with what `change` makes of its current bytes, under
+    /// the store's exclusive lock (so two processes never lose each other's change) and
+    /// atomically (temporary file, fsync, rename, directory fsync). `change` returning `Err`
+    /// writes nothing and hands the error back inside `Ok`. New contents over `max_bytes` are
+    /// refused like an oversized file.
+    pub fn update_settings<E>(
+        &self,
+        name: &str,
+        max_bytes: u64,
+        change: impl FnOnce(Option<&[u8]>) -> std::result::Result<Vec<u8>, E>,
+    ) -> Result<std::result::Result<(), E>> {
+        let _lock = self.lock(FlockArg::LockExclusive)?;
+        let current = self.read_settings_unlocked(name, max_bytes)?;
+        let bytes = match change(current.as_deref()) {
+            Ok(bytes) => bytes,
+            Err(error) => return Ok(Err(error)),
+        };
+        let path = self.dir.join(name);
+        if bytes.len() as u64 > max_bytes {
+            return Err(Error::SettingsTooLarge {
+                path,
+                limit: max_bytes,
+            });
+        }
+        let temp = self.dir.join(format!(".{name}.{}", random_name()));
+        if let Err(error) = write_file(&temp, &bytes, 0o600) {
+            let _ignored = std::fs::remove_file(&temp);
+            return Err(error);
+        }
+        if let Err(error) = rename(&temp, &path) {
+            let _ignored = std::fs::remove_file(&temp);
+            return Err(error);
+        }
+        sync_dir(&self.dir)?;
+        Ok(Ok(()))
+    }
+
     fn lock(&self, kind: FlockArg) -> Result<Option<Flock<File>>> {
         lock_store(&self.dir, kind)
     }
@@ -667,6 +755,15 @@ fn same_file(path: &Path, held: &std::fs::Metadata) -> Result<bool> {
 }
 
 /// Ids are single path components that cannot name the store's own entries.
+fn check_settings_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\', '\0']) {
+        return Err(Error::io("name", name)(std::io::Error::other(
+            "a settings file is a plain file name in the store",
+        )));
+    }
+    Ok(())
+}
+
 fn check_id(id: &str) -> Result<()> {
     let bad = id.is_empty()
         || id.starts_with('.')

@@ -374,6 +374,8 @@ pub enum SubdirectoryRefusal {
     Missing(String),
     /// This prefix is a file, a FIFO or a device, not a directory.
     NotADirectory(String),
+    /// This path is a directory, a FIFO or a device, not a regular file.
+    NotAFile(String),
 }
 
 impl std::fmt::Display for SubdirectoryRefusal {
@@ -385,6 +387,7 @@ impl std::fmt::Display for SubdirectoryRefusal {
             Self::Symlink(at) => write!(f, "{at} is a symlink, which is never followed"),
             Self::Missing(at) => write!(f, "{at} does not exist"),
             Self::NotADirectory(at) => write!(f, "{at} is not a directory"),
+            Self::NotAFile(at) => write!(f, "{at} is not a regular file"),
         }
     }
 }
@@ -425,6 +428,39 @@ pub fn resolve_subdirectory(
         }
     }
     Ok(path)
+}
+
+/// Reads the file `rel` (`/`-separated, relative) inside `root` without following any
+/// symlink: its directories are resolved as [`resolve_subdirectory`] does and the file itself
+/// is opened `O_NOFOLLOW` and must be a regular file. At most `max_bytes` are read; `Ok`
+/// with more than `max_bytes` bytes means the file is larger (the caller names the limit).
+/// For an archive or a catalog shipped beside a catalog.
+pub fn read_contained_file(
+    root: &Path,
+    rel: &str,
+    max_bytes: u64,
+) -> std::result::Result<Vec<u8>, SubdirectoryRefusal> {
+    let (dir, name) = match rel.rsplit_once('/') {
+        Some((dir, name)) => (dir, name),
+        None => ("", rel),
+    };
+    if name.is_empty() || name == "." || name == ".." || name.contains(['\\', '\0']) {
+        return Err(SubdirectoryRefusal::NotPlain);
+    }
+    let dir = resolve_subdirectory(root, dir)?;
+    let path = dir.join(name);
+    let file = match open_nofollow(&path) {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(SubdirectoryRefusal::Symlink(rel.to_owned()));
+        }
+        Err(_) => return Err(SubdirectoryRefusal::Missing(rel.to_owned())),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Err(SubdirectoryRefusal::NotAFile(rel.to_owned())),
+    }
+    read_bounded(file, max_bytes).map_err(|_| SubdirectoryRefusal::Missing(rel.to_owned()))
 }
 
 /// Opens a path for reading without following a final symlink.

@@ -81,12 +81,18 @@ enum Command {
     },
     /// Print the JSON Schema for plugin.json with extensions.dev.codetwo 1.2.0
     Schema,
-    /// Validate and store a bundle from a directory, an archive or a git source; runs nothing
+    /// Validate and store a bundle from a directory, an archive, a git source or a catalog
+    /// entry; runs nothing
     Install {
         /// A bundle directory, a .tar.gz/.tgz/.zip archive, git+URL#REF:SUBDIR, or a GitHub
-        /// repository or /tree/<ref>/<path> URL
+        /// repository or /tree/<ref>/<path> URL; with --marketplace (or configured catalogs),
+        /// a catalog entry NAME[@VERSION]
         #[arg(value_name = "SOURCE")]
         source: String,
+        /// The catalog to install NAME[@VERSION] from: a marketplace.json, a directory holding
+        /// one, a git+URL#REF:DIR, a GitHub URL, or the name of a configured catalog
+        #[arg(long, value_name = "PATH|URL|NAME")]
+        marketplace: Option<String>,
         /// Trust the installed content right away (trust is bound to its digest)
         #[arg(long)]
         trust: bool,
@@ -102,6 +108,28 @@ enum Command {
     },
     /// List installed bundles: trust, enablement, state and contributions
     List,
+    /// The configured catalogs (marketplace.json) kept in the plugin store
+    Marketplace {
+        #[command(subcommand)]
+        action: MarketplaceAction,
+    },
+    /// Find catalog entries whose name, description or keywords contain TEXT (any case)
+    Search {
+        /// The text to look for (empty lists every entry)
+        #[arg(value_name = "TEXT")]
+        text: String,
+        /// Search this catalog (a path, URL or configured name) [default: every configured one]
+        #[arg(long, value_name = "PATH|URL|NAME")]
+        marketplace: Option<String>,
+    },
+    /// Bundles installed from a catalog whose catalog entry has a newer version
+    Outdated,
+    /// Update bundles installed from a catalog to their entry's newer version, in place
+    Update {
+        /// The installed bundle to update [default: every bundle installed from a catalog]
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
     /// Trust the installed content of a bundle
     Trust {
         /// The installed bundle's id
@@ -297,6 +325,28 @@ enum Command {
         #[arg(long, value_name = "PARENT")]
         dir: Option<PathBuf>,
     },
+}
+
+/// `marketplace` subcommands.
+#[derive(Debug, Subcommand)]
+enum MarketplaceAction {
+    /// Read and validate a catalog, then add it to the configured catalogs
+    Add {
+        /// A marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL
+        #[arg(value_name = "PATH|URL")]
+        location: String,
+        /// The name to keep it under [default: the catalog's `name`]
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Remove a configured catalog (installed bundles keep their origin)
+    Remove {
+        /// The configured catalog's name
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// The configured catalogs
+    List,
 }
 
 /// `mcp` subcommands.
@@ -508,14 +558,22 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             return commands::invoke::run(out, settings, bundle, &call).await;
         }
         // A refused local bundle leaves no trace, not even a new store directory.
-        Command::Install { source, .. } => commands::install::preflight(out, source)?,
+        Command::Install {
+            source,
+            marketplace: None,
+            ..
+        } => commands::install::preflight(out, source)?,
         _ => {}
     }
     if let Some(served) = through_service(command, settings, out).await {
         return served;
     }
     let usage = match command {
-        Command::Install { .. } | Command::Invoke { .. } => StoreUse::Create,
+        Command::Install { .. }
+        | Command::Invoke { .. }
+        | Command::Marketplace {
+            action: MarketplaceAction::Add { .. },
+        } => StoreUse::Create,
         _ => StoreUse::Existing,
     };
     let session = Session::open(settings, usage).await?;
@@ -526,13 +584,32 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 source,
                 trust,
                 enable,
+                marketplace,
             } => {
                 let options = InstallOptions {
                     trust: *trust,
                     enable: *enable,
                 };
-                commands::install::run(out, host, &session.store, source, options).await
+                if marketplace.is_some() || commands::hub::is_catalog_name(host, source) {
+                    let store = &session.store;
+                    let marketplace = marketplace.as_deref();
+                    commands::hub::install(out, host, store, source, marketplace, options).await
+                } else {
+                    commands::install::run(out, host, &session.store, source, options).await
+                }
             }
+            Command::Marketplace { action } => match action {
+                MarketplaceAction::Add { location, name } => {
+                    commands::hub::add(out, host, location, name.as_deref()).await
+                }
+                MarketplaceAction::Remove { name } => commands::hub::remove(out, host, name),
+                MarketplaceAction::List => commands::hub::list(out, host),
+            },
+            Command::Search { text, marketplace } => {
+                commands::hub::search(out, host, text, marketplace.as_deref()).await
+            }
+            Command::Outdated => commands::hub::outdated(out, host).await,
+            Command::Update { id } => commands::hub::update(out, host, id.as_deref()).await,
             Command::Uninstall { id } => {
                 commands::uninstall::run(out, host, &session.store, id).await
             }

@@ -27,6 +27,7 @@ mod connector;
 mod error;
 mod git;
 mod host;
+mod hub;
 mod lsp;
 mod management;
 mod mcp;
@@ -50,6 +51,10 @@ pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,
 };
+pub use hub::{
+    ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
+    UpdateFailure, UpdateReport, Updated, kinds as hub_kinds,
+};
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
     LanguageListing, LanguageMapping, LanguageRow, LanguageServer, ProviderRef, Resolved,
@@ -68,7 +73,9 @@ pub use ui::{
 };
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
-pub use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Limits};
+pub use c2_bundle_collector::{
+    CatalogOrigin, CollectedBundle, InstallRequest, InstalledRecord, Limits,
+};
 pub use c2_kernel::{
     BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
     Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,

@@ -76,6 +76,8 @@ pub struct HostOptions {
     pub retire_wait: Duration,
     /// How many times a change is planned again when another process committed first (3).
     pub stale_retries: u32,
+    /// Catalog sources: programs, deadlines and size bounds (see [`crate::HubOptions`]).
+    pub hub: crate::hub::HubOptions,
 }
 
 impl HostOptions {
@@ -106,6 +108,7 @@ impl HostOptions {
             refresh_debounce: Duration::from_millis(20),
             retire_wait: Duration::from_secs(5),
             stale_retries: 3,
+            hub: crate::hub::HubOptions::default(),
         }
     }
 }

@@ -106,7 +106,81 @@ pub(crate) async fn fetch(source: &str, options: &HostOptions) -> Result<Fetched
     })
 }
 
-async fn fetch_git(source: &GitSource, options: &HostOptions) -> Result<Fetched, HostError> {
+pub(crate) async fn fetch_git(
+    source: &GitSource,
+    options: &HostOptions,
+) -> Result<Fetched, HostError> {
+    let work = WorkDir::new(options)?;
+    let (checkout, dir, commit) = checkout(source, options, &work.0).await?;
+    let skipped = remove_link_placeholders(options, &checkout, &commit, source).await?;
+    let mut bundle = c2_bundle_collector::collect_dir(&dir, &options.limits)?;
+    for rel in skipped {
+        bundle.diagnostics.push(c2_bundle_collector::Diagnostic {
+            code: c2_bundle_collector::codes::SYMLINK_SKIPPED,
+            severity: c2_bundle_collector::Severity::Warning,
+            file: Some(rel.clone()),
+            pointer: None,
+            line: None,
+            column: None,
+            message: format!("symlink {rel} skipped: git sources are checked out without symlinks"),
+            help: Some("replace the symlink with the file it points to".to_owned()),
+        });
+    }
+    let mut request = InstallRequest::new(SourceIdentity::git(&source.url, &source.subdir));
+    request.commit = Some(commit);
+    Ok(Fetched { bundle, request })
+}
+
+/// A private temporary directory inside the store, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct WorkDir(pub(crate) std::path::PathBuf);
+
+impl WorkDir {
+    pub(crate) fn new(options: &HostOptions) -> Result<Self, HostError> {
+        let work = options.plugins_dir.join(".git-fetch").join(unique_name());
+        std::fs::create_dir_all(&work).map_err(HostError::io("create", &work))?;
+        Ok(Self(work))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_dir_all(&self.0) {
+            tracing::warn!("cannot remove {}: {error}", self.0.display());
+        }
+        // The shared parent goes too once empty, so a fetch leaves no trace in the store.
+        if let Some(parent) = self.0.parent() {
+            let _ignored = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+/// A git checkout that lives as long as its [`WorkDir`]: a catalog read from a repository.
+#[derive(Debug)]
+pub(crate) struct Checkout {
+    pub(crate) _work: WorkDir,
+    /// The source's subdirectory in the checkout.
+    pub(crate) dir: std::path::PathBuf,
+}
+
+/// Clones and checks out a git source (hardened like [`fetch_git`]) and keeps the checkout.
+pub(crate) async fn checkout_git(
+    source: &GitSource,
+    options: &HostOptions,
+) -> Result<Checkout, HostError> {
+    let work = WorkDir::new(options)?;
+    let (checkout, dir, commit) = self::checkout(source, options, &work.0).await?;
+    remove_link_placeholders(options, &checkout, &commit, source).await?;
+    Ok(Checkout { _work: work, dir })
+}
+
+/// Clones into `work/checkout` and checks the requested ref out detached; returns the
+/// checkout, the source's subdirectory in it and HEAD, which must be the resolved commit.
+async fn checkout(
+    source: &GitSource,
+    options: &HostOptions,
+    work: &Path,
+) -> Result<(std::path::PathBuf, std::path::PathBuf, String), HostError> {
     if let Some(reference) = source.reference.as_deref()
         && reference.starts_with('-')
     {
@@ -126,20 +200,6 @@ async fn fetch_git(source: &GitSource, options: &HostOptions) -> Result<Fetched,
             ),
         ));
     }
-    let work = options.plugins_dir.join(".git-fetch").join(unique_name());
-    std::fs::create_dir_all(&work).map_err(HostError::io("create", &work))?;
-    let result = clone_and_collect(source, options, &work).await;
-    if let Err(error) = std::fs::remove_dir_all(&work) {
-        tracing::warn!("cannot remove {}: {error}", work.display());
-    }
-    result
-}
-
-async fn clone_and_collect(
-    source: &GitSource,
-    options: &HostOptions,
-    work: &Path,
-) -> Result<Fetched, HostError> {
     let checkout = work.join("checkout");
     git(
         options,
@@ -196,26 +256,24 @@ async fn clone_and_collect(
         ],
     )
     .await?;
+    // What is on disk is HEAD: it must be the commit resolved above, compared in full.
+    let head = git(
+        options,
+        &checkout,
+        &["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"],
+    )
+    .await?;
+    if head.trim() != commit {
+        return Err(HostError::Git(format!(
+            "the checkout of {} is at {} instead of {commit}; nothing was stored",
+            source.url,
+            head.trim()
+        )));
+    }
     // Checked again on disk, without following anything: the checkout must agree.
     let dir = c2_bundle_collector::resolve_subdirectory(&checkout, &source.subdir)
         .map_err(|why| unsafe_subdirectory(source, &why.to_string()))?;
-    let skipped = remove_link_placeholders(options, &checkout, &commit, source).await?;
-    let mut bundle = c2_bundle_collector::collect_dir(&dir, &options.limits)?;
-    for rel in skipped {
-        bundle.diagnostics.push(c2_bundle_collector::Diagnostic {
-            code: c2_bundle_collector::codes::SYMLINK_SKIPPED,
-            severity: c2_bundle_collector::Severity::Warning,
-            file: Some(rel.clone()),
-            pointer: None,
-            line: None,
-            column: None,
-            message: format!("symlink {rel} skipped: git sources are checked out without symlinks"),
-            help: Some("replace the symlink with the file it points to".to_owned()),
-        });
-    }
-    let mut request = InstallRequest::new(SourceIdentity::git(&source.url, &source.subdir));
-    request.commit = Some(commit);
-    Ok(Fetched { bundle, request })
+    Ok((checkout, dir, commit))
 }
 
 fn unsafe_subdirectory(source: &GitSource, why: &str) -> HostError {

@@ -4,12 +4,13 @@
 //! ```text
 //! { "$schema"?: string, "standardVersion": "1.0.0", "name"?: string, "description"?: string,
 //!   "plugins": [ { "name": <Agent Plugins name>, "version": <SemVer>, "description"?: string,
-//!                  "source": <source> } ] }
+//!                  "keywords"?: [string], "source": <source> } ] }
 //! <source> = { "kind": "local",   "path": <relative path without ..> }
 //!          | { "kind": "github",  "repo": "owner/name", "ref"?: string, "path"?: <relative path> }
 //!          | { "kind": "git",     "url": string, "ref"?: string, "path"?: <relative path> }
 //!          | { "kind": "npm",     "package": string, "version"?: string }
-//!          | { "kind": "archive", "url": "https://...", "sha256"?: <64 hex digits> }
+//!          | { "kind": "archive", "url": "https://..." | <relative path without ..>,
+//!              "sha256"?: <64 hex digits> }
 //! ```
 //! Entry names are unique. The catalog is `Some` only when there is no error at all.
 
@@ -40,6 +41,8 @@ pub struct MarketplaceEntry {
     pub name: String,
     pub version: String,
     pub description: Option<String>,
+    /// Search terms (`c2-plugins search` matches them); empty when absent.
+    pub keywords: Vec<String>,
     pub source: MarketplaceSource,
 }
 
@@ -155,7 +158,11 @@ fn entry(
     seen: &mut std::collections::HashSet<String>,
 ) -> Option<MarketplaceEntry> {
     let members = c.object(node, ptr)?;
-    c.closed(members, ptr, &["name", "version", "description", "source"]);
+    c.closed(
+        members,
+        ptr,
+        &["name", "version", "description", "keywords", "source"],
+    );
     let name = c.string_field(node, ptr, "name", true).map(|(n, p, s)| {
         if let Some(message) = name_problem(s) {
             c.sink.error(
@@ -192,6 +199,15 @@ fn entry(
     let description = c
         .string_field(node, ptr, "description", false)
         .map(|(_, _, s)| s.to_owned());
+    let keywords = c
+        .field(node, ptr, "keywords", false)
+        .map(|(n, p)| {
+            c.strings(n, &p)
+                .into_iter()
+                .map(|(_, _, s)| s.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
     let source = c
         .field(node, ptr, "source", true)
         .and_then(|(n, p)| source(n, &p, c));
@@ -199,6 +215,7 @@ fn entry(
         name: name?,
         version: version?,
         description,
+        keywords,
         source: source?,
     })
 }
@@ -300,14 +317,20 @@ fn source(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<Marketplace
         }
         _ => {
             let url = c.string_field(node, ptr, "url", true).map(|(n, p, s)| {
+                // An https URL, or a path relative to the catalog for an archive shipped
+                // beside it (anything else with a scheme, `..` or a leading `/` is refused).
                 if !s.starts_with("https://") {
-                    c.sink.error(
-                        "source-url-invalid",
-                        &p,
-                        n.start,
-                        format!("archive `url` `{s}` is not https"),
-                        Some("serve archives over https://"),
-                    );
+                    if s.contains("://") || s.contains(':') {
+                        c.sink.error(
+                            "source-url-invalid",
+                            &p,
+                            n.start,
+                            format!("archive `url` `{s}` is not https"),
+                            Some("serve archives over https://, or give a path relative to the catalog"),
+                        );
+                    } else {
+                        relative_path(c, n, &p, s);
+                    }
                 }
                 s.to_owned()
             });

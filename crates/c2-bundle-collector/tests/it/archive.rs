@@ -460,3 +460,54 @@ fn a_zip_of_too_many_entries_is_refused_from_its_central_directory() {
     );
     assert!(d.message.contains("11 or more"), "{d:?}");
 }
+
+#[test]
+fn an_npm_tarball_loses_its_package_folder_and_only_there() {
+    let dir = tempfile::tempdir().unwrap();
+    fill_hello(&dir.path().join("package"));
+    let packed = {
+        let mut builder = tar::Builder::new(Vec::new());
+        builder
+            .append_dir_all("package", dir.path().join("package"))
+            .unwrap();
+        gzip(&builder.into_inner().unwrap())
+    };
+    let npm = c2_bundle_collector::collect_npm_tarball_bytes(&packed, &Limits::default());
+    assert_valid(&npm);
+    let plain = collect(&dir.path().join("package"));
+    assert_eq!(npm.digest, plain.digest);
+    // The same tarball as a bundle archive keeps the rule: one wrapping folder is refused.
+    only_error(&tar_gz(&packed), codes::ARCHIVE_WRAPPED_ROOT);
+    // An entry outside package/ refuses the npm tarball.
+    let stray = tar_gz_raw(&[
+        (
+            "package/plugin.json",
+            EntryType::Regular,
+            MANIFEST.as_bytes(),
+        ),
+        ("other/evil.txt", EntryType::Regular, b"x"),
+    ]);
+    let npm = c2_bundle_collector::collect_npm_tarball_bytes(&stray, &Limits::default());
+    assert!(!npm.is_valid());
+    let d = npm
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::ARCHIVE_UNSAFE_PATH)
+        .expect("an unsafe-path refusal");
+    assert!(d.message.contains("outside the package/ folder"), "{d:?}");
+    assert_eq!(d.file.as_deref(), Some("other/evil.txt"));
+    // The archive limits apply to it as to any archive.
+    let limits = Limits {
+        max_archive_bytes: 16,
+        ..Limits::default()
+    };
+    let npm = c2_bundle_collector::collect_npm_tarball_bytes(&packed, &limits);
+    assert!(!npm.is_valid());
+    assert!(
+        npm.diagnostics
+            .iter()
+            .any(|d| d.code == codes::LIMIT_ARCHIVE_SIZE),
+        "{:?}",
+        npm.diagnostics
+    );
+}

@@ -463,3 +463,53 @@ fn a_retired_tree_still_leased_at_the_deadline_is_deleted_by_a_later_open() {
     drop(new_lease);
     assert_no_leftovers(store_dir.path());
 }
+
+#[test]
+fn settings_files_are_replaced_atomically_bounded_and_plain_names_only() {
+    let root = tempfile::tempdir().unwrap();
+    let store = Store::open(&root.path().join("plugins"), StoreOptions::default()).unwrap();
+    assert_eq!(store.read_settings("hub.json", 64).unwrap(), None);
+    let wrote = store
+        .update_settings("hub.json", 64, |current| {
+            assert_eq!(current, None);
+            Ok::<_, String>(b"{\"a\":1}".to_vec())
+        })
+        .unwrap();
+    assert_eq!(wrote, Ok(()));
+    // A refusing change writes nothing and hands its error back.
+    let refused = store
+        .update_settings("hub.json", 64, |current| {
+            assert_eq!(current, Some(&b"{\"a\":1}"[..]));
+            Err("no".to_owned())
+        })
+        .unwrap();
+    assert_eq!(refused, Err("no".to_owned()));
+    assert_eq!(
+        store.read_settings("hub.json", 64).unwrap().as_deref(),
+        Some(&b"{\"a\":1}"[..])
+    );
+    // Contents over the bound are refused both ways, and nothing is left behind.
+    let big = store.update_settings("hub.json", 4, |_| Ok::<_, String>(vec![b'x'; 5]));
+    assert!(
+        matches!(big, Err(Error::SettingsTooLarge { limit: 4, .. })),
+        "{big:?}"
+    );
+    assert!(matches!(
+        store.read_settings("hub.json", 4),
+        Err(Error::SettingsTooLarge { .. })
+    ));
+    for bad in ["../x", ".lock", "a/b", ""] {
+        assert!(store.read_settings(bad, 64).is_err(), "{bad}");
+    }
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test lists the store directory"
+    )]
+    let names: Vec<String> = std::fs::read_dir(root.path().join("plugins"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("hub.json"))
+        .collect();
+    assert_eq!(names, ["hub.json"]);
+}

@@ -4,6 +4,7 @@
 
 pub(crate) mod catalog;
 pub(crate) mod check;
+pub(crate) mod hub;
 pub(crate) mod install;
 pub(crate) mod invoke;
 pub(crate) mod list;
@@ -70,6 +71,7 @@ pub(crate) fn store_failure(error: Error) -> Failure {
         Error::InvalidId { .. } => Failure::environment("invalid_id", message),
         Error::InvalidTarget { .. } => Failure::environment("invalid_target", message),
         Error::CorruptRecord { .. } => Failure::environment("corrupt_store", message),
+        Error::SettingsTooLarge { .. } => Failure::environment("corrupt_store", message),
         Error::Io { .. } => Failure::environment("unreadable_path", message),
         Error::NotADirectory { .. } | Error::UnsupportedArchive { .. } => {
             Failure::environment("not_a_bundle", message)

@@ -35,6 +35,12 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
             ("source", "string", true, r#""/nonexistent/bundle""#),
             ("trust", "boolean", false, "false"),
             ("enable", "boolean", false, "false"),
+            (
+                "marketplace",
+                "string",
+                false,
+                r#""/nonexistent/marketplace.json""#,
+            ),
         ],
     ),
     ("plugins/uninstall", "Stop and remove a bundle", ID),
@@ -172,6 +178,48 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
             ("name", "string", true, r#""skills/changed""#),
             ("payload", "any", false, "{}"),
         ],
+    ),
+    ("hub/marketplaces", "The configured catalogs", &[]),
+    (
+        "hub/addMarketplace",
+        "Read, validate and add a catalog to the configured ones",
+        &[
+            (
+                "location",
+                "string",
+                true,
+                r#""/nonexistent/marketplace.json""#,
+            ),
+            ("name", "string", false, r#""x""#),
+        ],
+    ),
+    (
+        "hub/removeMarketplace",
+        "Remove a configured catalog",
+        &[("name", "string", true, r#""x""#)],
+    ),
+    (
+        "hub/search",
+        "Catalog entries whose name, description or keywords contain text",
+        &[
+            ("text", "string", true, r#""x""#),
+            (
+                "marketplace",
+                "string",
+                false,
+                r#""/nonexistent/marketplace.json""#,
+            ),
+        ],
+    ),
+    (
+        "hub/outdated",
+        "Bundles installed from a catalog compared with its entries",
+        &[],
+    ),
+    (
+        "hub/update",
+        "Update one or every catalog-installed bundle in place",
+        &[("id", "string", false, r#""x""#)],
     ),
 ];
 

@@ -66,6 +66,12 @@ pub(crate) const METHODS: &[&str] = &[
     "events/subscribe",
     "events/unsubscribe",
     "events/publish",
+    "hub/marketplaces",
+    "hub/addMarketplace",
+    "hub/removeMarketplace",
+    "hub/search",
+    "hub/outdated",
+    "hub/update",
 ];
 
 /// The longest `uiCacheKey` `relay/initialize` accepts, in bytes.
@@ -430,6 +436,17 @@ impl Connection {
                     trust: p.trust,
                     enable: p.enable,
                 };
+                if let Some(marketplace) = &p.marketplace {
+                    // `source` is a catalog entry, NAME[@VERSION].
+                    let (name, version) = commands::hub::split_name(&p.source);
+                    let outcome = host
+                        .install_from_catalog(name, version, Some(marketplace), options)
+                        .await
+                        .map_err(host_error)?;
+                    let mut result = commands::install::outcome_json(&outcome, options);
+                    result["origin"] = json!(outcome.record.origin);
+                    return Ok(result);
+                }
                 let outcome = host.install(&p.source, options).await.map_err(host_error)?;
                 Ok(commands::install::outcome_json(&outcome, options))
             }
@@ -587,6 +604,39 @@ impl Connection {
                     .await
                     .map_err(host_error)
             }
+            "hub/marketplaces" => {
+                let NoParams {} = parse(params)?;
+                Ok(json!(host.marketplaces().map_err(host_error)?))
+            }
+            "hub/addMarketplace" => {
+                let p: AddMarketplaceParams = parse(params)?;
+                let added = host
+                    .marketplace_add(&p.location, p.name.as_deref())
+                    .await
+                    .map_err(host_error)?;
+                Ok(json!(added))
+            }
+            "hub/removeMarketplace" => {
+                let p: NameParams = parse(params)?;
+                Ok(json!(host.marketplace_remove(&p.name).map_err(host_error)?))
+            }
+            "hub/search" => {
+                let p: SearchParams = parse(params)?;
+                let hits = host
+                    .search(&p.text, p.marketplace.as_deref())
+                    .await
+                    .map_err(host_error)?;
+                Ok(json!(hits))
+            }
+            "hub/outdated" => {
+                let NoParams {} = parse(params)?;
+                Ok(json!(host.outdated().await))
+            }
+            "hub/update" => {
+                let p: UpdateParams = parse(params)?;
+                let report = host.update(p.id.as_deref()).await.map_err(host_error)?;
+                Ok(commands::hub::update_json(&report))
+            }
             other => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
                 format!("unknown method `{other}`"),
@@ -695,6 +745,34 @@ struct InstallParams {
     trust: bool,
     #[serde(default)]
     enable: bool,
+    /// A catalog (path, URL or configured name): `source` is then NAME[@VERSION].
+    marketplace: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddMarketplaceParams {
+    location: String,
+    name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NameParams {
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchParams {
+    text: String,
+    marketplace: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateParams {
+    id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

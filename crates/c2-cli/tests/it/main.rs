@@ -5,6 +5,7 @@ mod authoring;
 mod cli;
 mod host;
 mod hostile;
+mod hub;
 mod lsp;
 mod mcp;
 mod multihost;

@@ -8,6 +8,7 @@ mod check;
 mod embedder;
 mod fault;
 mod hostile;
+mod hub;
 mod lifecycle;
 mod lsp;
 mod mcp;

@@ -105,3 +105,28 @@ fn each_source_kind_requires_its_own_fields_and_checks_them() {
         vec!["source-url-invalid", "source-sha256-invalid"]
     );
 }
+
+#[test]
+fn entries_may_carry_keywords_and_an_archive_beside_the_catalog() {
+    let source = catalog(
+        r#"{"name": "a", "version": "1.0.0", "keywords": ["Review", "lint"],
+            "source": {"kind": "archive", "url": "dist/a.tgz"}}"#,
+    );
+    let report = validate_marketplace(&source);
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let entry = &report.marketplace.unwrap().plugins[0];
+    assert_eq!(entry.keywords, vec!["Review", "lint"]);
+    let entry = |src: &str| catalog(&format!(r#"{{"name": "a", "version": "1.0.0", {src}}}"#));
+    assert_eq!(
+        codes(&entry(
+            r#""keywords": [1], "source": {"kind": "local", "path": "a"}"#
+        )),
+        vec!["wrong-type"]
+    );
+    for url in ["../a.tgz", "/abs/a.tgz", "file:///a.tgz", "http://x/a.tgz"] {
+        let text = entry(&format!(
+            r#""source": {{"kind": "archive", "url": "{url}"}}"#
+        ));
+        assert_eq!(codes(&text).len(), 1, "{url}: {:?}", codes(&text));
+    }
+}

@@ -1,0 +1,319 @@
+//! The Plugin Hub commands: `marketplace add/remove/list`, `install NAME[@VERSION]
+//! --marketplace ...`, `search`, `outdated` and `update`, each an adapter over the host's hub
+//! (c2-host's hub.rs). Text from a catalog is printed through `terminal_text`/`report::table`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use c2_host::{InstallOptions, OutdatedStatus, PluginHost, UpdateReport};
+use serde_json::{Value, json};
+
+use crate::CmdResult;
+use crate::output::{Failure, Lines, Out, terminal_text};
+use crate::report;
+use crate::session;
+
+/// `NAME[@VERSION]`.
+pub(crate) fn split_name(text: &str) -> (&str, Option<&str>) {
+    match text.split_once('@') {
+        Some((name, version)) if !version.is_empty() => (name, Some(version)),
+        _ => (text.trim_end_matches('@'), None),
+    }
+}
+
+/// Whether `install SOURCE` without `--marketplace` means a catalog entry: SOURCE is no path
+/// and no git source, it reads as `NAME[@VERSION]`, and catalogs are configured.
+pub(crate) fn is_catalog_name(host: &PluginHost, source: &str) -> bool {
+    let (name, _) = split_name(source);
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+    plain
+        && !Path::new(source).exists()
+        && !source.starts_with("git+")
+        && host.marketplaces().is_ok_and(|list| !list.is_empty())
+}
+
+pub(crate) async fn install(
+    out: &mut Out,
+    host: &PluginHost,
+    store: &Path,
+    spec: &str,
+    marketplace: Option<&str>,
+    options: InstallOptions,
+) -> CmdResult {
+    let (name, version) = split_name(spec);
+    let outcome = match host
+        .install_from_catalog(name, version, marketplace, options)
+        .await
+    {
+        Ok(outcome) => outcome,
+        Err(c2_host::HostError::InvalidBundle { diagnostics, .. }) => {
+            if !out.json() {
+                let paint = report::Paint {
+                    color: out.stderr_color(),
+                };
+                out.note(&report::render_diagnostics(&diagnostics, |_| None, paint));
+            }
+            return Err(Failure::operation(
+                "invalid_bundle",
+                format!(
+                    "the catalog entry {name} is not a valid bundle ({}); nothing was installed",
+                    report::counts(&diagnostics)
+                ),
+            )
+            .with_detail("diagnostics", report::diagnostics_json(&diagnostics)));
+        }
+        Err(error) => return Err(session::failure(error)),
+    };
+    for note in &outcome.notes {
+        out.progress(&format!(
+            "warning: {}",
+            terminal_text(note, Lines::Indented)
+        ));
+    }
+    let record = &outcome.record;
+    let origin = record.origin.as_ref();
+    let verb = if outcome.replaced {
+        "replaced"
+    } else {
+        "installed"
+    };
+    let mut line = format!(
+        "{verb} {} {} from {} ({}) into {}",
+        terminal_text(&record.name, Lines::One),
+        terminal_text(record.version.as_deref().unwrap_or("-"), Lines::One),
+        terminal_text(
+            &origin.map_or_else(String::new, |o| o
+                .catalog_name
+                .clone()
+                .unwrap_or_else(|| o.catalog.clone())),
+            Lines::One
+        ),
+        origin.map_or("-", |o| o.source_kind.as_str()),
+        store.display()
+    );
+    for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {
+        if asked {
+            line.push_str(&format!(", {what}"));
+        }
+    }
+    out.progress(&line);
+    let mut result = super::install::outcome_json(&outcome, options);
+    result["origin"] = json!(record.origin);
+    Ok(out.success(result, &record.id))
+}
+
+pub(crate) async fn add(
+    out: &mut Out,
+    host: &PluginHost,
+    location: &str,
+    name: Option<&str>,
+) -> CmdResult {
+    let added = host
+        .marketplace_add(location, name)
+        .await
+        .map_err(session::failure)?;
+    let human = format!(
+        "added catalog {} ({})",
+        terminal_text(&added.name, Lines::One),
+        terminal_text(&added.location, Lines::One)
+    );
+    Ok(out.success(json!(added), &human))
+}
+
+pub(crate) fn remove(out: &mut Out, host: &PluginHost, name: &str) -> CmdResult {
+    let removed = host.marketplace_remove(name).map_err(session::failure)?;
+    let human = format!(
+        "removed catalog {}",
+        terminal_text(&removed.name, Lines::One)
+    );
+    Ok(out.success(json!(removed), &human))
+}
+
+pub(crate) fn list(out: &mut Out, host: &PluginHost) -> CmdResult {
+    let list = host.marketplaces().map_err(session::failure)?;
+    if out.json() {
+        return Ok(out.success(json!(list), ""));
+    }
+    if list.is_empty() {
+        out.print("no catalogs configured: `c2-plugins marketplace add PATH|URL` adds one");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![["NAME", "LOCATION"].map(str::to_owned)];
+    rows.extend(list.into_iter().map(|m| [m.name, m.location]));
+    out.print(report::table(&rows, "").trim_end());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) async fn search(
+    out: &mut Out,
+    host: &PluginHost,
+    text: &str,
+    marketplace: Option<&str>,
+) -> CmdResult {
+    let hits = host
+        .search(text, marketplace)
+        .await
+        .map_err(session::failure)?;
+    if out.json() {
+        return Ok(out.success(json!(hits), ""));
+    }
+    if hits.is_empty() {
+        out.print(&format!(
+            "no catalog entry matches `{}`",
+            terminal_text(text, Lines::One)
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        [
+            "NAME",
+            "VERSION",
+            "CATALOG",
+            "SOURCE",
+            "INSTALLED",
+            "DESCRIPTION",
+        ]
+        .map(str::to_owned),
+    ];
+    for hit in hits {
+        rows.push([
+            hit.name,
+            hit.version,
+            hit.catalog,
+            hit.source_kind,
+            hit.installed.unwrap_or_else(|| "-".to_owned()),
+            hit.description.unwrap_or_default(),
+        ]);
+    }
+    out.print(report::table(&rows, "").trim_end());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON shape of an update (the CLI's and the relay's `hub/update`).
+pub(crate) fn update_json(report: &UpdateReport) -> Value {
+    let updated: Vec<Value> = report
+        .updated
+        .iter()
+        .map(|u| {
+            json!({
+                "id": u.id,
+                "from": u.from,
+                "to": u.to,
+                "digest": u.outcome.record.digest,
+                "notes": u.outcome.notes,
+            })
+        })
+        .collect();
+    json!({ "updated": updated, "current": report.current, "failed": report.failed })
+}
+
+fn status_text(status: OutdatedStatus) -> &'static str {
+    match status {
+        OutdatedStatus::Outdated => "outdated",
+        OutdatedStatus::Current => "current",
+        OutdatedStatus::EntryMissing => "entry_missing",
+        OutdatedStatus::CatalogFailed => "catalog_failed",
+    }
+}
+
+/// Exits 1 when a catalog could not be read (fail closed: "nothing outdated" is not known).
+pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
+    let rows = host.outdated().await;
+    let failed = rows
+        .iter()
+        .any(|r| r.status == OutdatedStatus::CatalogFailed);
+    let code = if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if out.json() {
+        out.success(json!(rows), "");
+        return Ok(code);
+    }
+    let shown: Vec<_> = rows
+        .iter()
+        .filter(|r| r.status != OutdatedStatus::Current)
+        .collect();
+    if shown.is_empty() {
+        out.print(&format!(
+            "every bundle installed from a catalog is current ({} checked)",
+            rows.len()
+        ));
+        return Ok(code);
+    }
+    let mut table = vec![["ID", "INSTALLED", "AVAILABLE", "STATUS", "CATALOG"].map(str::to_owned)];
+    for row in shown {
+        let status = match &row.reason {
+            Some(reason) => format!("{}: {reason}", status_text(row.status)),
+            None => status_text(row.status).to_owned(),
+        };
+        table.push([
+            row.id.clone(),
+            row.installed.clone().unwrap_or_else(|| "-".to_owned()),
+            row.available.clone().unwrap_or_else(|| "-".to_owned()),
+            status,
+            row.catalog.clone(),
+        ]);
+    }
+    out.print(report::table(&table, "").trim_end());
+    Ok(code)
+}
+
+/// Exits 1 when any update failed (those bundles stay as they were).
+pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -> CmdResult {
+    let report = host.update(id).await.map_err(session::failure)?;
+    // With one id, its failure is the command's failure, in the usual shape.
+    if id.is_some()
+        && let Some(failed) = report.failed.first()
+    {
+        let mut failure = Failure::operation("command_failed", failed.message.clone());
+        failure.kind = failed.kind.clone();
+        return Err(failure);
+    }
+    for updated in &report.updated {
+        for note in &updated.outcome.notes {
+            out.progress(&format!(
+                "warning: {}",
+                terminal_text(note, Lines::Indented)
+            ));
+        }
+    }
+    let code = if report.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if out.json() {
+        out.success(update_json(&report), "");
+        return Ok(code);
+    }
+    let mut lines = Vec::new();
+    for u in &report.updated {
+        lines.push(format!(
+            "updated {} {} -> {}",
+            u.id,
+            terminal_text(u.from.as_deref().unwrap_or("-"), Lines::One),
+            terminal_text(&u.to, Lines::One)
+        ));
+    }
+    for id in &report.current {
+        lines.push(format!("{id} is current"));
+    }
+    for f in &report.failed {
+        lines.push(format!(
+            "{} not updated ({}): {}",
+            f.id,
+            f.kind,
+            terminal_text(&f.message, Lines::Indented)
+        ));
+    }
+    if lines.is_empty() {
+        lines.push("no bundle was installed from a catalog".to_owned());
+    }
+    out.print(&lines.join("\n"));
+    Ok(code)
+}
