@@ -376,7 +376,8 @@ impl PluginHost {
         )
         .await?;
         for choice in &dropped {
-            tracing::warn!(
+            // The caller shows the outcome's note; the log keeps a record without repeating it.
+            tracing::info!(
                 bundle = %choice.id,
                 component = %choice.component,
                 scope = %choice.scope,
