@@ -206,9 +206,10 @@ pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostErro
 impl PluginHost {
     /// Enables, disables or (`Inherit`) clears one component's choice in the user scope or a
     /// project. The component must be one the installed bundle has (`unknown_component`
-    /// lists them). A project choice needs a project-capable bundle, and a runtime command's
-    /// project choice a runtime that runs per project (a user-only runtime's process is the
-    /// user realm's). Planned, applied, reconciled and confirmed like any policy change.
+    /// lists them). A project choice needs a runtime that runs per project, except for a
+    /// language server, which always runs per project (a user-only runtime's process, and so
+    /// its commands, UI, connectors and MCP servers, are the user realm's). Planned, applied,
+    /// reconciled and confirmed like any policy change.
     pub async fn set_component(
         &self,
         id: &str,
@@ -257,13 +258,15 @@ impl PluginHost {
                     ),
                 ));
             }
-            if component.kind == ContributionKind::RuntimeCommand
+            // Without a project runtime only the language servers live in project realms;
+            // everything else of the bundle follows the user entry in every project.
+            if component.kind != ContributionKind::LanguageServer
                 && !bundle.runtime_project_capable()
             {
                 return Err(HostError::command(
                     "project_scope_not_supported",
                     format!(
-                        "the runtime of {id} is user-only: its process serves every project from the user realm, so `{component}` is chosen for the user only: drop --project {key}"
+                        "{id} has no per-project runtime (its runtime, if any, is user-only and serves every project from the user realm): only its language servers can be chosen per project, so `{component}` is chosen for the user only: drop --project {key}"
                     ),
                 ));
             }

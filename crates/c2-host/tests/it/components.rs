@@ -465,6 +465,36 @@ async fn unknown_kinds_and_local_ids_are_refused_with_the_valid_ones() {
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "project_scope_not_supported", "{error}");
+    for text in ["skill:review", "mcp-server:tool", "ui-action:panel"] {
+        let error = env
+            .host
+            .set_component(&id, &project, &component(text), StateChange::Disable)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.kind(),
+            "project_scope_not_supported",
+            "{text}: {error}"
+        );
+    }
+    // Its language server does run per project: that choice is the project's.
+    set(
+        &env,
+        &id,
+        &project,
+        "language-server:ls",
+        StateChange::Disable,
+    )
+    .await;
+    let Target::Project(dir) = &project else {
+        unreachable!()
+    };
+    assert!(env.host.resolve_language_server(dir, LANGUAGE).is_err());
+    assert!(
+        env.host
+            .resolve_language_server(&env.project("other"), LANGUAGE)
+            .is_ok()
+    );
     let unchanged = env.host.list()[0].components.clone();
     assert!(
         unchanged.iter().all(|c| c.state == "enabled"),
