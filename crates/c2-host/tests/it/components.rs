@@ -18,7 +18,7 @@ use crate::support::{Env, FixtureBundle};
 const LANGUAGE: &str = "kitlang";
 
 /// A project-capable fixture bundle with one of each switchable component: commands
-/// `fixture.echo` and `fixture.info`, UI `panel`, connector `chat`, language server `ls`, MCP
+/// `fixture.echo` and `fixture.info`, UI `panel` and `host.actions` `acts`, connector `chat`, language server `ls`, MCP
 /// server `tool`, skills `review` (and `extra` when `extra`), scaffold `starter`.
 fn kit(parent: &Path, version: &str, extra: bool, project: bool) -> PathBuf {
     let mut bundle = FixtureBundle::new("kit").commands(&["fixture.echo", "fixture.info"]);
@@ -32,6 +32,8 @@ fn kit(parent: &Path, version: &str, extra: bool, project: bool) -> PathBuf {
     manifest["version"] = json!(version);
     let codetwo = &mut manifest["extensions"]["dev.codetwo"];
     codetwo["ui"] = json!([{"id": "panel", "slot": "composer.toolbar", "label": "Panel",
+                            "command": "fixture.echo"},
+                           {"id": "acts", "slot": "host.actions", "label": "Acts",
                             "command": "fixture.echo"}]);
     codetwo["connectors"] = json!([{"id": "chat", "provider": "example-chat",
                                     "command": "fixture.echo", "capabilities": ["messaging"]}]);
@@ -161,9 +163,16 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
     let user = Target::User;
     let project = env.project("app");
 
-    // Everything is there first.
-    assert_eq!(ui_ids(&env, &user), ["panel"]);
+    // Everything is there first. The echo is no host.actions document, so a render that
+    // reaches the plugin fails its validation.
+    assert_eq!(ui_ids(&env, &user), ["panel", "acts"]);
     env.host.invoke_ui(&ui(&id, None)).await.unwrap();
+    let acts = UiRequest {
+        ui: "acts".to_owned(),
+        ..ui(&id, None)
+    };
+    let rendered = env.host.invoke_ui(&acts).await.unwrap_err();
+    assert_eq!(rendered.kind(), "invalid_host_actions", "{rendered}");
     env.host
         .invoke_connector(&connector(&id, None))
         .await
@@ -176,6 +185,7 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
 
     for text in [
         "ui-action:panel",
+        "ui-action:acts",
         "connector:chat",
         "language-server:ls",
         "mcp-server:tool",
@@ -196,6 +206,10 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
     assert_disabled(
         &env.host.invoke_ui(&ui(&id, None)).await.unwrap_err(),
         "ui-action:panel",
+    );
+    assert_disabled(
+        &env.host.invoke_ui(&acts).await.unwrap_err(),
+        "ui-action:acts",
     );
     let statuses = env.host.connectors();
     assert!(statuses.iter().all(|c| c.disabled), "{statuses:?}");
@@ -239,6 +253,7 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
     // Inherit drops the override: everything is back.
     for text in [
         "ui-action:panel",
+        "ui-action:acts",
         "connector:chat",
         "language-server:ls",
         "mcp-server:tool",
@@ -247,8 +262,12 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
         set(&env, &id, &user, text, StateChange::Inherit).await;
         assert_eq!(listed_state(&env, &id, text), "enabled", "{text}");
     }
-    assert_eq!(ui_ids(&env, &user), ["panel"]);
+    assert_eq!(ui_ids(&env, &user), ["panel", "acts"]);
     env.host.invoke_ui(&ui(&id, None)).await.unwrap();
+    assert_eq!(
+        env.host.invoke_ui(&acts).await.unwrap_err().kind(),
+        "invalid_host_actions"
+    );
     env.host
         .invoke_connector(&connector(&id, None))
         .await
@@ -359,7 +378,11 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
         "disabled",
         "the project inherits what it does not override"
     );
-    assert!(ui_ids(&env, &in_app).is_empty());
+    assert_eq!(
+        ui_ids(&env, &in_app),
+        ["acts"],
+        "only the panel is disabled there"
+    );
 
     // A project's own disable does not reach the user realm's process or another project.
     set(
