@@ -1254,7 +1254,11 @@ impl PluginHost {
                 Scope::Project(_) if !bundle.runtime_in(realm) => Scope::User,
                 other => other.clone(),
             };
-            (declares && self.shared.withheld(bundle, &scope).contains(&component)).then(|| {
+            // An untrusted bundle's commands are explained as such, not as a component choice.
+            let withheld = declares
+                && self.shared.is_trusted(bundle)
+                && self.shared.withheld(bundle, &scope).contains(&component);
+            withheld.then(|| {
                 crate::components::disabled_error(
                     &bundle.record.id,
                     &component,

@@ -426,11 +426,25 @@ impl PluginHost {
         id: &str,
         server: &str,
     ) -> Result<McpProcess, HostError> {
-        self.bundle(id)?;
+        let module = self.bundle(id)?;
         let refuse = |kind: &str, message: String| HostError::Command {
             kind: kind.to_owned(),
             message,
         };
+        // A server the policy disables is refused as such, in the scope the listing uses.
+        let bundle = module.bundle();
+        let realm = self.realm(target)?;
+        let realm = if bundle.runtime_project_capable() {
+            realm
+        } else {
+            c2_kernel::Realm::Global
+        };
+        self.refuse_withheld(
+            bundle,
+            &realm,
+            c2_bundle_collector::ContributionKind::McpServer,
+            server,
+        )?;
         let entry = self
             .mcp_servers(target)?
             .into_iter()
@@ -461,9 +475,6 @@ impl PluginHost {
                         "{id}/{server} runs code from an untrusted bundle: review it, then `c2-plugins trust {id}`"
                     ),
                 ));
-            }
-            (McpStatus::Disabled(why), _) if why.starts_with("component ") => {
-                return Err(refuse("disabled", format!("{id}/{server}: {why}")));
             }
             (status, _) => {
                 return Err(refuse(

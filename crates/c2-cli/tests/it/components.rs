@@ -158,7 +158,7 @@ fn a_component_switched_off_leaves_every_listing_and_surface_and_inherit_brings_
     assert!(
         refused
             .stderr
-            .contains("component mcp-server:tool is disabled"),
+            .contains(&format!("component mcp-server:tool of {id} is disabled")),
         "{refused:#?}"
     );
     std::fs::create_dir(sandbox.work.join("site")).unwrap();
