@@ -969,8 +969,19 @@ impl PluginHost {
         if let Some(retired) = retired {
             self.finish_retired(retired).await;
         }
+        // The bundle is stored whatever happens here: a choice that cannot be dropped now
+        // (the policy refused the write) is named, and matches nothing in the new content.
         let dropped_choices = if replaced {
-            self.drop_vanished_choices(&record).await?
+            match self.drop_vanished_choices(&record).await {
+                Ok(dropped) => dropped,
+                Err(error) => {
+                    notes.push(format!(
+                        "component choices of {} that name components the new content no longer has could not be dropped ({error}); they have no effect: `c2-plugins list` shows the components there are",
+                        record.id
+                    ));
+                    Vec::new()
+                }
+            }
         } else {
             Vec::new()
         };
