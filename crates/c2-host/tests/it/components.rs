@@ -696,3 +696,54 @@ async fn a_component_choice_goes_through_a_revision_bound_plan_file() {
     assert_eq!(configure.kind(), "invalid_args", "{configure}");
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn disabling_a_component_of_a_live_bundle_reaches_its_running_processes() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let app = env.project("app");
+    let in_app = Target::Project(app.clone());
+    // A live runtime: disabling one of its commands reloads the scope, so the process that
+    // still offered it stops; the next call starts one that is never asked for it.
+    let before = crate::support::pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "runtime-command:fixture.echo",
+        StateChange::Disable,
+    )
+    .await;
+    assert!(
+        crate::support::gone(before, Duration::from_secs(10)).await,
+        "the old process stopped"
+    );
+    let after = crate::support::pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    assert_ne!(before, after);
+    // A live language server in a project: disabling it there stops it.
+    let server = env
+        .host
+        .start_language_server(&app, LANGUAGE)
+        .await
+        .unwrap();
+    assert!(server.try_exit().is_none());
+    set(
+        &env,
+        &id,
+        &in_app,
+        "language-server:ls",
+        StateChange::Disable,
+    )
+    .await;
+    let exited = tokio::time::timeout(Duration::from_secs(10), server.exited()).await;
+    assert!(exited.is_ok(), "the running server was stopped");
+    let refused = env
+        .host
+        .start_language_server(&app, LANGUAGE)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), "unsupported", "{refused}");
+    env.host.shutdown().await;
+}
