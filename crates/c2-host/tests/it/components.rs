@@ -747,3 +747,48 @@ async fn disabling_a_component_of_a_live_bundle_reaches_its_running_processes() 
     assert_eq!(refused.kind(), "unsupported", "{refused}");
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_management_plane_plans_and_applies_a_component_choice() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let plan = env
+        .invoke(
+            "plugins.plan_change",
+            json!({"id": id, "action": "disable", "component": "runtime-command:fixture.echo"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        plan["impact"]["reloads"],
+        json!([c2_host::module_name(&id)])
+    );
+    env.invoke("fixture.echo", json!({})).await.unwrap();
+    env.invoke("plugins.apply_change", json!({"planId": plan["planId"]}))
+        .await
+        .unwrap();
+    assert_disabled(
+        &env.invoke("fixture.echo", json!({})).await.unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    for (args, kind) in [
+        (
+            json!({"id": id, "action": "configure", "config": {}, "component": "skill:review"}),
+            "invalid_args",
+        ),
+        (
+            json!({"id": id, "action": "trust", "component": "skill:review"}),
+            "invalid_args",
+        ),
+        (
+            json!({"id": id, "action": "enable", "component": "skill:gone"}),
+            "unknown_component",
+        ),
+    ] {
+        let error = env.invoke("plugins.plan_change", args).await.unwrap_err();
+        assert_eq!(error.kind(), kind, "{error}");
+    }
+    env.host.shutdown().await;
+}
