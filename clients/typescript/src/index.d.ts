@@ -37,6 +37,8 @@ export interface BundleStatus {
   reason: string | null;
   runtime: boolean;
   digest: string;
+  /** Each component a choice can name, with its user-scope state. */
+  components: { component: string; state: "enabled" | "disabled" }[];
   [key: string]: unknown;
 }
 
@@ -212,6 +214,8 @@ export declare class RelayClient {
   untrust(id: string): Promise<Applied>;
   enable(id: string, project?: string): Promise<Applied>;
   disable(id: string, project?: string): Promise<Applied>;
+  /** One component's choice (`<kind>:<local-id>`); `inherit` drops the override in that scope. */
+  setComponent(id: string, component: string, state: "enable" | "disable" | "inherit", project?: string): Promise<Applied & { component: string }>;
   runtimePid(id: string, project?: string): Promise<number | null>;
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<unknown[]>;

@@ -208,6 +208,18 @@ export class RelayClient {
     return this.request("plugins/disable", withProject({ id }, project));
   }
 
+  /**
+   * One component's choice: `component` is `<kind>:<local-id>` (e.g. `skill:review`,
+   * `runtime-command:review.run`), `state` is `"enable"`, `"disable"` or `"inherit"` (drop the
+   * override in that scope). Resolves to the applied change plus its stored `component` key.
+   */
+  setComponent(id, component, state, project) {
+    if (!["enable", "disable", "inherit"].includes(state)) {
+      return Promise.reject(new TypeError(`state must be "enable", "disable" or "inherit", not ${JSON.stringify(state)}`));
+    }
+    return this.request(`plugins/${state}`, withProject({ id, component }, project));
+  }
+
   runtimePid(id, project) {
     return this.request("plugins/runtimePid", withProject({ id }, project)).then((r) => r.pid);
   }

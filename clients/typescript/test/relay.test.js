@@ -165,6 +165,24 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     assert.equal(second.git.branch, "main");
     assert.equal(await client.runtimePid(installed.id), pid, "the second invoke is warm");
 
+    // One component switched off: the command is refused as `disabled`, the listing marks it,
+    // and inherit brings it back.
+    const off = await client.setComponent(installed.id, "runtime-command:hello.status", "disable");
+    assert.equal(off.component, `${installed.id}:runtime-command:hello.status`);
+    const refused = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
+    assert.ok(refused instanceof RelayError);
+    assert.equal(refused.kind, "disabled");
+    assert.match(refused.message, /--component runtime-command:hello\.status/);
+    const listed = (await client.list()).find((b) => b.id === installed.id);
+    assert.deepEqual(
+      listed.components.find((c) => c.component === "runtime-command:hello.status"),
+      { component: "runtime-command:hello.status", state: "disabled" },
+    );
+    const unknown = await client.setComponent(installed.id, "skill:nope", "disable").catch((e) => e);
+    assert.equal(unknown.kind, "unknown_component");
+    await client.setComponent(installed.id, "runtime-command:hello.status", "inherit");
+    assert.equal((await client.invoke("hello.status", { cwd: box.repo })).git.branch, "main");
+
     const events = [];
     const subscription = await client.subscribe("skills/changed", (event) => events.push(event));
     assert.ok((await client.publish("skills/changed", { skills: ["review"] })) >= 1);

@@ -142,30 +142,46 @@ enum Command {
         #[arg(value_name = "ID")]
         id: String,
     },
-    /// Enable a bundle for the user, or in one project
+    /// Enable a bundle (or one of its components) for the user, or in one project
     Enable {
         /// The installed bundle's id
         #[arg(value_name = "ID")]
         id: String,
         #[command(flatten)]
         project: ProjectArg,
+        /// One component only: `<KIND>:<LOCAL-ID>` (skill, ui-action, connector,
+        /// language-server, mcp-server, scaffold, runtime-command), stored as
+        /// `<ID>:<KIND>:<LOCAL-ID>`
+        #[arg(long, value_name = "KIND:LOCAL-ID")]
+        component: Option<String>,
     },
-    /// Disable a bundle for the user, or in one project
+    /// Disable a bundle (or one of its components) for the user, or in one project
     Disable {
         /// The installed bundle's id
         #[arg(value_name = "ID")]
         id: String,
         #[command(flatten)]
         project: ProjectArg,
+        /// One component only: `<KIND>:<LOCAL-ID>` (skill, ui-action, connector,
+        /// language-server, mcp-server, scaffold, runtime-command), stored as
+        /// `<ID>:<KIND>:<LOCAL-ID>`
+        #[arg(long, value_name = "KIND:LOCAL-ID")]
+        component: Option<String>,
     },
-    /// Make a project follow the user's choice for a bundle again
+    /// Make a project follow the user's choice for a bundle again; with --component, drop
+    /// that component's choice in the scope
     Inherit {
         /// The installed bundle's id
         #[arg(value_name = "ID")]
         id: String,
-        /// The project directory
-        #[arg(long, value_name = "DIR", required = true)]
-        project: PathBuf,
+        /// The project directory (required unless --component)
+        #[arg(long, value_name = "DIR", required_unless_present = "component")]
+        project: Option<PathBuf>,
+        /// One component only: `<KIND>:<LOCAL-ID>` (skill, ui-action, connector,
+        /// language-server, mcp-server, scaffold, runtime-command), stored as
+        /// `<ID>:<KIND>:<LOCAL-ID>`
+        #[arg(long, value_name = "KIND:LOCAL-ID")]
+        component: Option<String>,
     },
     /// The full catalog of a realm: built-in modules and bundles with their states
     Catalog {
@@ -215,6 +231,9 @@ enum Command {
         /// Where to write the plan [default: <ID>.plan.json]
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Plan one component's choice instead: `<KIND>:<LOCAL-ID>` (enable, disable, inherit)
+        #[arg(long, value_name = "KIND:LOCAL-ID")]
+        component: Option<String>,
     },
     /// Apply a plan file while its revisions are current
     Apply {
@@ -620,17 +639,47 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             Command::Untrust { id } => {
                 commands::policy::run(out, host, id, Change::Untrust, None).await
             }
-            Command::Enable { id, project } => {
-                let state = Change::State(StateChange::Enable);
-                commands::policy::run(out, host, id, state, project.project.as_deref()).await
+            Command::Enable {
+                id,
+                project,
+                component,
+            } => {
+                let state = StateChange::Enable;
+                let project = project.project.as_deref();
+                match component {
+                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
+                    None => {
+                        commands::policy::run(out, host, id, Change::State(state), project).await
+                    }
+                }
             }
-            Command::Disable { id, project } => {
-                let state = Change::State(StateChange::Disable);
-                commands::policy::run(out, host, id, state, project.project.as_deref()).await
+            Command::Disable {
+                id,
+                project,
+                component,
+            } => {
+                let state = StateChange::Disable;
+                let project = project.project.as_deref();
+                match component {
+                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
+                    None => {
+                        commands::policy::run(out, host, id, Change::State(state), project).await
+                    }
+                }
             }
-            Command::Inherit { id, project } => {
-                let state = Change::State(StateChange::Inherit);
-                commands::policy::run(out, host, id, state, Some(project)).await
+            Command::Inherit {
+                id,
+                project,
+                component,
+            } => {
+                let state = StateChange::Inherit;
+                let project = project.as_deref();
+                match component {
+                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
+                    None => {
+                        commands::policy::run(out, host, id, Change::State(state), project).await
+                    }
+                }
             }
             Command::Catalog { project } => {
                 commands::catalog::catalog(out, host, project.project.as_deref())
@@ -652,6 +701,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 project,
                 config,
                 out: file,
+                component,
             } => {
                 let request = commands::plan::Request {
                     id,
@@ -659,6 +709,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                     project: project.project.as_deref(),
                     config: config.as_deref(),
                     out: file.as_deref(),
+                    component: component.as_deref(),
                 };
                 commands::plan::plan(out, host, &request).await
             }

@@ -208,13 +208,36 @@ impl Module for BundleModule {
             if !self.bundle.runtime_in(ctx.realm()) {
                 return Ok(());
             }
+            // Runtime commands disabled by policy in this realm get no stub; when every one is
+            // disabled there is nothing to call, so no runtime instance (and no process).
+            let commands: Vec<_> = self
+                .bundle
+                .manifest
+                .codetwo
+                .commands
+                .iter()
+                .filter(|c| {
+                    !ctx.withheld()
+                        .contains(&format!("runtime-command:{}", c.id))
+                })
+                .collect();
+            let declared = self.bundle.manifest.codetwo.commands.len();
+            if commands.len() < declared
+                && let Realm::Project(key) = ctx.realm().clone()
+            {
+                // A withheld command must not resolve to the user realm's process instead.
+                ctx.block_fallback(&key, &self.name)?;
+            }
+            if commands.is_empty() && declared > 0 {
+                return Ok(());
+            }
             let instance = Arc::new(RuntimeInstance::new(
                 self.host.clone(),
                 self.bundle.clone(),
                 ctx.scope().clone(),
                 ctx.config().clone(),
             ));
-            for command in &self.bundle.manifest.codetwo.commands {
+            for command in commands {
                 let spec = CommandSpec {
                     title: command.title.clone(),
                     description: command.description.clone(),

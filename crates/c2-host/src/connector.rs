@@ -149,6 +149,12 @@ impl PluginHost {
                 ),
             ));
         };
+        self.refuse_withheld(
+            &bundle,
+            &realm,
+            c2_bundle_collector::ContributionKind::Connector,
+            &connector.id,
+        )?;
         if !lock(&self.shared.providers).contains(&connector.provider) {
             return Err(HostError::command(
                 "unsupported",
@@ -177,17 +183,19 @@ impl PluginHost {
 
     /// The connectors of trusted, enabled bundles with whether their provider is supported.
     pub fn connectors(&self) -> Vec<ConnectorStatus> {
-        let providers = lock(&self.shared.providers).clone();
-        lock(&self.shared.bundles)
-            .values()
+        let providers = &lock(&self.shared.providers).clone();
+        let modules: Vec<_> = lock(&self.shared.bundles).values().cloned().collect();
+        modules
+            .iter()
             .flat_map(|module| {
                 let bundle = module.bundle();
+                let withheld = self.shared.withheld(bundle, &c2_policy::Scope::User);
                 bundle
                     .manifest
                     .codetwo
                     .connectors
                     .iter()
-                    .map(|c| ConnectorStatus {
+                    .map(move |c| ConnectorStatus {
                         bundle: bundle.record.id.clone(),
                         id: c.id.clone(),
                         provider: c.provider.clone(),
@@ -197,6 +205,7 @@ impl PluginHost {
                             .map(|c| c.as_str().to_owned())
                             .collect(),
                         supported: providers.contains(&c.provider),
+                        disabled: withheld.contains(&format!("connector:{}", c.id)),
                     })
             })
             .collect()
@@ -217,6 +226,8 @@ pub struct ConnectorStatus {
     pub capabilities: Vec<String>,
     /// Whether an adapter for the provider is registered.
     pub supported: bool,
+    /// Whether the user disabled this connector (`connector:<id>`); it cannot be invoked.
+    pub disabled: bool,
 }
 
 #[cfg(test)]

@@ -151,8 +151,12 @@ pub struct InstallOutcome {
     /// Whether a bundle from the same source was replaced.
     pub replaced: bool,
     /// Things the user should know: an untrusted runtime, trust lost to changed content,
-    /// validation warnings.
+    /// validation warnings, dropped component choices.
     pub notes: Vec<String>,
+    /// Component choices of the replaced bundle whose local id the new content no longer
+    /// has: dropped from the policy, reported here once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_choices: Vec<crate::components::DroppedChoice>,
 }
 
 /// The result of an uninstall: the id and its record, `None` when the entry's record was
@@ -265,6 +269,8 @@ pub struct BundleStatus {
     pub runtime: bool,
     /// The stored record: source, digest, inventory.
     pub record: InstalledRecord,
+    /// Each component a choice can name, `enabled` or `disabled` for the user.
+    pub components: Vec<crate::components::ComponentState>,
 }
 
 /// One catalog row.
@@ -283,6 +289,9 @@ pub struct CatalogRow {
     /// scopes for those servers only; this says where its process runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime_scopes: Option<Vec<String>>,
+    /// For bundles: each component a choice can name, `enabled` or `disabled` in this realm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub components: Option<Vec<crate::components::ComponentState>>,
 }
 
 /// A command as `commands` shows it.
@@ -659,11 +668,26 @@ impl PluginHost {
             let mut state = KernelDesired::default();
             for module in catalog.modules() {
                 if let Ok(d) = policy.desired(&catalog, &module.name, scope) {
+                    // A bundle's disabled components, `<kind>:<local-id>`, reach its scope.
+                    let withheld =
+                        module
+                            .name
+                            .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                            .map(|id| {
+                                let prefix = format!("{id}:");
+                                d.components
+                                    .iter()
+                                    .filter(|(_, s)| **s == c2_policy::ComponentSwitch::Disabled)
+                                    .filter_map(|(key, _)| key.strip_prefix(&prefix))
+                                    .map(str::to_owned)
+                                    .collect()
+                            });
                     state.modules.insert(
                         module.name.clone(),
                         ModuleIntent {
                             enabled: Some(d.is_runnable()),
                             config: d.config,
+                            withheld,
                         },
                     );
                 }
@@ -748,7 +772,7 @@ impl PluginHost {
         Ok(key)
     }
 
-    fn scope_of(&self, target: &Target) -> Result<Scope, HostError> {
+    pub(crate) fn scope_of(&self, target: &Target) -> Result<Scope, HostError> {
         match self.realm(target)? {
             Realm::Global => Ok(Scope::User),
             Realm::Project(key) => Ok(Scope::Project(key.as_str().to_owned())),
@@ -756,7 +780,7 @@ impl PluginHost {
     }
 
     /// Plans, applies, reconciles, and confirms or rolls back one policy change.
-    async fn change(
+    pub(crate) async fn change(
         &self,
         module: String,
         scope: Scope,
@@ -945,6 +969,28 @@ impl PluginHost {
         if let Some(retired) = retired {
             self.finish_retired(retired).await;
         }
+        // The bundle is stored whatever happens here: a choice that cannot be dropped now
+        // (the policy refused the write) is named, and matches nothing in the new content.
+        let dropped_choices = if replaced {
+            match self.drop_vanished_choices(&record).await {
+                Ok(dropped) => dropped,
+                Err(error) => {
+                    notes.push(format!(
+                        "component choices of {} that name components the new content no longer has could not be dropped ({error}); they have no effect: `c2-plugins list` shows the components there are",
+                        record.id
+                    ));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        notes.extend(dropped_choices.iter().map(|dropped| {
+            format!(
+                "the component choice {} ({}) was dropped: the new content of {} has no such component",
+                dropped.component, dropped.scope, dropped.id
+            )
+        }));
         let module = module_name(&record.id);
         if options.trust {
             self.change(
@@ -961,6 +1007,7 @@ impl PluginHost {
             record,
             replaced,
             notes,
+            dropped_choices,
         })
     }
 
@@ -1187,9 +1234,52 @@ impl PluginHost {
         let realm = self.realm(target)?;
         match self.shared.kernel.call(&realm, name, args).await {
             Ok(value) => Ok(value),
-            Err(KernelError::UnknownCommand { .. }) => Err(self.explain_unknown(name, &realm)),
+            Err(KernelError::UnknownCommand { .. }) => Err(self
+                .withheld_command(name, &realm)
+                .unwrap_or_else(|| self.explain_unknown(name, &realm))),
+            Err(error @ KernelError::FallbackBlocked { .. }) => Err(self
+                .withheld_command(name, &realm)
+                .unwrap_or_else(|| error.into())),
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// `disabled` when `name` is a runtime command policy disables in `realm` for the bundle
+    /// that declares it (and that bundle is otherwise runnable there).
+    fn withheld_command(&self, name: &str, realm: &Realm) -> Option<HostError> {
+        let scope = match realm {
+            Realm::Global => Scope::User,
+            Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
+        };
+        let bundles = lock(&self.shared.bundles).clone();
+        let component = format!("runtime-command:{name}");
+        bundles.values().find_map(|module| {
+            let bundle = module.bundle();
+            let declares = bundle
+                .manifest
+                .codetwo
+                .commands
+                .iter()
+                .any(|c| c.id == name);
+            let scope = match &scope {
+                Scope::Project(_) if !bundle.runtime_in(realm) => Scope::User,
+                other => other.clone(),
+            };
+            // An untrusted bundle's commands are explained as such, not as a component choice.
+            let withheld = declares
+                && self.shared.is_trusted(bundle)
+                && self.shared.withheld(bundle, &scope).contains(&component);
+            withheld.then(|| {
+                crate::components::disabled_error(
+                    &bundle.record.id,
+                    &component,
+                    &realm_text(&match scope {
+                        Scope::User => Realm::Global,
+                        Scope::Project(key) => Realm::project(key),
+                    }),
+                )
+            })
+        })
     }
 
     /// Why a command is not there: a declared but untrusted, disabled, pending or failed bundle
@@ -1295,6 +1385,7 @@ impl PluginHost {
                     reason,
                     runtime: bundle.has_runtime(),
                     record: bundle.record.clone(),
+                    components: self.shared.component_states(bundle, &Scope::User),
                 }
             })
             .collect()
@@ -1327,6 +1418,16 @@ impl PluginHost {
         };
         let policy_catalog = self.policy_catalog();
         let bundles = lock(&self.shared.bundles).clone();
+        let components: BTreeMap<String, Vec<crate::components::ComponentState>> = bundles
+            .values()
+            .map(|module| {
+                let bundle = module.bundle();
+                (
+                    bundle.module_name(),
+                    self.shared.component_states(bundle, &scope),
+                )
+            })
+            .collect();
         let policy = lock(&self.shared.policy);
         Ok(self
             .shared
@@ -1360,6 +1461,7 @@ impl PluginHost {
                         scopes
                     });
                 CatalogRow {
+                    components: components.get(&entry.name).cloned(),
                     entry,
                     trusted,
                     enabled,

@@ -23,6 +23,7 @@
 
 mod bundle;
 mod check;
+mod components;
 mod connector;
 mod error;
 mod git;
@@ -43,6 +44,10 @@ mod ui;
 pub use bundle::{BUNDLE_PREFIX, module_name};
 pub use c2_policy::{WatchMode, WatchOptions};
 pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
+pub use components::{
+    COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
+    disabled_for_user, kind_name,
+};
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };

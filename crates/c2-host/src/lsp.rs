@@ -134,8 +134,11 @@ pub struct ServerListing {
     pub languages: Vec<String>,
     /// The declared command.
     pub command: String,
-    /// Whether its bundle is trusted and enabled in the listed realm.
+    /// Whether its bundle is trusted and enabled in the listed realm and the server itself
+    /// is not disabled there.
     pub active: bool,
+    /// Whether policy disables this server (`language-server:<id>`) in the listed realm.
+    pub disabled: bool,
 }
 
 /// What a language resolves to in one project.
@@ -231,8 +234,13 @@ impl PluginHost {
     pub fn language_servers(&self, project: &Path) -> Result<Vec<LanguageMapping>, HostError> {
         let project = Project::normalize(project)?;
         let mut mappings = Vec::new();
+        let scope = Scope::Project(project.key().to_owned());
         for bundle in self.active_bundles(&project) {
+            let withheld = self.shared.withheld(&bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
+                if withheld.contains(&format!("language-server:{}", server.id)) {
+                    continue;
+                }
                 for language in &server.languages {
                     mappings.push(LanguageMapping {
                         language: language.clone(),
@@ -273,14 +281,18 @@ impl PluginHost {
             .collect();
         for bundle in &modules {
             let id = &bundle.record.id;
-            let is_active = active.contains(id);
+            let bundle_active = active.contains(id);
+            let withheld = self.shared.withheld(bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
+                let disabled = withheld.contains(&format!("language-server:{}", server.id));
+                let is_active = bundle_active && !disabled;
                 servers.push(ServerListing {
                     bundle: id.clone(),
                     server: server.id.clone(),
                     languages: server.languages.clone(),
                     command: server.command.clone(),
                     active: is_active,
+                    disabled,
                 });
                 for language in &server.languages {
                     let row = languages
@@ -485,8 +497,13 @@ impl PluginHost {
     fn resolve_in(&self, project: &Project, language: &str) -> Result<Choice, HostError> {
         let wanted = fold(language);
         let mut providers: Vec<Provider> = Vec::new();
+        let scope = Scope::Project(project.key().to_owned());
         for bundle in self.active_bundles(project) {
+            let withheld = self.shared.withheld(&bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
+                if withheld.contains(&format!("language-server:{}", server.id)) {
+                    continue;
+                }
                 if server.languages.iter().any(|l| fold(l) == wanted) {
                     providers.push(Provider {
                         bundle: bundle.clone(),

@@ -96,6 +96,8 @@ struct PlanArgs {
     action: Action,
     project: Option<PathBuf>,
     config: Option<Value>,
+    /// `<kind>:<local-id>`: a per-component choice (enable, disable, inherit).
+    component: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -156,13 +158,13 @@ impl Module for ManagementModule {
                     |host, value| {
                         Box::pin(async move {
                             let a: PlanArgs = args(value, "plugins.plan_change")?;
-                            host.plan_in_process(
-                                a.id,
-                                a.action.into_kind(a.config)?,
-                                target(a.project),
-                            )
-                            .await
-                            .map_err(failure)
+                            let kind = match a.component {
+                                Some(component) => a.action.into_component(component, a.config)?,
+                                None => a.action.into_kind(a.config)?,
+                            };
+                            host.plan_in_process(a.id, kind, target(a.project))
+                                .await
+                                .map_err(failure)
                         })
                     },
                 ),
@@ -263,6 +265,26 @@ impl Module for ManagementModule {
 }
 
 impl Action {
+    fn into_component(
+        self,
+        component: String,
+        config: Option<Value>,
+    ) -> Result<PlannedKind, KernelError> {
+        let state = match (self, config) {
+            (Action::Enable, None) => StateChange::Enable,
+            (Action::Disable, None) => StateChange::Disable,
+            (Action::Inherit, None) => StateChange::Inherit,
+            _ => {
+                return Err(KernelError::failure(
+                    "invalid_args",
+                    "a component takes enable, disable or inherit, without `config`",
+                ));
+            }
+        };
+        let component = crate::components::ComponentRef::parse(&component).map_err(failure)?;
+        Ok(PlannedKind::Component(component, state))
+    }
+
     fn into_kind(self, config: Option<Value>) -> Result<PlannedKind, KernelError> {
         Ok(match (self, config) {
             (Action::Configure, Some(config)) => PlannedKind::Configure(config),
@@ -293,6 +315,7 @@ pub(crate) enum PlannedKind {
     Configure(Value),
     Trust,
     Untrust,
+    Component(crate::components::ComponentRef, StateChange),
 }
 
 impl PluginHost {
@@ -322,6 +345,9 @@ impl PluginHost {
                 c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone())
             }
             PlannedKind::Untrust => c2_policy::ChangeKind::Untrust,
+            PlannedKind::Component(component, state) => {
+                self.component_change(module.bundle(), &scope, &component, state)?
+            }
         };
         let catalog = self.policy_catalog();
         let revisions = self.revisions();

@@ -313,6 +313,18 @@ impl PluginHost {
                 continue;
             };
             let trusted = self.shared.is_trusted(&bundle);
+            // The same scope as the switch above: a project's choice counts only where the
+            // project's own entry does.
+            let choice_scope = if bundle.runtime_project_capable() {
+                &scope
+            } else {
+                &Scope::User
+            };
+            let withheld = self.shared.withheld(&bundle, choice_scope);
+            let where_text = match choice_scope {
+                Scope::User => "the user scope".to_owned(),
+                Scope::Project(key) => format!("project {key}"),
+            };
             let report = c2_manifest::validate_mcp_for(&text, &bundle.manifest.schema);
             let row = |server: &str, transport: &str, status, launch| McpServerLaunch {
                 bundle: bundle.record.id.clone(),
@@ -356,7 +368,15 @@ impl PluginHost {
             }
             for server in &report.servers {
                 let kind = server.transport.kind();
+                let component = format!("mcp-server:{}", server.name);
                 let (status, launch) = match &server.transport {
+                    _ if withheld.contains(&component) => (
+                        McpStatus::Disabled(format!(
+                            "component {component} is disabled in {where_text}: `c2-plugins enable {} --component {component}`",
+                            bundle.record.id
+                        )),
+                        None,
+                    ),
                     McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
                     McpTransport::Stdio {
                         command,
@@ -406,11 +426,25 @@ impl PluginHost {
         id: &str,
         server: &str,
     ) -> Result<McpProcess, HostError> {
-        self.bundle(id)?;
+        let module = self.bundle(id)?;
         let refuse = |kind: &str, message: String| HostError::Command {
             kind: kind.to_owned(),
             message,
         };
+        // A server the policy disables is refused as such, in the scope the listing uses.
+        let bundle = module.bundle();
+        let realm = self.realm(target)?;
+        let realm = if bundle.runtime_project_capable() {
+            realm
+        } else {
+            c2_kernel::Realm::Global
+        };
+        self.refuse_withheld(
+            bundle,
+            &realm,
+            c2_bundle_collector::ContributionKind::McpServer,
+            server,
+        )?;
         let entry = self
             .mcp_servers(target)?
             .into_iter()

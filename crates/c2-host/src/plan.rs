@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::module_name;
+use crate::components::ComponentRef;
 use crate::error::HostError;
-use crate::host::{Applied, ImpactView, PluginHost, lock};
+use crate::host::{Applied, ImpactView, PluginHost, StateChange, lock};
 
 /// The plan file format version.
 pub const PLAN_FORMAT: u32 = 1;
@@ -57,6 +58,10 @@ pub struct PlanFile {
     pub project: Option<PathBuf>,
     /// The change.
     pub change: PlanAction,
+    /// For a per-component choice: the component, `<kind>:<local-id>` (enable, disable and
+    /// inherit only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
     /// The revisions it was planned against.
     pub revisions: PlanRevisions,
     /// What applying it does, as planned.
@@ -64,18 +69,40 @@ pub struct PlanFile {
 }
 
 impl PluginHost {
-    fn plan_change(&self, id: &str, scope: Scope, action: &PlanAction) -> Change {
-        let kind = match action {
-            PlanAction::Enable => ChangeKind::Enable,
-            PlanAction::Disable => ChangeKind::Disable,
-            PlanAction::Inherit => ChangeKind::Inherit,
-            PlanAction::Configure { config } => ChangeKind::Configure(config.clone()),
+    fn plan_change(
+        &self,
+        id: &str,
+        scope: Scope,
+        action: &PlanAction,
+        component: Option<&str>,
+    ) -> Result<Change, HostError> {
+        let kind = match (action, component) {
+            (PlanAction::Configure { .. }, Some(_)) => {
+                return Err(HostError::command(
+                    "invalid_args",
+                    "a component is enabled, disabled or inherited, not configured: drop --component",
+                ));
+            }
+            (action, Some(component)) => {
+                let state = match action {
+                    PlanAction::Enable => StateChange::Enable,
+                    PlanAction::Disable => StateChange::Disable,
+                    _ => StateChange::Inherit,
+                };
+                let component = ComponentRef::parse(component)?;
+                let module = self.bundle(id)?;
+                self.component_change(module.bundle(), &scope, &component, state)?
+            }
+            (PlanAction::Enable, None) => ChangeKind::Enable,
+            (PlanAction::Disable, None) => ChangeKind::Disable,
+            (PlanAction::Inherit, None) => ChangeKind::Inherit,
+            (PlanAction::Configure { config }, None) => ChangeKind::Configure(config.clone()),
         };
-        Change {
+        Ok(Change {
             module: module_name(id),
             scope,
             kind,
-        }
+        })
     }
 
     fn scope_for(&self, project: Option<&PathBuf>) -> Result<(Scope, Option<PathBuf>), HostError> {
@@ -101,17 +128,30 @@ impl PluginHost {
         project: Option<&PathBuf>,
         action: PlanAction,
     ) -> Result<PlanFile, HostError> {
+        self.plan_component(id, project, action, None).await
+    }
+
+    /// [`Self::plan`] of a per-component choice when `component` (`<kind>:<local-id>`) is
+    /// given: `enable`, `disable` or `inherit` of that component only.
+    pub async fn plan_component(
+        &self,
+        id: &str,
+        project: Option<&PathBuf>,
+        action: PlanAction,
+        component: Option<&str>,
+    ) -> Result<PlanFile, HostError> {
         let _changes = self.shared.changes.lock().await;
         self.catch_up_locked().await;
         self.bundle(id)?;
         let (scope, project) = self.scope_for(project)?;
-        let change = self.plan_change(id, scope, &action);
+        let change = self.plan_change(id, scope, &action, component)?;
         let plan = self.plan_now(change)?;
         Ok(PlanFile {
             format: PLAN_FORMAT,
             id: id.to_owned(),
             project,
             change: action,
+            component: component.map(str::to_owned),
             revisions: PlanRevisions {
                 graph: plan.revisions.graph,
                 config: plan.revisions.config,
@@ -133,7 +173,7 @@ impl PluginHost {
         self.catch_up_locked().await;
         self.bundle(&file.id)?;
         let (scope, _) = self.scope_for(file.project.as_ref())?;
-        let change = self.plan_change(&file.id, scope, &file.change);
+        let change = self.plan_change(&file.id, scope, &file.change, file.component.as_deref())?;
         let plan = self.plan_now(change)?;
         let now = &plan.revisions;
         let planned = &file.revisions;

@@ -346,10 +346,15 @@ impl PluginHost {
             .map(|c| format!("{}\u{0}{}", c.owner, c.name))
             .collect();
         let mut slots: BTreeMap<String, Vec<UiEntry>> = BTreeMap::new();
-        for module in lock(&self.shared.bundles).values() {
+        let scope = crate::components::realm_scope(&realm);
+        let modules: Vec<_> = lock(&self.shared.bundles).values().cloned().collect();
+        for module in modules {
             let bundle = module.bundle();
+            let withheld = self.shared.withheld(bundle, &scope);
             for ui in &bundle.manifest.codetwo.ui {
-                if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command)) {
+                if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command))
+                    || withheld.contains(&format!("ui-action:{}", ui.id))
+                {
                     continue;
                 }
                 slots
@@ -423,6 +428,12 @@ impl PluginHost {
                 ),
             ));
         };
+        self.refuse_withheld(
+            &bundle,
+            &realm,
+            c2_bundle_collector::ContributionKind::UiAction,
+            &ui.id,
+        )?;
         self.verify_owned_command(&bundle, &ui.command, &realm)?;
         let project_path = match &realm {
             Realm::Global => Value::Null,

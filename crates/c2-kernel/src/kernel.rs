@@ -1,6 +1,6 @@
 //! The loader and the dispatcher: factories, desired state, reconcile, realms, leases, calls.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -68,6 +68,8 @@ struct Factory {
 struct BuildKey {
     revision: u64,
     config: Value,
+    /// What policy withholds in this realm ([`crate::ModuleIntent::withheld`]).
+    withheld: BTreeSet<String>,
     /// Per injected service: (revision, provider scope), `None` when absent.
     services: Vec<(String, Option<(u64, ScopeId)>)>,
 }
@@ -219,6 +221,24 @@ impl State {
             .unwrap_or(Value::Null)
     }
 
+    fn withheld(&self, realm: &Realm, name: &str) -> BTreeSet<String> {
+        let project = match realm {
+            Realm::Project(key) => self
+                .project_desired
+                .get(key)
+                .and_then(|d| d.modules.get(name)?.withheld.clone()),
+            Realm::Global => None,
+        };
+        project
+            .or_else(|| {
+                self.desired
+                    .modules
+                    .get(name)
+                    .and_then(|intent| intent.withheld.clone())
+            })
+            .unwrap_or_default()
+    }
+
     /// The key the module would be built from now, or the required services that are missing.
     fn key_for(&self, realm: &Realm, name: &str) -> Result<BuildKey, Vec<String>> {
         let Some(factory) = self.factories.get(name) else {
@@ -245,6 +265,7 @@ impl State {
             Ok(BuildKey {
                 revision: factory.revision,
                 config: self.config(realm, name),
+                withheld: self.withheld(realm, name),
                 services,
             })
         } else {
@@ -403,6 +424,7 @@ impl State {
         let ctx = ScopeContext {
             scope,
             config: key.config.clone(),
+            withheld: key.withheld.clone(),
             services,
         };
         Some(ApplyJob {

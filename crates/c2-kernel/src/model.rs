@@ -1,6 +1,6 @@
 //! Plain data the kernel speaks in: realms, catalog metadata, desired state, options.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -178,6 +178,10 @@ pub struct ModuleIntent {
     pub enabled: Option<bool>,
     /// The module's configuration; `None` inherits.
     pub config: Option<Value>,
+    /// Parts of the module policy withholds in this realm (opaque names the module
+    /// understands, e.g. its component ids); `None` inherits. A change reloads the scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<BTreeSet<String>>,
 }
 
 /// Policy's intent for one realm, by module name.
@@ -195,8 +199,14 @@ impl DesiredState {
         enabled: Option<bool>,
         config: Option<Value>,
     ) -> Self {
-        self.modules
-            .insert(name.into(), ModuleIntent { enabled, config });
+        self.modules.insert(
+            name.into(),
+            ModuleIntent {
+                enabled,
+                config,
+                withheld: None,
+            },
+        );
         self
     }
 }

@@ -1,7 +1,7 @@
 //! The runtime module trait and the context its `apply` registers into.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -53,6 +53,7 @@ pub trait Module: Send + Sync + 'static {
 pub struct ScopeContext {
     pub(crate) scope: ScopeHandle,
     pub(crate) config: Value,
+    pub(crate) withheld: BTreeSet<String>,
     pub(crate) services: HashMap<String, ServiceValue>,
 }
 
@@ -80,6 +81,12 @@ impl ScopeContext {
     /// The module's effective configuration (`null` when policy gives none).
     pub fn config(&self) -> &Value {
         &self.config
+    }
+
+    /// What policy withholds from the module in this realm ([`crate::ModuleIntent::withheld`]):
+    /// the module leaves those parts out of what it registers.
+    pub fn withheld(&self) -> &BTreeSet<String> {
+        &self.withheld
     }
 
     /// An injected service, downcast to its concrete type. `None` when an optional service is

@@ -1324,3 +1324,64 @@ async fn disposing_many_scopes_removes_exactly_their_commands() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn withheld_parts_reach_apply_a_change_reloads_and_a_project_overrides_the_user() {
+    let m = module("parts").project().on_apply(|ctx| {
+        for part in ["a.run", "b.run"] {
+            if !ctx.withheld().contains(part) {
+                internal(ctx, part, json!(part))?;
+            }
+        }
+        Ok(())
+    });
+    let applies = m.counter();
+    let kernel = kernel_with(vec![m.arc()]).await;
+    let withhold = |parts: &[&str]| {
+        let mut state = DesiredState::default().with("parts", Some(true), None);
+        if let Some(intent) = state.modules.get_mut("parts") {
+            intent.withheld = Some(parts.iter().map(|p| (*p).to_owned()).collect());
+        }
+        state
+    };
+    kernel.set_desired(withhold(&["b.run"])).unwrap();
+    kernel.reconcile().await;
+    assert_eq!(
+        kernel.call(&Realm::Global, "a.run", Value::Null).await,
+        Ok(json!("a.run"))
+    );
+    assert!(matches!(
+        kernel.call(&Realm::Global, "b.run", Value::Null).await,
+        Err(Error::UnknownCommand { .. })
+    ));
+    let before = applies.load(Ordering::SeqCst);
+    kernel.set_desired(withhold(&["b.run"])).unwrap();
+    kernel.reconcile().await;
+    assert_eq!(
+        applies.load(Ordering::SeqCst),
+        before,
+        "same set, no reload"
+    );
+
+    // The project's own set wins over the user's; without one it inherits.
+    kernel
+        .set_project_desired(ProjectKey::new("p"), withhold(&["a.run"]))
+        .unwrap();
+    kernel.reconcile().await;
+    let realm = project("p");
+    assert_eq!(
+        kernel.call(&realm, "b.run", Value::Null).await,
+        Ok(json!("b.run"))
+    );
+
+    kernel.set_desired(withhold(&[])).unwrap();
+    kernel.reconcile().await;
+    assert!(
+        applies.load(Ordering::SeqCst) > before,
+        "a changed set reloads"
+    );
+    assert_eq!(
+        kernel.call(&Realm::Global, "b.run", Value::Null).await,
+        Ok(json!("b.run"))
+    );
+}

@@ -215,6 +215,16 @@ impl PolicyDocument {
         self.projects.retain(|_, entries| !entries.is_empty());
     }
 
+    /// Drops the overrides of `components` from one module's entries, in every scope.
+    pub(crate) fn forget_components(&mut self, module: &str, components: &[String]) {
+        let scopes = std::iter::once(&mut self.user).chain(self.projects.values_mut());
+        for entries in scopes {
+            if let Some(entry) = entries.get_mut(module) {
+                entry.components.retain(|id, _| !components.contains(id));
+            }
+        }
+    }
+
     /// Removes every entry of one module, in every scope.
     pub(crate) fn forget(&mut self, module: &str) {
         self.user.remove(module);

@@ -85,6 +85,11 @@ pub enum Error {
     /// Trust (or untrust) was asked for a project scope; trust is user-wide.
     #[error("trust is bound to the bundle's content and is user-wide; drop the project")]
     TrustIsUserWide,
+    /// Forgetting component choices was asked for one project; it always covers every scope.
+    #[error(
+        "forgetting component choices covers the user and every project at once; plan it for the user scope"
+    )]
+    ForgetIsEveryScope,
     /// Trust was asked for a built-in module, which has no content digest.
     #[error("module `{0}` has no bundle content to trust; built-in modules need no trust")]
     NotTrustable(String),

@@ -41,6 +41,9 @@ pub enum ChangeKind {
         /// The override, or `None` to follow the plugin switch again.
         state: Option<ComponentSwitch>,
     },
+    /// User scope only: drop these component ids' overrides in every scope (the user's and
+    /// every project's), e.g. because the installed bundle no longer has those components.
+    ForgetComponents(Vec<String>),
 }
 
 /// The runtime revisions the host reports; the config revision is the store's own.
@@ -136,8 +139,12 @@ pub(crate) fn evaluate(
     validate(module, change)?;
 
     let mut after = before.clone();
+    if let ChangeKind::ForgetComponents(components) = &change.kind {
+        after.forget_components(&module.name, components);
+    }
     let entry = after.entry_mut(&module.name, &change.scope);
     match &change.kind {
+        ChangeKind::ForgetComponents(_) => {}
         ChangeKind::Enable => entry.state = Switch::Enabled,
         ChangeKind::Disable => entry.state = Switch::Disabled,
         ChangeKind::Inherit => entry.state = Switch::Inherit,
@@ -180,6 +187,7 @@ fn validate(module: &CatalogModule, change: &Change) -> Result<(), Error> {
         }),
         ChangeKind::Inherit if !project => Err(Error::InheritIsProjectOnly),
         ChangeKind::Trust(_) | ChangeKind::Untrust if project => Err(Error::TrustIsUserWide),
+        ChangeKind::ForgetComponents(_) if project => Err(Error::ForgetIsEveryScope),
         ChangeKind::Trust(digest) => match &module.digest {
             None => Err(Error::NotTrustable(module.name.clone())),
             Some(installed) if installed != digest => Err(Error::DigestMismatch {

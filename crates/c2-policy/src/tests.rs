@@ -1071,3 +1071,50 @@ fn dropping_the_watcher_stops_its_thread_promptly() {
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
     ));
 }
+
+#[test]
+fn forgetting_components_drops_them_in_every_scope_and_keeps_the_rest() {
+    let mut fixture = Fixture::new();
+    let (gone, kept) = (
+        "review:skill:gone".to_owned(),
+        "review:skill:kept".to_owned(),
+    );
+    for (scope, component) in [
+        (Scope::User, &gone),
+        (Scope::User, &kept),
+        (project("/p"), &gone),
+    ] {
+        fixture.commit(change(
+            "review",
+            scope,
+            ChangeKind::SetComponent {
+                component: component.clone(),
+                state: Some(ComponentSwitch::Disabled),
+            },
+        ));
+    }
+    assert!(matches!(
+        fixture.plan(change(
+            "review",
+            project("/p"),
+            ChangeKind::ForgetComponents(vec![gone.clone()])
+        )),
+        Err(Error::ForgetIsEveryScope)
+    ));
+    fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::ForgetComponents(vec![gone.clone()]),
+    ));
+    let user = fixture.desired("review", &Scope::User);
+    assert_eq!(
+        user.components.keys().collect::<Vec<_>>(),
+        vec![&kept],
+        "only the forgotten id left the user entry"
+    );
+    let document = fixture.store.document().unwrap();
+    assert!(
+        document.entry("review", &project("/p")).is_none(),
+        "the project entry said only that and was pruned"
+    );
+}

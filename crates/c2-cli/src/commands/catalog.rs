@@ -79,6 +79,22 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
         ]);
     }
     let mut human = report::table(&table, "");
+    for row in rows.as_array().into_iter().flatten() {
+        let disabled: Vec<&str> = row["components"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["state"] == "disabled")
+            .filter_map(|c| c["component"].as_str())
+            .collect();
+        if !disabled.is_empty() {
+            human.push_str(&format!(
+                "{}: disabled components: {}\n",
+                text(&row["name"]),
+                disabled.join(", ")
+            ));
+        }
+    }
     if !languages.languages.is_empty() {
         human.push_str("\nlanguage servers:\n");
         human.push_str(&super::lsp::languages_table(&languages));

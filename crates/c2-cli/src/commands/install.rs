@@ -102,6 +102,7 @@ pub(crate) fn outcome_json(outcome: &InstallOutcome, options: InstallOptions) ->
         "trusted": options.trust,
         "enabled": options.enable,
         "notes": outcome.notes,
+        "droppedChoices": outcome.dropped_choices,
         "contributions": report::contributions_json(&record.inventory),
         "unsupported": report::unsupported_json(&record.inventory),
     })

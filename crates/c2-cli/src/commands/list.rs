@@ -58,6 +58,21 @@ pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
         ]);
     }
     let mut text = report::table(&rows, "");
+    for status in &listed {
+        let disabled: Vec<&str> = status
+            .components
+            .iter()
+            .filter(|c| c.state == "disabled")
+            .map(|c| c.component.as_str())
+            .collect();
+        if !disabled.is_empty() {
+            text.push_str(&format!(
+                "{}: disabled components (user): {}\n",
+                status.id,
+                disabled.join(", ")
+            ));
+        }
+    }
     if !languages.languages.is_empty() {
         text.push_str("\nlanguage servers (user-wide; `c2-plugins lsp --list --project DIR` for a project):\n");
         text.push_str(&super::lsp::languages_table(&languages));
@@ -93,8 +108,30 @@ pub(crate) fn status_json(status: &BundleStatus, languages: &LanguageListing) ->
         "source": record.source,
         "commit": record.commit,
         "installedAt": record.installed_at,
-        "contributions": report::contributions_json(&record.inventory),
+        "contributions": mark_disabled(report::contributions_json(&record.inventory), status),
+        "components": status.components,
         "unsupported": report::unsupported_json(&record.inventory),
         "languageServers": super::lsp::bundle_servers_json(languages, &status.id),
     })
+}
+
+/// Marks each contribution the user disabled with `"policy": "disabled"` (the others
+/// `"enabled"`, when a choice can name them).
+fn mark_disabled(mut contributions: Value, status: &BundleStatus) -> Value {
+    let states: std::collections::BTreeMap<&str, &str> = status
+        .components
+        .iter()
+        .map(|c| (c.component.as_str(), c.state.as_str()))
+        .collect();
+    if let Some(kinds) = contributions.as_object_mut() {
+        for (kind, entries) in kinds.iter_mut() {
+            for entry in entries.as_array_mut().into_iter().flatten() {
+                let key = format!("{kind}:{}", entry["id"].as_str().unwrap_or_default());
+                if let Some(state) = states.get(key.as_str()) {
+                    entry["policy"] = json!(state);
+                }
+            }
+        }
+    }
+    contributions
 }

@@ -29,6 +29,8 @@ pub(crate) struct Request<'a> {
     pub(crate) config: Option<&'a str>,
     /// `--out`, else `<ID>.plan.json` in the current directory.
     pub(crate) out: Option<&'a Path>,
+    /// `--component <KIND>:<LOCAL-ID>`: plan one component's choice.
+    pub(crate) component: Option<&'a str>,
 }
 
 /// Turns the request into the host's action; usage mistakes are refused before the host is
@@ -48,10 +50,12 @@ fn action(request: &Request<'_>) -> Result<PlanAction, Failure> {
         )),
         (Action::Enable, None) => Ok(PlanAction::Enable),
         (Action::Disable, None) => Ok(PlanAction::Disable),
-        (Action::Inherit, None) if request.project.is_none() => Err(Failure::environment(
-            "usage",
-            "inherit applies to a project only: pass --project DIR",
-        )),
+        (Action::Inherit, None) if request.project.is_none() && request.component.is_none() => {
+            Err(Failure::environment(
+                "usage",
+                "inherit applies to a project only: pass --project DIR",
+            ))
+        }
         (Action::Inherit, None) => Ok(PlanAction::Inherit),
     }
 }
@@ -60,7 +64,7 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
     let action = action(request)?;
     let project = request.project.map(Path::to_path_buf);
     let file = host
-        .plan(request.id, project.as_ref(), action)
+        .plan_component(request.id, project.as_ref(), action, request.component)
         .await
         .map_err(session::failure)?;
     let path = request.out.map_or_else(
@@ -92,9 +96,12 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
         .project
         .map(|r| format!(", project {r}"))
         .unwrap_or_default();
+    let what = match &file.component {
+        Some(component) => format!("{} --component {component}", file.id),
+        None => file.id.clone(),
+    };
     let human = format!(
-        "plan: {action_name} {} ({scope})\n{}  revisions: graph {}, config {}{project_revision}\nwritten to {}: apply it with `c2-plugins apply {}`",
-        file.id,
+        "plan: {action_name} {what} ({scope})\n{}  revisions: graph {}, config {}{project_revision}\nwritten to {}: apply it with `c2-plugins apply {}`",
         impact_text(&file.impact),
         revisions.graph,
         revisions.config,

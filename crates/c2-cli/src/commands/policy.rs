@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use c2_host::{Applied, ImpactView, PluginHost, StateChange};
+use c2_host::{Applied, ComponentRef, ImpactView, PluginHost, StateChange};
 use serde_json::json;
 
 use crate::CmdResult;
@@ -55,6 +55,40 @@ pub(crate) async fn run(
         impact_text(&applied.impact)
     );
     Ok(out.success(applied_json(id, &applied), human.trim_end()))
+}
+
+/// `enable|disable|inherit <ID> --component <KIND>:<LOCAL-ID>`: one component's choice.
+pub(crate) async fn component(
+    out: &mut Out,
+    host: &PluginHost,
+    id: &str,
+    component: &str,
+    state: StateChange,
+    project: Option<&Path>,
+) -> CmdResult {
+    let parsed = ComponentRef::parse(component).map_err(session::failure)?;
+    let applied = host
+        .set_component(id, &session::target(project), &parsed, state)
+        .await
+        .map_err(session::failure)?;
+    let scope = match project {
+        Some(dir) => format!("project {}", dir.display()),
+        None => "the user scope".to_owned(),
+    };
+    let done = match state {
+        StateChange::Enable => "enabled",
+        StateChange::Disable => "disabled",
+        StateChange::Inherit => "follows the plugin again (override dropped)",
+    };
+    let key = parsed.policy_key(id);
+    let human = format!(
+        "{key} {done} in {scope} (policy revision {})\n{}",
+        applied.revision,
+        impact_text(&applied.impact)
+    );
+    let mut json = applied_json(id, &applied);
+    json["component"] = json!(key);
+    Ok(out.success(json, human.trim_end()))
 }
 
 pub(crate) async fn reset(out: &mut Out, host: &PluginHost, id: Option<&str>) -> CmdResult {

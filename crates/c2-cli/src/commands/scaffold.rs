@@ -39,6 +39,21 @@ pub(crate) fn run(out: &mut Out, request: &Request<'_>) -> CmdResult {
             ),
         ));
     }
+    // A scaffold the user disabled (`scaffold:<name>`) is not applied. Templates are not
+    // switchable components.
+    let component = c2_host::ComponentRef {
+        kind: c2_bundle_collector::ContributionKind::Scaffold,
+        local_id: request.scaffold.to_owned(),
+    };
+    if c2_host::disabled_for_user(&dir, request.id, &component) {
+        return Err(Failure::operation(
+            "disabled",
+            format!(
+                "component {component} of {id} is disabled in the user scope: run `c2-plugins enable {id} --component {component}` (or `inherit`) to use it",
+                id = request.id
+            ),
+        ));
+    }
     let written =
         c2_bundle_collector::apply_scaffold(&bundle.files, request.scaffold, request.target)
             .map_err(store_failure)?;

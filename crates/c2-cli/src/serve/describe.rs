@@ -48,21 +48,18 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
     ("plugins/untrust", "Withdraw trust", ID),
     (
         "plugins/enable",
-        "Enable for the user or a project",
-        ID_PROJECT,
+        "Enable a bundle, or one component, for the user or a project",
+        ID_PROJECT_COMPONENT,
     ),
     (
         "plugins/disable",
-        "Disable for the user or a project",
-        ID_PROJECT,
+        "Disable a bundle, or one component, for the user or a project",
+        ID_PROJECT_COMPONENT,
     ),
     (
         "plugins/inherit",
-        "Make a project follow the user's choice",
-        &[
-            ("id", "string", true, r#""x""#),
-            ("project", "string", true, r#""/nonexistent/project""#),
-        ],
+        "Make a project follow the user's choice (project required), or drop one component's choice in the scope",
+        ID_PROJECT_COMPONENT,
     ),
     (
         "plugins/reset",
@@ -76,6 +73,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
             ("id", "string", true, r#""x""#),
             ("project", "string", false, r#""/nonexistent/project""#),
             ("change", "object", true, r#"{"action":"enable"}"#),
+            ("component", "string", false, r#""skill:x""#),
         ],
     ),
     (
@@ -227,6 +225,11 @@ const ID: &[Param] = &[("id", "string", true, r#""x""#)];
 const ID_PROJECT: &[Param] = &[
     ("id", "string", true, r#""x""#),
     ("project", "string", false, r#""/nonexistent/project""#),
+];
+const ID_PROJECT_COMPONENT: &[Param] = &[
+    ("id", "string", true, r#""x""#),
+    ("project", "string", false, r#""/nonexistent/project""#),
+    ("component", "string", false, r#""skill:x""#),
 ];
 const PROJECT: &[Param] = &[("project", "string", false, r#""/nonexistent/project""#)];
 

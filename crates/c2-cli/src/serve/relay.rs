@@ -471,12 +471,22 @@ impl Connection {
                 Ok(commands::policy::applied_json(&p.id, &applied))
             }
             "plugins/enable" | "plugins/disable" | "plugins/inherit" => {
-                let p: StateParams = parse(params)?;
+                let p: SwitchParams = parse(params)?;
                 let change = match method {
                     "plugins/enable" => StateChange::Enable,
                     "plugins/disable" => StateChange::Disable,
                     _ => StateChange::Inherit,
                 };
+                if let Some(component) = &p.component {
+                    let component = c2_host::ComponentRef::parse(component).map_err(host_error)?;
+                    let applied = host
+                        .set_component(&p.id, &target(p.project), &component, change)
+                        .await
+                        .map_err(host_error)?;
+                    let mut result = commands::policy::applied_json(&p.id, &applied);
+                    result["component"] = json!(component.policy_key(&p.id));
+                    return Ok(result);
+                }
                 if change == StateChange::Inherit && p.project.is_none() {
                     return Err(ErrorObject::new(
                         codes::INVALID_PARAMS,
@@ -496,14 +506,17 @@ impl Connection {
             }
             "plugins/plan" => {
                 let p: PlanParams = parse(params)?;
-                if matches!(p.change, PlanAction::Inherit) && p.project.is_none() {
+                if matches!(p.change, PlanAction::Inherit)
+                    && p.project.is_none()
+                    && p.component.is_none()
+                {
                     return Err(ErrorObject::new(
                         codes::INVALID_PARAMS,
                         "an `inherit` plan needs `project`: the user realm has nothing to inherit from",
                     ));
                 }
                 let plan = host
-                    .plan(&p.id, p.project.as_ref(), p.change)
+                    .plan_component(&p.id, p.project.as_ref(), p.change, p.component.as_deref())
                     .await
                     .map_err(host_error)?;
                 let mut plan = serde_json::to_value(plan).unwrap_or_default();
@@ -798,6 +811,17 @@ struct StateParams {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct SwitchParams {
+    id: String,
+    #[serde(default)]
+    project: Option<PathBuf>,
+    /// `<kind>:<local-id>`: switch one component instead of the bundle.
+    #[serde(default)]
+    component: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RealmParams {
     #[serde(default)]
     project: Option<PathBuf>,
@@ -829,6 +853,9 @@ struct PlanParams {
     #[serde(default)]
     project: Option<PathBuf>,
     change: PlanAction,
+    /// `<kind>:<local-id>`: plan one component's choice.
+    #[serde(default)]
+    component: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

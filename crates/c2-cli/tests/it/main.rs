@@ -3,6 +3,7 @@
 
 mod authoring;
 mod cli;
+mod components;
 mod host;
 mod hostile;
 mod hub;

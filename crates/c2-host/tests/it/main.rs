@@ -5,6 +5,7 @@ mod support;
 
 mod callbacks;
 mod check;
+mod components;
 mod embedder;
 mod fault;
 mod hostile;

@@ -1,0 +1,794 @@
+//! Per-component policy end to end with the fixture runtime: a disabled contribution leaves
+//! every surface (stubs and calls, UI catalog and activation, connectors, language-server
+//! resolution, MCP composition, listings), in the user realm and in a project realm; a
+//! runtime whose every command is disabled never starts; choices survive a reinstall, and a
+//! choice whose component vanished is dropped and reported once.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use c2_host::{
+    ComponentChoicesDropped, ComponentRef, ConnectorRequest, HostError, InstallOptions, McpStatus,
+    PlanAction, Resolved, StateChange, Target, UiRequest,
+};
+use serde_json::{Value, json};
+
+use crate::support::{Env, FixtureBundle};
+
+const LANGUAGE: &str = "kitlang";
+
+/// A project-capable fixture bundle with one of each switchable component: commands
+/// `fixture.echo` and `fixture.info`, UI `panel` and `host.actions` `acts`, connector `chat`, language server `ls`, MCP
+/// server `tool`, skills `review` (and `extra` when `extra`), scaffold `starter`.
+fn kit(parent: &Path, version: &str, extra: bool, project: bool) -> PathBuf {
+    let mut bundle = FixtureBundle::new("kit").commands(&["fixture.echo", "fixture.info"]);
+    if project {
+        bundle = bundle.project_capable();
+    }
+    let dir = bundle.write(parent);
+    let path = dir.join("plugin.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["version"] = json!(version);
+    let codetwo = &mut manifest["extensions"]["dev.codetwo"];
+    codetwo["ui"] = json!([{"id": "panel", "slot": "composer.toolbar", "label": "Panel",
+                            "command": "fixture.echo"},
+                           {"id": "acts", "slot": "host.actions", "label": "Acts",
+                            "command": "fixture.echo"}]);
+    codetwo["connectors"] = json!([{"id": "chat", "provider": "example-chat",
+                                    "command": "fixture.echo", "capabilities": ["messaging"]}]);
+    codetwo["languageServers"] =
+        json!([{"id": "ls", "languages": [LANGUAGE], "command": "bin/ls"}]);
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let ls = dir.join("bin/ls");
+    std::fs::write(&ls, "#!/bin/sh\ncat >/dev/null\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ls, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {"tool": {"type": "stdio", "command": "sh", "args": ["-c", "cat"]}}}"#,
+    )
+    .unwrap();
+    let mut skills = vec!["review"];
+    if extra {
+        skills.push("extra");
+    } else {
+        let _ = std::fs::remove_dir_all(dir.join("skills/extra"));
+    }
+    for skill in skills {
+        std::fs::create_dir_all(dir.join("skills").join(skill)).unwrap();
+        std::fs::write(
+            dir.join("skills").join(skill).join("SKILL.md"),
+            format!("---\nname: {skill}\ndescription: The {skill} skill.\n---\nDo {skill}.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(dir.join("scaffolds/starter")).unwrap();
+    std::fs::write(dir.join("scaffolds/starter/README.md"), "hello\n").unwrap();
+    dir
+}
+
+fn component(text: &str) -> ComponentRef {
+    ComponentRef::parse(text).unwrap()
+}
+
+async fn set(env: &Env, id: &str, target: &Target, text: &str, state: StateChange) {
+    env.host
+        .set_component(id, target, &component(text), state)
+        .await
+        .unwrap_or_else(|error| panic!("{text} {state:?}: {error}"));
+}
+
+fn ui_ids(env: &Env, target: &Target) -> Vec<String> {
+    env.host
+        .ui_catalog(target)
+        .unwrap()
+        .values()
+        .flatten()
+        .map(|entry| entry.id.clone())
+        .collect()
+}
+
+fn ui(id: &str, project: Option<&Path>) -> UiRequest {
+    UiRequest {
+        id: id.to_owned(),
+        ui: "panel".to_owned(),
+        project: project.map(Path::to_path_buf),
+        ..Default::default()
+    }
+}
+
+fn connector(id: &str, project: Option<&Path>) -> ConnectorRequest {
+    ConnectorRequest {
+        id: id.to_owned(),
+        connector: "chat".to_owned(),
+        operation: "message.send".to_owned(),
+        input: json!({"text": "hi"}),
+        project: project.map(Path::to_path_buf),
+    }
+}
+
+fn mcp_status(env: &Env, target: &Target) -> McpStatus {
+    env.host
+        .mcp_servers(target)
+        .unwrap()
+        .into_iter()
+        .find(|row| row.server == "tool")
+        .expect("the tool server is listed")
+        .status
+}
+
+fn listed_state(env: &Env, id: &str, text: &str) -> String {
+    let status = env.host.list().into_iter().find(|s| s.id == id).unwrap();
+    status
+        .components
+        .iter()
+        .find(|c| c.component == text)
+        .unwrap_or_else(|| panic!("{text} in {:?}", status.components))
+        .state
+        .clone()
+}
+
+fn catalog_state(env: &Env, id: &str, target: &Target, text: &str) -> String {
+    let module = c2_host::module_name(id);
+    let row = env
+        .host
+        .catalog(target)
+        .unwrap()
+        .into_iter()
+        .find(|row| row.entry.name == module)
+        .unwrap();
+    let components = row.components.expect("a bundle row lists its components");
+    components
+        .into_iter()
+        .find(|c| c.component == text)
+        .unwrap()
+        .state
+}
+
+fn assert_disabled(error: &HostError, text: &str) {
+    assert_eq!(error.kind(), "disabled", "{error}");
+    let message = error.to_string();
+    assert!(message.contains(text), "{message}");
+    assert!(message.contains("--component"), "says how: {message}");
+}
+
+#[tokio::test]
+async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_back() {
+    let env = Env::new().await;
+    env.host.register_provider("example-chat");
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let user = Target::User;
+    let project = env.project("app");
+
+    // Everything is there first. The echo is no host.actions document, so a render that
+    // reaches the plugin fails its validation.
+    assert_eq!(ui_ids(&env, &user), ["panel", "acts"]);
+    env.host.invoke_ui(&ui(&id, None)).await.unwrap();
+    let acts = UiRequest {
+        ui: "acts".to_owned(),
+        ..ui(&id, None)
+    };
+    let rendered = env.host.invoke_ui(&acts).await.unwrap_err();
+    assert_eq!(rendered.kind(), "invalid_host_actions", "{rendered}");
+    env.host
+        .invoke_connector(&connector(&id, None))
+        .await
+        .unwrap();
+    assert!(matches!(
+        env.host.resolve_language_server(&project, LANGUAGE),
+        Ok(Resolved::Plugin { .. })
+    ));
+    assert_eq!(mcp_status(&env, &user), McpStatus::Supported);
+
+    for text in [
+        "ui-action:panel",
+        "ui-action:acts",
+        "connector:chat",
+        "language-server:ls",
+        "mcp-server:tool",
+        "skill:review",
+        "scaffold:starter",
+        "runtime-command:fixture.echo",
+    ] {
+        set(&env, &id, &user, text, StateChange::Disable).await;
+        assert_eq!(listed_state(&env, &id, text), "disabled", "{text}");
+        assert_eq!(catalog_state(&env, &id, &user, text), "disabled", "{text}");
+    }
+    assert_eq!(
+        listed_state(&env, &id, "runtime-command:fixture.info"),
+        "enabled"
+    );
+
+    assert!(ui_ids(&env, &user).is_empty(), "the UI catalog drops it");
+    assert_disabled(
+        &env.host.invoke_ui(&ui(&id, None)).await.unwrap_err(),
+        "ui-action:panel",
+    );
+    assert_disabled(
+        &env.host.invoke_ui(&acts).await.unwrap_err(),
+        "ui-action:acts",
+    );
+    let statuses = env.host.connectors();
+    assert!(statuses.iter().all(|c| c.disabled), "{statuses:?}");
+    assert_disabled(
+        &env.host
+            .invoke_connector(&connector(&id, None))
+            .await
+            .unwrap_err(),
+        "connector:chat",
+    );
+    // The project inherits the user's choices.
+    let unresolved = env
+        .host
+        .resolve_language_server(&project, LANGUAGE)
+        .unwrap_err();
+    assert_eq!(unresolved.kind(), "unsupported", "{unresolved}");
+    assert!(env.host.language_servers(&project).unwrap().is_empty());
+    let listing = env.host.language_listing(&user).unwrap();
+    assert!(listing.servers.iter().all(|s| s.disabled && !s.active));
+    assert!(
+        matches!(mcp_status(&env, &user), McpStatus::Disabled(why) if why.contains("mcp-server:tool"))
+    );
+    let launch = env.host.launch_mcp(&user, &id, "tool").await.unwrap_err();
+    assert_disabled(&launch, "mcp-server:tool");
+    // The disabled command is not registered and a call is refused as `disabled`; the other
+    // command still runs.
+    let commands = env.host.commands(&user).unwrap();
+    assert!(commands.iter().all(|c| c.name != "fixture.echo"));
+    assert_disabled(
+        &env.invoke("fixture.echo", json!({})).await.unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    env.invoke("fixture.info", json!({})).await.unwrap();
+    let store = env.host.options().plugins_dir.clone();
+    assert!(c2_host::disabled_for_user(
+        &store,
+        &id,
+        &component("scaffold:starter")
+    ));
+
+    // Inherit drops the override: everything is back.
+    for text in [
+        "ui-action:panel",
+        "ui-action:acts",
+        "connector:chat",
+        "language-server:ls",
+        "mcp-server:tool",
+        "runtime-command:fixture.echo",
+    ] {
+        set(&env, &id, &user, text, StateChange::Inherit).await;
+        assert_eq!(listed_state(&env, &id, text), "enabled", "{text}");
+    }
+    assert_eq!(ui_ids(&env, &user), ["panel", "acts"]);
+    env.host.invoke_ui(&ui(&id, None)).await.unwrap();
+    assert_eq!(
+        env.host.invoke_ui(&acts).await.unwrap_err().kind(),
+        "invalid_host_actions"
+    );
+    env.host
+        .invoke_connector(&connector(&id, None))
+        .await
+        .unwrap();
+    assert!(env.host.resolve_language_server(&project, LANGUAGE).is_ok());
+    assert_eq!(mcp_status(&env, &user), McpStatus::Supported);
+    assert_eq!(
+        env.invoke("fixture.echo", json!({"x": 1})).await.unwrap(),
+        json!({"x": 1})
+    );
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_runtime_whose_every_command_is_disabled_never_starts() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    for text in [
+        "runtime-command:fixture.echo",
+        "runtime-command:fixture.info",
+    ] {
+        set(&env, &id, &Target::User, text, StateChange::Disable).await;
+    }
+    for command in ["fixture.echo", "fixture.info"] {
+        assert_disabled(
+            &env.invoke(command, json!({})).await.unwrap_err(),
+            &format!("runtime-command:{command}"),
+        );
+    }
+    // The UI and the connector go through those commands: refused before anything runs.
+    assert!(ui_ids(&env, &Target::User).is_empty());
+    env.host.register_provider("example-chat");
+    assert!(
+        env.host
+            .invoke_connector(&connector(&id, None))
+            .await
+            .is_err()
+    );
+    assert!(env.host.invoke_ui(&ui(&id, None)).await.is_err());
+    assert_eq!(env.host.stats().spawns, 0, "no process was spawned");
+    assert_eq!(env.host.runtime_pid(&id, &Target::User).unwrap(), None);
+    // One command back: the process starts on its first call.
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "runtime-command:fixture.info",
+        StateChange::Enable,
+    )
+    .await;
+    env.invoke("fixture.info", json!({})).await.unwrap();
+    assert_eq!(env.host.stats().spawns, 1);
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let (app, other) = (env.project("app"), env.project("other"));
+    let in_app = Target::Project(app.clone());
+    // The user disables the panel and echo; the project turns echo back on.
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "ui-action:panel",
+        StateChange::Disable,
+    )
+    .await;
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "runtime-command:fixture.echo",
+        StateChange::Disable,
+    )
+    .await;
+    set(
+        &env,
+        &id,
+        &in_app,
+        "runtime-command:fixture.echo",
+        StateChange::Enable,
+    )
+    .await;
+    assert_eq!(
+        env.host
+            .invoke(&in_app, "fixture.echo", json!({"p": 1}))
+            .await
+            .unwrap(),
+        json!({"p": 1})
+    );
+    assert_disabled(
+        &env.invoke("fixture.echo", json!({})).await.unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    assert_eq!(
+        catalog_state(&env, &id, &in_app, "runtime-command:fixture.echo"),
+        "enabled"
+    );
+    assert_eq!(
+        catalog_state(&env, &id, &in_app, "ui-action:panel"),
+        "disabled",
+        "the project inherits what it does not override"
+    );
+    assert_eq!(
+        ui_ids(&env, &in_app),
+        ["acts"],
+        "only the panel is disabled there"
+    );
+
+    // A project's own disable does not reach the user realm's process or another project.
+    set(
+        &env,
+        &id,
+        &in_app,
+        "runtime-command:fixture.info",
+        StateChange::Disable,
+    )
+    .await;
+    set(
+        &env,
+        &id,
+        &in_app,
+        "language-server:ls",
+        StateChange::Disable,
+    )
+    .await;
+    set(&env, &id, &in_app, "mcp-server:tool", StateChange::Disable).await;
+    let refused = env
+        .host
+        .invoke(&in_app, "fixture.info", json!({}))
+        .await
+        .unwrap_err();
+    assert_disabled(&refused, "runtime-command:fixture.info");
+    assert!(refused.to_string().contains("--project"), "{refused}");
+    env.invoke("fixture.info", json!({})).await.unwrap();
+    env.host
+        .invoke(&Target::Project(other.clone()), "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert!(env.host.resolve_language_server(&app, LANGUAGE).is_err());
+    assert!(env.host.resolve_language_server(&other, LANGUAGE).is_ok());
+    assert!(matches!(mcp_status(&env, &in_app), McpStatus::Disabled(_)));
+    assert_eq!(mcp_status(&env, &Target::User), McpStatus::Supported);
+
+    // Inherit in the project: it follows the user again.
+    for text in [
+        "runtime-command:fixture.echo",
+        "runtime-command:fixture.info",
+        "language-server:ls",
+        "mcp-server:tool",
+    ] {
+        set(&env, &id, &in_app, text, StateChange::Inherit).await;
+    }
+    assert_disabled(
+        &env.host
+            .invoke(&in_app, "fixture.echo", json!({}))
+            .await
+            .unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    env.host
+        .invoke(&in_app, "fixture.info", json!({}))
+        .await
+        .unwrap();
+    assert!(env.host.resolve_language_server(&app, LANGUAGE).is_ok());
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_kinds_and_local_ids_are_refused_with_the_valid_ones() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, false))
+        .await;
+    let error = ComponentRef::parse("widget:panel").unwrap_err();
+    assert_eq!(error.kind(), "invalid_component");
+    assert!(error.to_string().contains("ui-action"), "{error}");
+    assert_eq!(
+        ComponentRef::parse("panel").unwrap_err().kind(),
+        "invalid_component"
+    );
+    let error = env
+        .host
+        .set_component(
+            &id,
+            &Target::User,
+            &component("skill:nope"),
+            StateChange::Disable,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "unknown_component", "{error}");
+    for valid in [
+        "skill:review",
+        "runtime-command:fixture.echo",
+        "mcp-server:tool",
+    ] {
+        assert!(error.to_string().contains(valid), "{error}");
+    }
+    // A user-only runtime: its command's choice is the user's alone. (This bundle is
+    // project-capable through its language server.)
+    let project = Target::Project(env.project("app"));
+    let error = env
+        .host
+        .set_component(
+            &id,
+            &project,
+            &component("runtime-command:fixture.echo"),
+            StateChange::Disable,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "project_scope_not_supported", "{error}");
+    for text in ["skill:review", "mcp-server:tool", "ui-action:panel"] {
+        let error = env
+            .host
+            .set_component(&id, &project, &component(text), StateChange::Disable)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.kind(),
+            "project_scope_not_supported",
+            "{text}: {error}"
+        );
+    }
+    // Its language server does run per project: that choice is the project's.
+    set(
+        &env,
+        &id,
+        &project,
+        "language-server:ls",
+        StateChange::Disable,
+    )
+    .await;
+    let Target::Project(dir) = &project else {
+        unreachable!()
+    };
+    assert!(env.host.resolve_language_server(dir, LANGUAGE).is_err());
+    assert!(
+        env.host
+            .resolve_language_server(&env.project("other"), LANGUAGE)
+            .is_ok()
+    );
+    let unchanged = env.host.list()[0].components.clone();
+    assert!(
+        unchanged.iter().all(|c| c.state == "enabled"),
+        "{unchanged:?}"
+    );
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_reported_once() {
+    let env = Env::new().await;
+    let bundles = env.path("bundles");
+    let id = env.install_ready(&kit(&bundles, "1.0.0", true, true)).await;
+    let app = Target::Project(env.project("app"));
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "skill:review",
+        StateChange::Disable,
+    )
+    .await;
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "skill:extra",
+        StateChange::Disable,
+    )
+    .await;
+    set(&env, &id, &app, "skill:extra", StateChange::Disable).await;
+    set(
+        &env,
+        &id,
+        &app,
+        "runtime-command:fixture.echo",
+        StateChange::Disable,
+    )
+    .await;
+    let scope = env
+        .host
+        .kernel()
+        .open_scope(&c2_kernel::Realm::Global, "test-frontend")
+        .unwrap();
+    let mut events = scope.subscribe_typed::<ComponentChoicesDropped>().unwrap();
+
+    // Version 2 no longer has the `extra` skill: same source, so the same installed id.
+    let outcome = env
+        .host
+        .install(
+            kit(&bundles, "2.0.0", false, true).to_str().unwrap(),
+            InstallOptions {
+                trust: true,
+                enable: false,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(outcome.replaced);
+    assert_eq!(outcome.record.id, id);
+    let mut dropped: Vec<(String, String)> = outcome
+        .dropped_choices
+        .iter()
+        .map(|d| (d.component.clone(), d.scope.clone()))
+        .collect();
+    dropped.sort();
+    let project_key = std::fs::canonicalize(env.project("app"))
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        dropped,
+        [
+            (format!("{id}:skill:extra"), project_key),
+            (format!("{id}:skill:extra"), "user".to_owned())
+        ]
+    );
+    assert_eq!(
+        outcome
+            .notes
+            .iter()
+            .filter(|n| n.contains("skill:extra") && n.contains("dropped"))
+            .count(),
+        2,
+        "{:?}",
+        outcome.notes
+    );
+    let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("the drop is published")
+        .unwrap();
+    assert_eq!(event.id, id);
+    assert_eq!(event.dropped.len(), 2);
+
+    // Kept: the choices whose local ids are still there, in both scopes.
+    assert_eq!(listed_state(&env, &id, "skill:review"), "disabled");
+    assert_eq!(
+        catalog_state(&env, &id, &app, "runtime-command:fixture.echo"),
+        "disabled"
+    );
+    assert_disabled(
+        &env.host
+            .invoke(&app, "fixture.echo", json!({}))
+            .await
+            .unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    let policy =
+        std::fs::read_to_string(env.host.options().plugins_dir.join("policy.json")).unwrap();
+    assert!(!policy.contains("skill:extra"), "{policy}");
+    assert!(policy.contains(&format!("{id}:skill:review")), "{policy}");
+
+    // Reported once: the next reinstall has nothing more to drop.
+    let again = env
+        .host
+        .install(
+            kit(&bundles, "3.0.0", false, true).to_str().unwrap(),
+            InstallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        again.dropped_choices.is_empty(),
+        "{:?}",
+        again.dropped_choices
+    );
+    assert!(!again.notes.iter().any(|n| n.contains("dropped")));
+    assert_eq!(listed_state(&env, &id, "skill:review"), "disabled");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_component_choice_goes_through_a_revision_bound_plan_file() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let plan = env
+        .host
+        .plan_component(
+            &id,
+            None,
+            PlanAction::Disable,
+            Some("runtime-command:fixture.echo"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        plan.component.as_deref(),
+        Some("runtime-command:fixture.echo")
+    );
+    assert_eq!(plan.impact.reloads, [c2_host::module_name(&id)]);
+    // Nothing changed until it is applied.
+    env.invoke("fixture.echo", json!({})).await.unwrap();
+    let file: c2_host::PlanFile =
+        serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+    env.host.apply_plan(&file).await.unwrap();
+    assert_disabled(
+        &env.invoke("fixture.echo", json!({})).await.unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    // Single use: applying it again finds the config revision moved.
+    let stale = env.host.apply_plan(&file).await.unwrap_err();
+    assert_eq!(stale.kind(), "stale_plan", "{stale}");
+    let configure = env
+        .host
+        .plan_component(
+            &id,
+            None,
+            PlanAction::Configure { config: json!({}) },
+            Some("skill:review"),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(configure.kind(), "invalid_args", "{configure}");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn disabling_a_component_of_a_live_bundle_reaches_its_running_processes() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let app = env.project("app");
+    let in_app = Target::Project(app.clone());
+    // A live runtime: disabling one of its commands reloads the scope, so the process that
+    // still offered it stops; the next call starts one that is never asked for it.
+    let before = crate::support::pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    set(
+        &env,
+        &id,
+        &Target::User,
+        "runtime-command:fixture.echo",
+        StateChange::Disable,
+    )
+    .await;
+    assert!(
+        crate::support::gone(before, Duration::from_secs(10)).await,
+        "the old process stopped"
+    );
+    let after = crate::support::pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    assert_ne!(before, after);
+    // A live language server in a project: disabling it there stops it.
+    let server = env
+        .host
+        .start_language_server(&app, LANGUAGE)
+        .await
+        .unwrap();
+    assert!(server.try_exit().is_none());
+    set(
+        &env,
+        &id,
+        &in_app,
+        "language-server:ls",
+        StateChange::Disable,
+    )
+    .await;
+    let exited = tokio::time::timeout(Duration::from_secs(10), server.exited()).await;
+    assert!(exited.is_ok(), "the running server was stopped");
+    let refused = env
+        .host
+        .start_language_server(&app, LANGUAGE)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), "unsupported", "{refused}");
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_management_plane_plans_and_applies_a_component_choice() {
+    let env = Env::new().await;
+    let id = env
+        .install_ready(&kit(&env.path("bundles"), "1.0.0", false, true))
+        .await;
+    let plan = env
+        .invoke(
+            "plugins.plan_change",
+            json!({"id": id, "action": "disable", "component": "runtime-command:fixture.echo"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        plan["impact"]["reloads"],
+        json!([c2_host::module_name(&id)])
+    );
+    env.invoke("fixture.echo", json!({})).await.unwrap();
+    env.invoke("plugins.apply_change", json!({"planId": plan["planId"]}))
+        .await
+        .unwrap();
+    assert_disabled(
+        &env.invoke("fixture.echo", json!({})).await.unwrap_err(),
+        "runtime-command:fixture.echo",
+    );
+    for (args, kind) in [
+        (
+            json!({"id": id, "action": "configure", "config": {}, "component": "skill:review"}),
+            "invalid_args",
+        ),
+        (
+            json!({"id": id, "action": "trust", "component": "skill:review"}),
+            "invalid_args",
+        ),
+        (
+            json!({"id": id, "action": "enable", "component": "skill:gone"}),
+            "unknown_component",
+        ),
+    ] {
+        let error = env.invoke("plugins.plan_change", args).await.unwrap_err();
+        assert_eq!(error.kind(), kind, "{error}");
+    }
+    env.host.shutdown().await;
+}
