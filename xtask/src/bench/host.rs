@@ -315,7 +315,12 @@ pub(crate) fn warm(
     let ctx_host: RefCell<[Rounds; 2]> = RefCell::new([Vec::new(), Vec::new()]);
     let ctx_floor: RefCell<[Rounds; 2]> = RefCell::new([Vec::new(), Vec::new()]);
     let n = plan.invokes_per_round;
+    let plugin_pid = rig.plugin_pid()?;
     let mut host_side = |mode: Mode| {
+        if let Err(error) = affinity.verify(plugin_pid, mode) {
+            errors.borrow_mut().push(error);
+            return Vec::new();
+        }
         let before = context_switches("self") + context_switches(&plugin);
         let samples = runtime.block_on(async {
             let mut samples = Vec::with_capacity(n);

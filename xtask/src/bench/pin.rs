@@ -89,6 +89,28 @@ impl Affinity {
     }
 }
 
+impl Affinity {
+    /// Checks that every thread of process `pid` runs with `mode`'s set, so a figure labelled
+    /// pinned was measured pinned.
+    pub(crate) fn verify(&self, pid: u32, mode: Mode) -> Result<()> {
+        let expected: Vec<usize> = match mode {
+            Mode::Free => (0..CpuSet::count())
+                .filter(|&cpu| self.free.is_set(cpu).unwrap_or(false))
+                .collect(),
+            Mode::Pinned => vec![self.cpu],
+        };
+        for tid in threads_of(pid) {
+            let allowed = allowed_cpus(tid)?;
+            if allowed != expected {
+                bail!(
+                    "thread {tid} of process {pid} may run on CPUs {allowed:?} in a {mode:?} round, not {expected:?}"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Numeric entries of a `/proc` directory.
 fn numeric_entries(dir: &str) -> Vec<i32> {
     #[expect(
@@ -146,7 +168,6 @@ pub(crate) fn descendants(root: i32, links: &[(i32, i32)]) -> Vec<i32> {
 }
 
 /// The CPU set a thread may run on, as CPU numbers.
-#[cfg(test)]
 pub(crate) fn allowed_cpus(tid: i32) -> Result<Vec<usize>> {
     let set = sched_getaffinity(Pid::from_raw(tid)).context("sched_getaffinity failed")?;
     Ok((0..CpuSet::count())
@@ -155,7 +176,6 @@ pub(crate) fn allowed_cpus(tid: i32) -> Result<Vec<usize>> {
 }
 
 /// Every thread of `pid`.
-#[cfg(test)]
 pub(crate) fn threads_of(pid: u32) -> Vec<i32> {
     tasks(pid as i32)
 }
