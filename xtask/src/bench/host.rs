@@ -21,7 +21,7 @@ use super::report::{Bar, Figure};
 use super::stats::{Rounds, flatten, interleave, median, median_over_rounds, micros, p99};
 
 /// The one command the fixture bundle declares; the fixture answers it with its args.
-const ECHO: &str = "fixture.echo";
+pub(crate) const ECHO: &str = "fixture.echo";
 
 /// The one command of the SDK bench plugin's bundle.
 const SDK_ECHO: &str = "sdk.echo";
@@ -282,7 +282,7 @@ pub(crate) fn text_of(bytes: usize) -> String {
 }
 
 /// Args of about `bytes` bytes, and a raw line of exactly the request frame's length.
-fn payload(bytes: usize, command: &str) -> (Value, Vec<u8>) {
+pub(crate) fn payload(bytes: usize, command: &str) -> (Value, Vec<u8>) {
     let args = json!({ "text": text_of(bytes) });
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "command/invoke",
         "params": {"name": command, "args": args}});

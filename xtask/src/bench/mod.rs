@@ -453,11 +453,7 @@ fn floor_probe(
     affinity: &pin::Affinity,
     plan: &Plan,
 ) -> Result<[machine::Spread; 2]> {
-    let line = {
-        let mut line = host::text_of(100).into_bytes();
-        line.push(b'\n');
-        line
-    };
+    let (_, line) = host::payload(100, host::ECHO);
     let mut echo = echo::StdEcho::spawn(fixture)?;
     let mut errors = Vec::new();
     let n = plan.invokes_per_round;

@@ -20,14 +20,11 @@ use tokio::runtime::Runtime;
 
 use super::Plan;
 use super::child;
-use super::host::{BundleRuntime, Rig, install_ready, mode_index, text_of, write_bundle};
+use super::host::{BundleRuntime, ECHO, Rig, install_ready, mode_index, text_of, write_bundle};
 use super::pin::{Affinity, Mode, interleave_modes};
 use super::procfs::{context_switches, rss_kib_of};
 use super::report::{Bar, Figure};
 use super::stats::{Rounds, median, median_over_rounds, micros};
-
-/// The command every relay figure invokes (the fixture's echo).
-const ECHO: &str = "fixture.echo";
 
 /// A command no bundle declares: the CLI's round trip asks the service for it and gets the
 /// host's not-found error back, everything of a relay invoke but the plugin.
@@ -143,11 +140,21 @@ impl Service {
         }
     }
 
-    /// The service process itself (under the supervisor shim, the shim's child).
+    /// The service process itself (under the supervisor shim, the shim's child), checked to be
+    /// `c2-plugins` so its figures are not the shim's.
     fn pid(&self) -> Result<u32> {
-        self.process
+        let pid = self
+            .process
             .program_pid()
-            .context("the service's pid is not known")
+            .context("the service's pid is not known")?;
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim_end() != "c2-plugins" {
+            bail!(
+                "process {pid} is `{}`, not the c2-plugins service",
+                comm.trim_end()
+            );
+        }
+        Ok(pid)
     }
 }
 
