@@ -30,7 +30,8 @@ tasks:
   tidy            only the tidy checks (crate docs, layering, licences) and the packs
   publish-check   library crates' metadata, `cargo package` of all of them, docs -D warnings
   soak            1,000 activation/unload cycles and a 256 MiB newline-free stream
-  bench           release benchmarks as ratios to same-run baselines (--format json, --quick)
+  bench           release benchmarks as ratios to same-run baselines, free and pinned
+                  (--format json, --quick, --only PHASES, --peers for the rmcp comparison)
   fuzz            every cargo-fuzz target for a while (nightly; `cargo xtask fuzz --help`)
   conformance     statement coverage table, docs/conformance.md, the protocol transcripts;
                   --host \"<command>\" runs the bundle corpus against any host (conformance/README.md);

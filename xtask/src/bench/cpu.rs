@@ -65,10 +65,10 @@ pub(crate) fn validate_manifest(plan: &Plan, figures: &mut Vec<Figure>) -> Resul
     };
     let sides = interleave(plan.rounds, &mut [&mut validate, &mut parse]);
     figures.push(Figure {
-        name: "validate_manifest",
+        name: "validate_manifest".to_owned(),
         value: median_over_rounds(&sides[0], median),
         unit: "us",
-        baseline: "serde_json_parse",
+        baseline: "serde_json_parse".to_owned(),
         baseline_value: median_over_rounds(&sides[1], median),
         bar: Bar::RatioAtMost(5.0),
     });
@@ -149,10 +149,10 @@ pub(crate) fn collect_bundle(plan: &Plan, figures: &mut Vec<Figure>) -> Result<(
         return Err(error.context("collecting the bench bundle failed"));
     }
     figures.push(Figure {
-        name: "collect_bundle",
+        name: "collect_bundle".to_owned(),
         value: median_over_rounds(&sides[0], median),
         unit: "us",
-        baseline: "recursive_read",
+        baseline: "recursive_read".to_owned(),
         baseline_value: median_over_rounds(&sides[1], median),
         bar: Bar::RatioAtMost(1.5),
     });
@@ -231,18 +231,18 @@ pub(crate) fn dispatch_scale(
     }
     let small_value = median_over_rounds(&sides[1], median);
     figures.push(Figure {
-        name: "dispatch_scale",
+        name: "dispatch_scale".to_owned(),
         value: median_over_rounds(&sides[0], median),
         unit: "us",
-        baseline: "dispatch_100_commands",
+        baseline: "dispatch_100_commands".to_owned(),
         baseline_value: small_value,
         bar: Bar::RatioAtMost(1.5),
     });
     figures.push(Figure {
-        name: "dispatch_scale_spread",
+        name: "dispatch_scale_spread".to_owned(),
         value: median_over_rounds(&sides[2], median),
         unit: "us",
-        baseline: "dispatch_100_commands",
+        baseline: "dispatch_100_commands".to_owned(),
         baseline_value: small_value,
         bar: Bar::None,
     });
@@ -273,10 +273,10 @@ pub(crate) fn register_dispose_scale(
         return Err(error.context("a bench registration failed"));
     }
     figures.push(Figure {
-        name: "register_dispose_scale",
+        name: "register_dispose_scale".to_owned(),
         value: median_over_rounds(&sides[0], median),
         unit: "us/command",
-        baseline: "register_dispose_1000_commands",
+        baseline: "register_dispose_1000_commands".to_owned(),
         baseline_value: median_over_rounds(&sides[1], median),
         bar: Bar::RatioAtMost(2.0),
     });

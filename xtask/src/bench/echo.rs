@@ -8,7 +8,27 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-/// The fixture in echo mode over blocking pipes.
+/// How a plugin binary is told to be a raw line echo: an environment variable and its value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawEcho {
+    pub(crate) variable: &'static str,
+    pub(crate) value: &'static str,
+}
+
+impl RawEcho {
+    /// The c2-testkit fixture's `echo` mode.
+    pub(crate) const FIXTURE: Self = Self {
+        variable: c2_testkit_env::MODE,
+        value: "echo",
+    };
+    /// The SDK bench plugin's raw mode (crates/c2-plugin-sdk/examples/bench-echo.rs).
+    pub(crate) const SDK: Self = Self {
+        variable: "C2_SDK_ECHO_MODE",
+        value: "raw",
+    };
+}
+
+/// A raw echo child over blocking pipes.
 #[derive(Debug)]
 pub(crate) struct StdEcho {
     child: Child,
@@ -18,14 +38,21 @@ pub(crate) struct StdEcho {
 }
 
 impl StdEcho {
+    /// The fixture in its `echo` mode.
     pub(crate) fn spawn(fixture: &Path) -> Result<Self> {
+        Self::spawn_raw(fixture, RawEcho::FIXTURE)
+    }
+
+    /// `binary` with the environment variable that selects its raw echo.
+    pub(crate) fn spawn_raw(binary: &Path, mode: RawEcho) -> Result<Self> {
+        let fixture = binary;
         #[expect(
             clippy::disallowed_methods,
             reason = "the floor is a bare std child on purpose: no supervisor, no runtime"
         )]
         let mut command = std::process::Command::new(fixture);
         command
-            .env(c2_testkit_env::MODE, "echo")
+            .env(mode.variable, mode.value)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());

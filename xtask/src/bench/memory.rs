@@ -102,10 +102,10 @@ pub(crate) fn dormant(
     let empty_kib = super::stats::median(&rss_empty).unwrap_or(f64::NAN);
     let full_kib = super::stats::median(&rss_full).unwrap_or(f64::NAN);
     figures.push(Figure {
-        name: "dormant_bundle_kib",
+        name: "dormant_bundle_kib".to_owned(),
         value: (full_kib - empty_kib) / n as f64,
         unit: "KiB/bundle",
-        baseline: "empty_host_rss_kib",
+        baseline: "empty_host_rss_kib".to_owned(),
         baseline_value: empty_kib,
         bar: Bar::ValueAtMost(32.0),
     });

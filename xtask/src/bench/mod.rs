@@ -1,17 +1,24 @@
 //! `cargo xtask bench`: every performance figure of the project, each a ratio to a baseline
 //! measured in the same run, because absolute times on shared machines drift.
 //!
-//! `bench` builds the fixture and this crate in release, then re-runs itself as
+//! `bench` builds the fixture, the SDK bench plugin, the CLI and this crate in release (and,
+//! with `--peers`, the rmcp peer crate in bench/peers), then re-runs itself as
 //! `cargo run --release -p xtask -- bench-run`, so the measured code is optimized whatever
 //! profile `cargo xtask` itself was built with. Rounds of a figure and its baseline are
-//! interleaved and summarised by medians (see `stats`). docs/performance.md explains each
-//! figure and records the latest run.
+//! interleaved, free and pinned to one CPU, and summarised by medians (see `stats` and `pin`);
+//! the report names the machine's state and flags a run that is not a measurement (`machine`).
+//! docs/performance.md explains each figure and records the latest run.
 
+mod child;
 mod cpu;
 mod echo;
 mod host;
+mod machine;
 mod memory;
+mod peers;
+mod pin;
 mod procfs;
+mod relay;
 mod report;
 mod stats;
 
@@ -42,6 +49,12 @@ pub(crate) struct Plan {
     dormant_bundles: usize,
     /// Pairs of memory probes.
     probe_rounds: usize,
+    /// Calls per round of the relay figures (the CLI's are one process each).
+    relay_calls: usize,
+    /// The relay service's idle window for its wake-ups, in seconds.
+    idle_seconds: u64,
+    /// Cold starts per round of the rmcp peer.
+    peer_cold: usize,
 }
 
 impl Plan {
@@ -55,6 +68,9 @@ impl Plan {
         collect_iterations: 3,
         dormant_bundles: 1_000,
         probe_rounds: 3,
+        relay_calls: 100,
+        idle_seconds: 15,
+        peer_cold: 10,
     };
     const QUICK: Self = Self {
         rounds: 3,
@@ -66,6 +82,9 @@ impl Plan {
         collect_iterations: 1,
         dormant_bundles: 20,
         probe_rounds: 1,
+        relay_calls: 10,
+        idle_seconds: 2,
+        peer_cold: 2,
     };
 }
 
@@ -75,6 +94,8 @@ const PHASES: &[&str] = &[
     "64k",
     "throughput",
     "cold",
+    "sdk",
+    "relay",
     "validate",
     "collect",
     "dispatch",
@@ -85,13 +106,17 @@ const PHASES: &[&str] = &[
 struct Options {
     json: bool,
     quick: bool,
+    /// Also the rmcp peer comparison (which needs, and so runs, the `sdk` phase).
+    peers: bool,
     /// Phases to run; empty runs all.
     only: Vec<String>,
 }
 
 impl Options {
     fn runs(&self, phase: &str) -> bool {
-        self.only.is_empty() || self.only.iter().any(|p| p == phase)
+        self.only.is_empty()
+            || self.only.iter().any(|p| p == phase)
+            || (phase == "sdk" && self.peers)
     }
 }
 
@@ -99,6 +124,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
     let mut options = Options {
         json: false,
         quick: false,
+        peers: false,
         only: Vec::new(),
     };
     let mut args = args.iter();
@@ -106,6 +132,10 @@ fn parse_options(args: &[String]) -> Result<Options> {
         let format = match arg.as_str() {
             "--quick" => {
                 options.quick = true;
+                continue;
+            }
+            "--peers" => {
+                options.peers = true;
                 continue;
             }
             "--only" => {
@@ -131,7 +161,9 @@ fn parse_options(args: &[String]) -> Result<Options> {
             other => match other.strip_prefix("--format=") {
                 Some(format) => Some(format),
                 None => {
-                    bail!("unknown bench option `{other}`: use --format json|table and --quick")
+                    bail!(
+                        "unknown bench option `{other}`: use --format json|table, --quick, --peers and --only"
+                    )
                 }
             },
         };
@@ -152,6 +184,9 @@ fn forwarded(options: &Options) -> Vec<String> {
     if options.quick {
         args.push("--quick".to_owned());
     }
+    if options.peers {
+        args.push("--peers".to_owned());
+    }
     if !options.only.is_empty() {
         args.extend(["--only".to_owned(), options.only.join(",")]);
     }
@@ -166,18 +201,38 @@ fn target_dir() -> PathBuf {
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
     step(
-        "cargo build --release -p c2-testkit --bins",
+        "cargo build --release -p c2-testkit -p c2-cli --bins",
         &[
             "build",
             "--release",
             "--locked",
             "-p",
             "c2-testkit",
+            "-p",
+            "c2-cli",
             "--bins",
         ],
     )?;
-    let fixture = target_dir().join("release/c2-fixture");
+    step(
+        "cargo build --release -p c2-plugin-sdk --example bench-echo",
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "c2-plugin-sdk",
+            "--example",
+            "bench-echo",
+        ],
+    )?;
+    let target = target_dir();
+    let fixture = target.join("release/c2-fixture");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let peers = if options.peers {
+        Some(peers::build(&target)?)
+    } else {
+        None
+    };
     say("xtask: cargo run --release -p xtask -- bench-run");
     #[expect(clippy::disallowed_methods, reason = "xtask drives cargo itself")]
     let status = std::process::Command::new(cargo)
@@ -193,6 +248,9 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         ])
         .args(forwarded(&options))
         .env("C2_FIXTURE_BIN", &fixture)
+        .env(SDK_BIN, target.join("release/examples/bench-echo"))
+        .env(CLI_BIN, target.join("release/c2-plugins"))
+        .envs(peers.map(|path| (peers::BIN, path)))
         .current_dir(root())
         .status()
         .context("could not run the release bench")?;
@@ -201,6 +259,12 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
     }
     Ok(())
 }
+
+/// The variable naming the SDK bench plugin's binary for `bench-run`.
+const SDK_BIN: &str = "C2_BENCH_SDK_BIN";
+
+/// The variable naming the `c2-plugins` binary for `bench-run`.
+const CLI_BIN: &str = "C2_PLUGINS_BIN";
 
 /// `bench-run`: the measurements themselves (or, with `--probe-dormant DIR`, the memory probe).
 pub(crate) fn bench_run(args: &[String]) -> Result<()> {
@@ -219,17 +283,39 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
         Plan::FULL
     };
     let fixture = fixture_path()?;
-    let figures = measure(&fixture, &plan, &options)?;
+    let quiet = machine::QuietFloor::load(&root())?;
+    let affinity = pin::Affinity::detect()?;
+    let load_start = procfs::load_average();
+    say(&format!(
+        "xtask: bench: {} CPUs, pinned rounds on CPU {}, load average {}",
+        affinity.cpus,
+        affinity.cpu,
+        load_start.map_or("unknown".to_owned(), |l| format!("{:.2}", l[0]))
+    ));
+    say("xtask: bench: the floor, free and pinned");
+    let [floor, floor_pinned] = floor_probe(&fixture, &affinity, &plan)?;
+    let figures = measure(&fixture, &affinity, &plan, &options)?;
+    check_rows(&figures, &options)?;
+    let machine = machine::Machine {
+        cpus: affinity.cpus,
+        pinned_cpu: affinity.cpu,
+        load_start,
+        load_end: procfs::load_average(),
+        floor,
+        floor_pinned,
+        quiet,
+        quick: options.quick,
+    };
     #[expect(clippy::print_stdout, reason = "the figures are the task's output")]
     if options.json {
-        println!("{}", report::json(&figures));
+        println!("{}", report::json(&figures, &machine));
     } else {
-        print!("{}", report::table(&figures));
+        print!("{}", report::table(&figures, &machine));
     }
     let failed: Vec<&str> = figures
         .iter()
         .filter(|f| f.pass() == Some(false))
-        .map(|f| f.name)
+        .map(|f| f.name.as_str())
         .collect();
     if !failed.is_empty() {
         say(&format!(
@@ -238,7 +324,178 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
             failed.join(", ")
         ));
     }
+    let reasons = machine.reasons();
+    if !reasons.is_empty() {
+        say(&format!(
+            "xtask: bench: FLAGGED ({}): not a measurement, do not publish",
+            reasons.join("; ")
+        ));
+    }
     Ok(())
+}
+
+/// Rows measured in both modes, by phase: each appears as `name` and `name_pinned`.
+const BOTH_MODES: &[(&str, &[&str])] = &[
+    (
+        "invoke",
+        &[
+            "invoke_warm_p50",
+            "invoke_warm_p99",
+            "invoke_ctx_switches",
+            "echo_async_p50",
+            "echo_async_p99",
+        ],
+    ),
+    ("64k", &["invoke_64k"]),
+    ("cold", &["cold_activation", "unload_p99"]),
+    (
+        "sdk",
+        &[
+            "sdk_invoke_warm_p50",
+            "sdk_invoke_warm_p99",
+            "sdk_invoke_ctx_switches",
+            "sdk_invoke_64k",
+            "sdk_cold_activation",
+            "sdk_unload_p99",
+        ],
+    ),
+    (
+        "relay",
+        &[
+            "relay_cli_invoke_p50",
+            "relay_cli_round_trip_p50",
+            "relay_ts_invoke_p50",
+            "relay_ts_round_trip_p50",
+        ],
+    ),
+    (
+        "peers",
+        &[
+            "rmcp_warm_p50",
+            "rmcp_64k",
+            "rmcp_cold",
+            "vs_rmcp_warm_p50",
+            "vs_rmcp_64k",
+            "vs_rmcp_cold",
+        ],
+    ),
+];
+
+/// Rows measured once, by phase.
+const ONE_MODE: &[(&str, &[&str])] = &[
+    ("throughput", &["invoke_throughput"]),
+    (
+        "relay",
+        &["relay_idle_rss_kib", "relay_idle_wakeups_per_min"],
+    ),
+    ("validate", &["validate_manifest"]),
+    ("collect", &["collect_bundle"]),
+    (
+        "dispatch",
+        &[
+            "dispatch_scale",
+            "dispatch_scale_spread",
+            "register_dispose_scale",
+        ],
+    ),
+    ("dormant", &["dormant_bundle_kib"]),
+];
+
+/// Every row a run with `options` must report, in no particular order.
+fn expected_rows(options: &Options) -> Vec<String> {
+    let runs = |phase: &str| {
+        if phase == "peers" {
+            options.peers
+        } else {
+            options.runs(phase)
+        }
+    };
+    let mut rows = Vec::new();
+    for (phase, names) in BOTH_MODES {
+        if runs(phase) {
+            for name in *names {
+                rows.push((*name).to_owned());
+                rows.push(format!("{name}{}", pin::Mode::Pinned.suffix()));
+            }
+        }
+    }
+    for (phase, names) in ONE_MODE {
+        if runs(phase) {
+            rows.extend(names.iter().map(|n| (*n).to_owned()));
+        }
+    }
+    rows
+}
+
+/// Fails the run when a row it should have reported is missing (or reported twice), so
+/// `--quick` proves the whole harness ran.
+fn check_rows(figures: &[report::Figure], options: &Options) -> Result<()> {
+    let mut names: Vec<&str> = figures.iter().map(|f| f.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!("the bench reported `{}` twice", twice[0]);
+    }
+    let missing: Vec<String> = expected_rows(options)
+        .into_iter()
+        .filter(|row| names.binary_search(&row.as_str()).is_err())
+        .collect();
+    if !missing.is_empty() {
+        bail!("the bench did not report {}", missing.join(", "));
+    }
+    Ok(())
+}
+
+/// The machine's own floor, free and pinned: the fixture's raw echo over blocking pipes, the
+/// same round trip as `echo_floor_p50`, measured first so every run (whatever `--only` says)
+/// can be judged against `bench/quiet-floor.json`.
+fn floor_probe(
+    fixture: &std::path::Path,
+    affinity: &pin::Affinity,
+    plan: &Plan,
+) -> Result<[machine::Spread; 2]> {
+    let (_, line) = host::payload(100, host::ECHO);
+    let mut echo = echo::StdEcho::spawn(fixture)?;
+    let mut errors = Vec::new();
+    let n = plan.invokes_per_round;
+    let mut side = |_mode: pin::Mode| {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = std::time::Instant::now();
+            if let Err(error) = echo.round_trip(&line) {
+                errors.push(error);
+                break;
+            }
+            samples.push(stats::micros(start.elapsed()));
+        }
+        samples
+    };
+    let [free, pinned] = pin::interleave_modes(affinity, plan.rounds, &mut [&mut side])?;
+    if let Some(error) = errors.into_iter().next() {
+        return Err(error.context("the floor probe failed"));
+    }
+    echo.kill_and_wait()?;
+    Ok([
+        machine::Spread::of(&free[0]),
+        machine::Spread::of(&pinned[0]),
+    ])
+}
+
+/// A binary `bench` built and named in `variable`, or next to this executable.
+fn built(variable: &str, relative: &str) -> Result<PathBuf> {
+    let path = match std::env::var_os(variable) {
+        Some(path) => PathBuf::from(path),
+        None => std::env::current_exe()?
+            .parent()
+            .context("the running executable has no directory")?
+            .join(relative),
+    };
+    if !path.is_file() {
+        bail!(
+            "no binary at {} ({variable}): run `cargo xtask bench`, which builds it",
+            path.display()
+        );
+    }
+    Ok(path)
 }
 
 fn fixture_path() -> Result<PathBuf> {
@@ -260,6 +517,7 @@ fn fixture_path() -> Result<PathBuf> {
 
 fn measure(
     fixture: &std::path::Path,
+    affinity: &pin::Affinity,
     plan: &Plan,
     options: &Options,
 ) -> Result<Vec<report::Figure>> {
@@ -268,29 +526,54 @@ fn measure(
         .enable_all()
         .build()?;
     let mut figures = Vec::new();
-    if ["invoke", "64k", "throughput", "cold"]
+    if ["invoke", "64k", "throughput", "cold", "relay"]
         .iter()
         .any(|p| options.runs(p))
     {
-        let rig = runtime.block_on(host::Rig::new(fixture))?;
+        let subject = host::Subject::fixture(fixture);
+        let rig = runtime.block_on(host::Rig::new(&subject))?;
         if options.runs("invoke") {
-            say("xtask: bench: invoke latency, context switches, async echo");
-            host::warm(&runtime, &rig, fixture, plan, &mut figures)?;
+            say("xtask: bench: invoke latency, context switches, async echo (free and pinned)");
+            host::warm(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
         }
         if options.runs("64k") {
-            say("xtask: bench: 64 KiB invokes");
-            host::big(&runtime, &rig, fixture, plan, &mut figures)?;
+            say("xtask: bench: 64 KiB invokes (free and pinned)");
+            host::big(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
         }
         if options.runs("throughput") {
             say("xtask: bench: throughput");
+            affinity.apply(pin::Mode::Free)?;
             host::throughput(&runtime, &rig, plan, &mut figures)?;
         }
+        if options.runs("relay") {
+            say(
+                "xtask: bench: the relay (c2-plugins serve) from the CLI and the TypeScript client",
+            );
+            let cli = built(CLI_BIN, "c2-plugins")?;
+            relay::measure(&runtime, affinity, &rig, fixture, &cli, plan, &mut figures)?;
+        }
         if options.runs("cold") {
-            say("xtask: bench: cold activation and unload");
-            host::cold_and_unload(&runtime, &rig, fixture, plan, &mut figures)?;
+            say("xtask: bench: cold activation and unload (free and pinned)");
+            host::cold_and_unload(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
         }
         runtime.block_on(rig.host.shutdown());
     }
+    if options.runs("sdk") {
+        let sdk = built(SDK_BIN, "examples/bench-echo")?;
+        let subject = host::Subject::sdk(&sdk);
+        let rig = runtime.block_on(host::Rig::new(&subject))?;
+        say("xtask: bench: the SDK plugin: warm, 64 KiB, cold and unload (free and pinned)");
+        host::warm(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
+        host::big(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
+        host::cold_and_unload(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
+        runtime.block_on(rig.host.shutdown());
+    }
+    if options.peers {
+        say("xtask: bench: the rmcp peer (bench/peers), free and pinned");
+        let bin = built(peers::BIN, "c2-bench-peers")?;
+        peers::measure(&bin, affinity, plan, &mut figures)?;
+    }
+    affinity.apply(pin::Mode::Free)?;
     if options.runs("validate") {
         say("xtask: bench: validate_manifest");
         cpu::validate_manifest(plan, &mut figures)?;
@@ -328,6 +611,7 @@ mod tests {
         let json = Options {
             json: true,
             quick: true,
+            peers: false,
             only: Vec::new(),
         };
         assert_eq!(parse_options(&args("--format json --quick")).unwrap(), json);
@@ -342,6 +626,56 @@ mod tests {
         assert!(!options.runs("invoke"));
         let all = parse_options(&[]).unwrap();
         assert!(PHASES.iter().all(|p| all.runs(p)));
+        let peers = parse_options(&args("--peers --only relay")).unwrap();
+        assert!(peers.peers && peers.runs("sdk") && peers.runs("relay"));
+        assert!(!peers.runs("invoke"));
+    }
+
+    #[test]
+    fn every_timed_row_has_a_pinned_twin_and_no_row_is_expected_twice() {
+        let mut all = parse_options(&args("--peers")).unwrap();
+        let rows = expected_rows(&all);
+        let mut sorted = rows.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), rows.len());
+        for row in [
+            "invoke_warm_p50",
+            "sdk_cold_activation",
+            "relay_ts_invoke_p50",
+        ] {
+            assert!(rows.contains(&row.to_owned()));
+            assert!(rows.contains(&format!("{row}_pinned")));
+        }
+        assert!(rows.contains(&"vs_rmcp_warm_p50_pinned".to_owned()));
+        all.peers = false;
+        assert!(!expected_rows(&all).iter().any(|r| r.contains("rmcp")));
+        let only = parse_options(&args("--only 64k")).unwrap();
+        assert_eq!(expected_rows(&only), ["invoke_64k", "invoke_64k_pinned"]);
+    }
+
+    #[test]
+    fn a_missing_row_fails_the_run() {
+        let options = parse_options(&args("--only 64k")).unwrap();
+        let figure = |name: &str| report::Figure {
+            name: name.to_owned(),
+            value: 1.0,
+            unit: "us",
+            baseline: "b".to_owned(),
+            baseline_value: 1.0,
+            bar: report::Bar::None,
+        };
+        let one = [figure("invoke_64k")];
+        let error = check_rows(&one, &options).unwrap_err().to_string();
+        assert!(error.contains("invoke_64k_pinned"), "{error}");
+        let both = [figure("invoke_64k"), figure("invoke_64k_pinned")];
+        assert!(check_rows(&both, &options).is_ok());
+        let twice = [
+            figure("invoke_64k"),
+            figure("invoke_64k"),
+            figure("invoke_64k_pinned"),
+        ];
+        assert!(check_rows(&twice, &options).is_err());
     }
 
     #[test]
@@ -360,6 +694,7 @@ mod tests {
             "--quick",
             "--format json",
             "--format json --quick --only invoke,dormant",
+            "--peers --only relay",
         ] {
             let options = parse_options(&args(text)).unwrap();
             assert_eq!(parse_options(&forwarded(&options)).unwrap(), options);

@@ -33,8 +33,24 @@ pub(crate) fn context_switches(pid: &str) -> u64 {
 
 /// This process's resident set in KiB.
 pub(crate) fn rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    rss_kib_of("self")
+}
+
+/// The resident set of process `pid` (`self` for this one) in KiB.
+pub(crate) fn rss_kib_of(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status_field(&status, "VmRSS")
+}
+
+/// The 1, 5 and 15 minute load averages.
+pub(crate) fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut fields = text.split_whitespace().map(str::parse::<f64>);
+    Some([
+        fields.next()?.ok()?,
+        fields.next()?.ok()?,
+        fields.next()?.ok()?,
+    ])
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use serde_json::{Value, json};
 
+use super::machine::Machine;
+
 /// What a figure's bar is checked against.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Bar {
@@ -30,10 +32,10 @@ impl Bar {
 /// One measured figure against a baseline measured in the same run.
 #[derive(Debug, Clone)]
 pub(crate) struct Figure {
-    pub(crate) name: &'static str,
+    pub(crate) name: String,
     pub(crate) value: f64,
     pub(crate) unit: &'static str,
-    pub(crate) baseline: &'static str,
+    pub(crate) baseline: String,
     pub(crate) baseline_value: f64,
     pub(crate) bar: Bar,
 }
@@ -64,8 +66,9 @@ fn number(value: f64) -> Value {
     }
 }
 
-/// `{"benchmarks":[...]}`, one object per figure.
-pub(crate) fn json(figures: &[Figure]) -> Value {
+/// `{"machine":{...},"flagged":bool,"reasons":[...],"benchmarks":[...]}`, one object per
+/// figure.
+pub(crate) fn json(figures: &[Figure], machine: &Machine) -> Value {
     let benchmarks: Vec<Value> = figures
         .iter()
         .map(|f| {
@@ -81,7 +84,13 @@ pub(crate) fn json(figures: &[Figure]) -> Value {
             })
         })
         .collect();
-    json!({ "benchmarks": benchmarks })
+    let reasons = machine.reasons();
+    json!({
+        "machine": machine.json(),
+        "flagged": !reasons.is_empty(),
+        "reasons": reasons,
+        "benchmarks": benchmarks,
+    })
 }
 
 fn cell(value: f64) -> String {
@@ -94,8 +103,8 @@ fn cell(value: f64) -> String {
     }
 }
 
-/// An aligned plain-text table.
-pub(crate) fn table(figures: &[Figure]) -> String {
+/// The machine's state, then an aligned plain-text table.
+pub(crate) fn table(figures: &[Figure], machine: &Machine) -> String {
     let header = [
         "name",
         "value",
@@ -115,10 +124,10 @@ pub(crate) fn table(figures: &[Figure]) -> String {
             None => "-",
         };
         rows.push(vec![
-            f.name.to_owned(),
+            f.name.clone(),
             cell(f.value),
             f.unit.to_owned(),
-            f.baseline.to_owned(),
+            f.baseline.clone(),
             cell(f.baseline_value),
             cell(f.ratio()),
             f.bar.text(),
@@ -128,7 +137,7 @@ pub(crate) fn table(figures: &[Figure]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
-    let mut out = String::new();
+    let mut out = machine.text();
     for row in &rows {
         let line: Vec<String> = row
             .iter()
@@ -147,10 +156,10 @@ mod tests {
 
     fn figure(value: f64, baseline_value: f64, bar: Bar) -> Figure {
         Figure {
-            name: "invoke_warm_p50",
+            name: "invoke_warm_p50".to_owned(),
             value,
             unit: "us",
-            baseline: "echo_floor_p50",
+            baseline: "echo_floor_p50".to_owned(),
             baseline_value,
             bar,
         }
@@ -185,7 +194,10 @@ mod tests {
 
     #[test]
     fn json_output_is_one_document_with_the_documented_keys() {
-        let doc = json(&[figure(40.0, 4.0, Bar::RatioAtMost(10.0))]);
+        let doc = json(
+            &[figure(40.0, 4.0, Bar::RatioAtMost(10.0))],
+            &Machine::example(),
+        );
         let entry = &doc["benchmarks"][0];
         for key in [
             "name",
@@ -199,14 +211,19 @@ mod tests {
         }
         assert_eq!(entry["ratio"], json!(10.0));
         assert_eq!(entry["pass"], json!(true));
+        assert_eq!(doc["flagged"], json!(true));
+        assert!(doc["machine"]["cpus"].is_number());
+        assert!(!doc["reasons"].as_array().unwrap().is_empty());
     }
 
     #[test]
     fn the_table_has_a_header_and_one_line_per_figure() {
-        let text = table(&[figure(40.0, 4.0, Bar::RatioAtMost(10.0))]);
-        let lines: Vec<&str> = text.lines().collect();
+        let machine = Machine::example();
+        let text = table(&[figure(40.0, 4.0, Bar::RatioAtMost(10.0))], &machine);
+        let lines: Vec<&str> = text.lines().skip(machine.text().lines().count()).collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("name"));
+        assert!(text.contains("not a measurement, do not publish"));
         assert!(lines[1].contains("invoke_warm_p50") && lines[1].ends_with("pass"));
     }
 }

@@ -1,0 +1,291 @@
+//! The machine a run measured on, and whether its figures may be published: the load average
+//! at start and end, the CPU count, and the floor's own level and spread, free and pinned,
+//! against the quiet values kept in `bench/quiet-floor.json`. A run on a busy machine, or
+//! whose floor is more than [`FLOOR_TOLERANCE`] times off its quiet value either way, is
+//! flagged: its table and JSON say so, and so does the exit message.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::stats::{Rounds, median, median_over_rounds, p99};
+
+/// How far (as a factor, either way) a run's floor p50 may be from its quiet value.
+pub(crate) const FLOOR_TOLERANCE: f64 = 2.0;
+
+/// The highest 1-minute load average per CPU at the start of a publishable run.
+pub(crate) const LOAD_PER_CPU: f64 = 0.3;
+
+/// Where the quiet reference values live, relative to the repository root.
+pub(crate) const QUIET_FLOOR_FILE: &str = "bench/quiet-floor.json";
+
+/// The floor's p50 on a quiet machine of the reference kind (`bench/quiet-floor.json`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QuietFloor {
+    /// Free rounds, microseconds.
+    pub(crate) floor_p50_us: f64,
+    /// Pinned rounds, microseconds.
+    pub(crate) floor_p50_us_pinned: f64,
+    /// Where the values come from (machine, date, run).
+    pub(crate) source: String,
+}
+
+impl QuietFloor {
+    /// Reads and checks the reference file.
+    pub(crate) fn load(root: &Path) -> Result<Self> {
+        let path = root.join(QUIET_FLOOR_FILE);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let quiet: Self = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} must be {{\"floor_p50_us\", \"floor_p50_us_pinned\", \"source\"}}",
+                path.display()
+            )
+        })?;
+        if !(quiet.floor_p50_us > 0.0 && quiet.floor_p50_us_pinned > 0.0) {
+            anyhow::bail!("{}: the floor values must be positive", path.display());
+        }
+        Ok(quiet)
+    }
+}
+
+/// The floor of one mode: its p50 and p99 and how much its per-round p50 moved.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spread {
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
+    pub(crate) round_p50_min_us: f64,
+    pub(crate) round_p50_max_us: f64,
+}
+
+impl Spread {
+    /// From the floor's rounds (one inner vector of round trips per round).
+    pub(crate) fn of(rounds: &Rounds) -> Self {
+        let per_round: Vec<f64> = rounds.iter().filter_map(|r| median(r)).collect();
+        Self {
+            p50_us: median_over_rounds(rounds, median),
+            p99_us: median_over_rounds(rounds, p99),
+            round_p50_min_us: per_round.iter().copied().fold(f64::NAN, f64::min),
+            round_p50_max_us: per_round.iter().copied().fold(f64::NAN, f64::max),
+        }
+    }
+
+    /// The largest round's p50 over the smallest's.
+    pub(crate) fn round_spread(&self) -> f64 {
+        self.round_p50_max_us / self.round_p50_min_us
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "p50_us": round(self.p50_us),
+            "p99_us": round(self.p99_us),
+            "round_p50_min_us": round(self.round_p50_min_us),
+            "round_p50_max_us": round(self.round_p50_max_us),
+            "round_spread": round(self.round_spread()),
+        })
+    }
+}
+
+fn round(value: f64) -> Value {
+    if value.is_finite() {
+        json!((value * 1000.0).round() / 1000.0)
+    } else {
+        Value::Null
+    }
+}
+
+/// Everything the report says about the machine.
+#[derive(Debug, Clone)]
+pub(crate) struct Machine {
+    pub(crate) cpus: usize,
+    pub(crate) pinned_cpu: usize,
+    pub(crate) load_start: Option<[f64; 3]>,
+    pub(crate) load_end: Option<[f64; 3]>,
+    pub(crate) floor: Spread,
+    pub(crate) floor_pinned: Spread,
+    pub(crate) quiet: QuietFloor,
+    /// A `--quick` smoke run: never a measurement.
+    pub(crate) quick: bool,
+}
+
+impl Machine {
+    /// Why this run's figures are not a measurement; empty when they are.
+    pub(crate) fn reasons(&self) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if self.quick {
+            reasons.push("--quick is a smoke run with too few samples".to_owned());
+        }
+        match self.load_start {
+            Some([one, ..]) if one > LOAD_PER_CPU * self.cpus as f64 => reasons.push(format!(
+                "the 1-minute load average was {one:.2} at the start, over {LOAD_PER_CPU} per CPU ({:.2} for {} CPUs)",
+                LOAD_PER_CPU * self.cpus as f64,
+                self.cpus
+            )),
+            Some(_) => {}
+            None => reasons.push("the load average could not be read (/proc/loadavg)".to_owned()),
+        }
+        for (mode, spread, quiet) in [
+            ("free", &self.floor, self.quiet.floor_p50_us),
+            ("pinned", &self.floor_pinned, self.quiet.floor_p50_us_pinned),
+        ] {
+            let factor = spread.p50_us / quiet;
+            if !(factor.is_finite() && (1.0 / FLOOR_TOLERANCE..=FLOOR_TOLERANCE).contains(&factor))
+            {
+                reasons.push(format!(
+                    "the {mode} floor p50 was {:.2} us, {factor:.2}x its quiet value of {quiet} us (allowed: within {FLOOR_TOLERANCE}x)",
+                    spread.p50_us
+                ));
+            }
+        }
+        reasons
+    }
+
+    pub(crate) fn json(&self) -> Value {
+        let load = |l: Option<[f64; 3]>| l.map_or(Value::Null, |l| json!(l));
+        json!({
+            "cpus": self.cpus,
+            "pinned_cpu": self.pinned_cpu,
+            "load_average_start": load(self.load_start),
+            "load_average_end": load(self.load_end),
+            "floor": self.floor.json(),
+            "floor_pinned": self.floor_pinned.json(),
+            "quiet_floor_p50_us": self.quiet.floor_p50_us,
+            "quiet_floor_p50_us_pinned": self.quiet.floor_p50_us_pinned,
+        })
+    }
+
+    /// The lines printed above the table.
+    pub(crate) fn text(&self) -> String {
+        let load = |l: Option<[f64; 3]>| {
+            l.map_or("unknown".to_owned(), |[a, b, c]| {
+                format!("{a:.2} {b:.2} {c:.2}")
+            })
+        };
+        let floor = |s: &Spread| {
+            format!(
+                "p50 {:.2} us, p99 {:.2} us, round p50 {:.2}..{:.2} us (spread {:.2})",
+                s.p50_us,
+                s.p99_us,
+                s.round_p50_min_us,
+                s.round_p50_max_us,
+                s.round_spread()
+            )
+        };
+        let mut out = format!(
+            "machine: {} CPUs (pinned rounds on CPU {}), load average {} at start, {} at end\n\
+             floor free:   {} (quiet {} us)\n\
+             floor pinned: {} (quiet {} us)\n",
+            self.cpus,
+            self.pinned_cpu,
+            load(self.load_start),
+            load(self.load_end),
+            floor(&self.floor),
+            self.quiet.floor_p50_us,
+            floor(&self.floor_pinned),
+            self.quiet.floor_p50_us_pinned,
+        );
+        let reasons = self.reasons();
+        if reasons.is_empty() {
+            out.push_str("not flagged: a measurement\n\n");
+        } else {
+            out.push_str("FLAGGED: not a measurement, do not publish:\n");
+            for reason in &reasons {
+                out.push_str(&format!("  - {reason}\n"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A flagged example for the renderers' tests.
+    #[cfg(test)]
+    pub(crate) fn example() -> Self {
+        let spread = Spread::of(&vec![vec![5.0, 6.0], vec![6.0, 7.0]]);
+        Self {
+            cpus: 2,
+            pinned_cpu: 1,
+            load_start: Some([1.5, 1.0, 1.0]),
+            load_end: Some([1.0, 1.0, 1.0]),
+            floor_pinned: spread.clone(),
+            floor: spread,
+            quiet: QuietFloor {
+                floor_p50_us: 5.71,
+                floor_p50_us_pinned: 3.0,
+                source: "test".to_owned(),
+            },
+            quick: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet_machine() -> Machine {
+        let mut machine = Machine::example();
+        machine.load_start = Some([0.1, 0.1, 0.1]);
+        machine.floor = Spread::of(&vec![vec![5.5, 5.7, 5.9]]);
+        machine.floor_pinned = Spread::of(&vec![vec![2.9, 3.0, 3.1]]);
+        machine
+    }
+
+    #[test]
+    fn a_quiet_machine_near_its_floor_is_not_flagged() {
+        assert_eq!(quiet_machine().reasons(), Vec::<String>::new());
+        assert!(quiet_machine().text().contains("not flagged"));
+    }
+
+    #[test]
+    fn load_over_the_limit_per_cpu_flags_the_run() {
+        let mut machine = quiet_machine();
+        machine.load_start = Some([0.61, 0.0, 0.0]);
+        let reasons = machine.reasons();
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert!(reasons[0].contains("load average was 0.61"));
+        machine.load_start = Some([0.59, 0.0, 0.0]);
+        assert!(machine.reasons().is_empty());
+    }
+
+    #[test]
+    fn a_floor_more_than_twice_off_either_way_flags_the_run() {
+        let mut machine = quiet_machine();
+        machine.floor = Spread::of(&vec![vec![11.5]]);
+        assert!(machine.reasons()[0].contains("free floor p50 was 11.50"));
+        machine.floor = Spread::of(&vec![vec![2.8]]);
+        assert!(machine.reasons()[0].contains("free floor"));
+        machine.floor = quiet_machine().floor;
+        machine.floor_pinned = Spread::of(&vec![vec![6.1]]);
+        assert!(machine.reasons()[0].contains("pinned floor"));
+        machine.floor_pinned = Spread::of(&vec![]);
+        assert!(machine.reasons()[0].contains("pinned floor"));
+    }
+
+    #[test]
+    fn quick_runs_are_always_flagged() {
+        let mut machine = quiet_machine();
+        machine.quick = true;
+        assert!(machine.reasons()[0].contains("--quick"));
+        assert!(machine.text().contains("do not publish"));
+    }
+
+    #[test]
+    fn the_spread_is_the_range_of_the_round_medians() {
+        let spread = Spread::of(&vec![vec![1.0, 2.0, 3.0], vec![4.0, 4.0, 100.0]]);
+        assert_eq!(spread.round_p50_min_us, 2.0);
+        assert_eq!(spread.round_p50_max_us, 4.0);
+        assert_eq!(spread.round_spread(), 2.0);
+        // The median over rounds of each round's p99: 3 and 100, the lower middle.
+        assert_eq!(spread.p99_us, 3.0);
+    }
+
+    #[test]
+    fn the_committed_quiet_floor_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let quiet = QuietFloor::load(&root).unwrap();
+        assert!(quiet.floor_p50_us > 0.0 && quiet.floor_p50_us_pinned > 0.0);
+    }
+}
