@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::git::GitModule;
 use crate::management::ManagementModule;
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
@@ -350,7 +350,7 @@ impl PluginHost {
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
-                "no_runtime",
+                ErrorKind::NoRuntime,
                 "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it): call it from a #[tokio::main] or Runtime::block_on",
             ));
         }
@@ -557,7 +557,7 @@ impl PluginHost {
                 |d| format!("[{}] {}", d.code, d.message),
             );
             return Err(HostError::command(
-                "corrupt_store",
+                ErrorKind::CorruptStore,
                 format!(
                     "{}: the installed plugin.json no longer validates ({why}); reinstall or uninstall it",
                     path.display()
@@ -817,7 +817,7 @@ impl PluginHost {
                     lock(&self.shared.policy).confirm(revision).ok();
                 }
                 Err(HostError::command(
-                    "apply_failed",
+                    ErrorKind::ApplyFailed,
                     format!(
                         "the runtime did not reach the requested state ({reason}); policy and runtime were rolled back"
                     ),
@@ -1099,7 +1099,7 @@ impl PluginHost {
         let module = self.bundle(id)?;
         self.shared
             .verify_content(module.bundle())
-            .map_err(|message| HostError::command("content_changed", message))?;
+            .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
         let digest = module.bundle().record.digest.clone();
         self.change(
             module.bundle().module_name(),
@@ -1206,20 +1206,20 @@ impl PluginHost {
         });
         let Some(module) = declaring else {
             return HostError::command(
-                "unknown_command",
-                format!(
-                    "unknown command `{name}`: `c2-plugins commands` lists what this realm has"
-                ),
-            );
+                ErrorKind::UnknownCommand,
+                format!("unknown command `{name}`"),
+            )
+            .with_hint("`c2-plugins commands` lists what this realm has");
         };
         let id = &module.bundle().record.id;
         if !self.shared.is_trusted(module.bundle()) {
             return HostError::command(
-                "not_trusted",
+                ErrorKind::NotTrusted,
                 format!(
-                    "`{name}` is declared by {id}, which is not trusted, so its process never starts: run `c2-plugins trust {id}`"
+                    "`{name}` is declared by {id}, which is not trusted, so its process never starts"
                 ),
-            );
+            )
+            .with_hint(format!("run `c2-plugins trust {id}`"));
         }
         let state = self
             .shared
@@ -1230,22 +1230,21 @@ impl PluginHost {
             .map(|e| e.state);
         match state {
             Some(ModuleState::Pending { missing }) => HostError::command(
-                "pending",
+                ErrorKind::Pending,
                 format!(
                     "`{name}` is declared by {id}, which waits for the services it injects: {}",
                     missing.join(", ")
                 ),
             ),
             Some(ModuleState::Failed { reason }) => HostError::command(
-                "activation_failed",
+                ErrorKind::ActivationFailed,
                 format!("`{name}` is declared by {id}, which failed: {reason}"),
             ),
             _ => HostError::command(
-                "disabled",
-                format!(
-                    "`{name}` is declared by {id}, which is disabled here: run `c2-plugins enable {id}`"
-                ),
-            ),
+                ErrorKind::Disabled,
+                format!("`{name}` is declared by {id}, which is disabled here"),
+            )
+            .with_hint(format!("run `c2-plugins enable {id}`")),
         }
     }
 

@@ -45,7 +45,7 @@ pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundl
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
-pub use error::HostError;
+pub use error::{ErrorKind, HostError, PluginError};
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,
@@ -96,3 +96,6 @@ struct ReadmeDoctest;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/embedding.md")]
 struct EmbeddingDoctest;
+
+#[cfg(test)]
+mod tests;

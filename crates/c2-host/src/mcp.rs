@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdout;
 
 use crate::bundle::InstalledBundle;
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
@@ -407,27 +407,25 @@ impl PluginHost {
         server: &str,
     ) -> Result<McpProcess, HostError> {
         self.bundle(id)?;
-        let refuse = |kind: &str, message: String| HostError::Command {
-            kind: kind.to_owned(),
-            message,
-        };
+        let refuse = HostError::command;
         let entry = self
             .mcp_servers(target)?
             .into_iter()
             .find(|e| e.bundle == id && e.server == server)
             .ok_or_else(|| {
                 refuse(
-                    "unknown_mcp_server",
+                    ErrorKind::UnknownMcpServer,
                     format!(
-                        "bundle {id} has no MCP server `{server}` enabled here: `c2-plugins mcp` lists them (a bundle must be enabled in this scope)"
+                        "bundle {id} has no MCP server `{server}` enabled here (a bundle must be enabled in this scope)"
                     ),
                 )
+                .with_hint("`c2-plugins mcp` lists them")
             })?;
         let launch = match (&entry.status, entry.launch) {
             (McpStatus::Supported, Some(McpLaunch::Stdio(launch))) => launch,
             (McpStatus::Supported, Some(McpLaunch::Remote { url, .. })) => {
                 return Err(refuse(
-                    "remote_mcp_server",
+                    ErrorKind::RemoteMcpServer,
                     format!(
                         "{id}/{server} is a remote {} server at {url}: a session connects to it, there is no process to run",
                         entry.transport
@@ -436,15 +434,14 @@ impl PluginHost {
             }
             (McpStatus::NotTrusted, _) => {
                 return Err(refuse(
-                    "not_trusted",
-                    format!(
-                        "{id}/{server} runs code from an untrusted bundle: review it, then `c2-plugins trust {id}`"
-                    ),
-                ));
+                    ErrorKind::NotTrusted,
+                    format!("{id}/{server} runs code from an untrusted bundle"),
+                )
+                .with_hint(format!("review it, then `c2-plugins trust {id}`")));
             }
             (status, _) => {
                 return Err(refuse(
-                    "mcp_server_unusable",
+                    ErrorKind::McpServerUnusable,
                     format!("{id}/{server} cannot run: {}", status.text()),
                 ));
             }
@@ -453,10 +450,15 @@ impl PluginHost {
         // files on disk must still be the ones installed (and trusted), as for a runtime.
         self.shared
             .verify_content(self.bundle(id)?.bundle())
-            .map_err(|message| refuse("content_changed", message))?;
+            .map_err(|message| refuse(ErrorKind::ContentChanged, message))?;
         let spec = launch.process_spec(&format!("{id}/{server}"));
-        let spawned = c2_supervisor::spawn(&spec, &self.shared.options.supervisor)
-            .map_err(|e| refuse("spawn_failed", format!("{id}/{server} did not start: {e}")))?;
+        let spawned =
+            c2_supervisor::spawn(&spec, &self.shared.options.supervisor).map_err(|e| {
+                refuse(
+                    ErrorKind::SpawnFailed,
+                    format!("{id}/{server} did not start: {e}"),
+                )
+            })?;
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,

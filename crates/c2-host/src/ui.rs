@@ -18,7 +18,7 @@ use c2_manifest::UiSlot;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock, realm_text};
 
 /// Bounds of a `host.actions` document (plugin-standard.md §2).
@@ -296,10 +296,10 @@ impl PluginHost {
     ) -> Result<(), HostError> {
         let id = &bundle.record.id;
         if !self.shared.is_trusted(bundle) {
-            return Err(HostError::command(
-                "not_trusted",
-                format!("{id} is not trusted: run `c2-plugins trust {id}`"),
-            ));
+            return Err(
+                HostError::command(ErrorKind::NotTrusted, format!("{id} is not trusted"))
+                    .with_hint(format!("run `c2-plugins trust {id}`")),
+            );
         }
         if !bundle
             .manifest
@@ -309,7 +309,7 @@ impl PluginHost {
             .any(|c| c.id == command)
         {
             return Err(HostError::command(
-                "not_owned",
+                ErrorKind::NotOwned,
                 format!(
                     "`{command}` is not declared by {id}; a contribution may invoke only its own bundle's commands"
                 ),
@@ -324,7 +324,7 @@ impl PluginHost {
             .any(|c| c.name == command && c.owner == owner);
         if !registered {
             return Err(HostError::command(
-                "disabled",
+                ErrorKind::Disabled,
                 format!(
                     "`{command}` of {id} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
                     realm_text(realm)
@@ -379,7 +379,7 @@ impl PluginHost {
         })?;
         self.invoke_ui(&request)
             .await
-            .map_err(|error| c2_kernel::Error::failure(error.kind(), error.to_string()))
+            .map_err(|error| c2_kernel::Error::failure(error.kind().as_str(), error.to_string()))
     }
 
     /// Activates a UI descriptor after every ownership check; see the module docs. A
@@ -416,7 +416,7 @@ impl PluginHost {
             .find(|u| u.id == request.ui)
         else {
             return Err(HostError::command(
-                "unknown_ui",
+                ErrorKind::UnknownUi,
                 format!(
                     "{} declares no UI descriptor `{}`",
                     bundle.record.id, request.ui
@@ -462,7 +462,7 @@ impl PluginHost {
                 "invoke" => {
                     let Some(action_id) = &request.action_id else {
                         return Err(HostError::command(
-                            "invalid_args",
+                            ErrorKind::InvalidArgs,
                             "invoke needs `actionId`",
                         ));
                     };
@@ -471,7 +471,7 @@ impl PluginHost {
                         .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
                     let Some(action) = cached else {
                         return Err(HostError::command(
-                            "unknown_action",
+                            ErrorKind::UnknownAction,
                             format!("no rendered action `{action_id}`: render the slot again"),
                         ));
                     };
@@ -480,7 +480,7 @@ impl PluginHost {
                 }
                 other => {
                     return Err(HostError::command(
-                        "invalid_args",
+                        ErrorKind::InvalidArgs,
                         format!("operation `{other}` is not render or invoke"),
                     ));
                 }
@@ -488,7 +488,7 @@ impl PluginHost {
             context.insert("operation".to_owned(), Value::String(operation.to_owned()));
         } else if request.operation.is_some() || request.action_id.is_some() {
             return Err(HostError::command(
-                "invalid_args",
+                ErrorKind::InvalidArgs,
                 "`operation` and `actionId` apply only to host.actions descriptors",
             ));
         }
@@ -498,7 +498,7 @@ impl PluginHost {
             let actions = validate_host_actions(&result, &self.shared.options.host_actions)
                 .map_err(|problem| {
                     HostError::command(
-                        "invalid_host_actions",
+                        ErrorKind::InvalidHostActions,
                         format!(
                             "{} rendered an invalid host.actions document: {problem}",
                             bundle.record.id
@@ -512,7 +512,7 @@ impl PluginHost {
                 self.shared.options.max_host_actions_renders,
             );
             return serde_json::to_value(json!({ "actions": actions }))
-                .map_err(|error| HostError::command("command_failed", error.to_string()));
+                .map_err(|error| HostError::command(ErrorKind::CommandFailed, error.to_string()));
         }
         Ok(result)
     }

@@ -647,7 +647,8 @@ fn target(project: Option<PathBuf>) -> Target {
 }
 
 /// A host error as a JSON-RPC error: `-32001` for an unknown command, `-32000` otherwise, with
-/// the host's kind (and an invalid bundle's diagnostics) in `data`.
+/// the host's kind, its hint, an invalid bundle's diagnostics and a plugin's own error
+/// (`pluginError`) in `data`.
 pub(crate) fn host_error(error: HostError) -> ErrorObject {
     let failure = session::failure(error);
     let code = if failure.kind == "unknown_command" {
@@ -658,6 +659,9 @@ pub(crate) fn host_error(error: HostError) -> ErrorObject {
     let mut data = serde_json::Map::new();
     data.insert("kind".to_owned(), Value::String(failure.kind.clone()));
     data.insert("environment".to_owned(), Value::Bool(failure.exit == 2));
+    if let Some(hint) = failure.hint {
+        data.insert("hint".to_owned(), Value::String(hint));
+    }
     data.extend(failure.detail);
     ErrorObject {
         code,

@@ -319,10 +319,8 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
     use c2_host::HostError;
     let errors = || {
         [
-            HostError::Command {
-                kind: "not_trusted".to_owned(),
-                message: "x is not trusted: trust it first".to_owned(),
-            },
+            HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
+                .with_hint("trust it first"),
             HostError::NotInstalled { id: "x".to_owned() },
             HostError::Io {
                 action: "read",
@@ -339,9 +337,16 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
                 &through.kind,
                 &through.message,
                 through.exit,
+                &through.hint,
                 &through.detail
             ),
-            (&here.kind, &here.message, here.exit, &here.detail)
+            (
+                &here.kind,
+                &here.message,
+                here.exit,
+                &here.hint,
+                &here.detail
+            )
         );
     }
     let last = errors().into_iter().last().unwrap();
