@@ -527,10 +527,9 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 trust,
                 enable,
             } => {
-                let options = InstallOptions {
-                    trust: *trust,
-                    enable: *enable,
-                };
+                let options = InstallOptions::default()
+                    .with_trust(*trust)
+                    .with_enable(*enable);
                 commands::install::run(out, host, &session.store, source, options).await
             }
             Command::Uninstall { id } => {

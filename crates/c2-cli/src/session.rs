@@ -92,9 +92,9 @@ pub(crate) async fn open_host(
             format!("cannot read the current directory: {error}; run from an existing directory"),
         )
     })?;
-    let mut options = HostOptions::new(dir);
+    let mut options = HostOptions::new(dir).with_host_name("c2-plugins");
     options.handshake_timeout = handshake_timeout;
-    options.working_dir = working_dir;
+    options.working_dir = Some(working_dir);
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
     let host = PluginHost::open(options).await.map_err(failure)?;

@@ -10,14 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions};
+use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
 use c2_kernel::{
     CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, Module,
     ModuleIntent, ModuleState, ProjectKey, Realm,
 };
-use c2_policy::{
-    Catalog, CatalogModule, Change, ChangeKind, PolicyOptions, PolicyStore, Revisions, Scope,
-};
+use c2_policy::{Catalog, CatalogModule, Change, ChangeKind, PolicyStore, Revisions, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -133,13 +131,38 @@ impl std::fmt::Debug for PluginHost {
     }
 }
 
-/// What to do with a freshly installed bundle.
+/// What to do with a freshly installed bundle (nothing, by default).
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct InstallOptions {
     /// Trust the installed content right away.
     pub trust: bool,
     /// Enable it for the user right away.
     pub enable: bool,
+}
+
+impl InstallOptions {
+    /// Trusts and enables the bundle right away.
+    pub fn trusted_and_enabled() -> Self {
+        Self {
+            trust: true,
+            enable: true,
+        }
+    }
+
+    /// Sets [`InstallOptions::trust`].
+    #[must_use]
+    pub fn with_trust(mut self, trust: bool) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Sets [`InstallOptions::enable`].
+    #[must_use]
+    pub fn with_enable(mut self, enable: bool) -> Self {
+        self.enable = enable;
+        self
+    }
 }
 
 /// The result of an install.
@@ -177,6 +200,7 @@ impl Serialize for Uninstalled {
 /// The plugin-level switch of a policy change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum StateChange {
     /// Enable in the scope.
     Enable,
@@ -332,6 +356,7 @@ pub struct FailedExtension {
 
 /// Where a change applies: the user, or one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target {
     /// The user scope (global realm).
     User,
@@ -347,15 +372,33 @@ impl PluginHost {
     /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
     /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
     /// nothing.
-    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
-        if tokio::runtime::Handle::try_current().is_err() {
+    pub async fn open(mut options: HostOptions) -> Result<Self, HostError> {
+        if options.runtime.is_none() && tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
                 ErrorKind::NoRuntime,
-                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it): call it from a #[tokio::main] or Runtime::block_on",
+                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it), or be given one in HostOptions::runtime",
+            )
+            .with_hint("call it from a #[tokio::main] or Runtime::block_on"));
+        }
+        if options.plugins_dir.as_os_str().is_empty() {
+            return Err(HostError::command(
+                ErrorKind::InvalidArgs,
+                "HostOptions::plugins_dir is empty: name the plugin store's directory",
             ));
         }
-        let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
-        let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
+        if options.working_dir.is_none() {
+            options.working_dir = Some(std::env::current_dir().map_err(HostError::io(
+                "read the current directory (set HostOptions::working_dir to avoid it)",
+                ".",
+            ))?);
+        }
+        let handle = options.runtime.clone();
+        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options)).await
+    }
+
+    async fn open_on_runtime(options: HostOptions) -> Result<Self, HostError> {
+        let store = Store::open(&options.plugins_dir, options.store.clone())?;
+        let policy = PolicyStore::open(&options.plugins_dir, options.policy.clone());
         let kernel = Kernel::new(options.kernel.clone());
         let shared = Arc::new(Shared {
             kernel,
@@ -378,7 +421,7 @@ impl PluginHost {
         let host = Self { shared };
         let git = GitModule::new(
             host.shared.options.git_program.clone(),
-            host.shared.options.working_dir.clone(),
+            host.shared.options.resolved_working_dir().to_owned(),
             host.shared.options.run.clone(),
         );
         host.shared.kernel.register_factory(Arc::new(git), 1);
@@ -407,8 +450,9 @@ impl PluginHost {
         }
         host.start_watch();
         let weak = Arc::downgrade(&host.shared);
+        let every = host.shared.options.reap_interval;
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            let mut tick = tokio::time::interval(every);
             tick.tick().await;
             loop {
                 tick.tick().await;
@@ -417,6 +461,11 @@ impl PluginHost {
             }
         });
         Ok(host)
+    }
+
+    /// `future` polled on the embedder's runtime ([`HostOptions::runtime`]), if it chose one.
+    pub(crate) fn on_runtime<F: std::future::Future>(&self, future: F) -> crate::rt::OnRuntime<F> {
+        crate::rt::on_runtime(self.shared.options.runtime.as_ref(), future)
     }
 
     /// The options the host runs with.
@@ -690,7 +739,7 @@ impl PluginHost {
     /// Makes the live graph equal to policy in every realm. Call with `changes` held.
     pub(crate) async fn reconcile_locked(&self) {
         self.sync_desired();
-        self.shared.kernel.reconcile().await;
+        self.on_runtime(self.shared.kernel.reconcile()).await;
     }
 
     /// Reclaims project realms that have been idle and unleased for `KernelOptions::idle_after`
@@ -699,9 +748,11 @@ impl PluginHost {
     pub async fn reap_idle(&self) -> Vec<String> {
         let idle_after = self.shared.kernel.options().idle_after;
         let reaped = self
-            .shared
-            .kernel
-            .reap_idle(Instant::now(), idle_after)
+            .on_runtime(
+                self.shared
+                    .kernel
+                    .reap_idle(self.shared.options.clock.now(), idle_after),
+            )
             .await;
         let mut projects = lock(&self.shared.projects);
         reaped
@@ -781,7 +832,7 @@ impl PluginHost {
                 change.clone(),
                 &catalog,
                 &revisions,
-                Instant::now(),
+                self.shared.options.clock.now(),
             )?;
             match self.apply_locked(plan.id, plan.change, &revisions).await {
                 Err(HostError::Policy(c2_policy::Error::StalePlan { .. }))
@@ -800,7 +851,11 @@ impl PluginHost {
         change: Change,
         revisions: &Revisions,
     ) -> Result<Applied, HostError> {
-        let commit = lock(&self.shared.policy).apply_change(id, revisions, Instant::now())?;
+        let commit = lock(&self.shared.policy).apply_change(
+            id,
+            revisions,
+            self.shared.options.clock.now(),
+        )?;
         self.reconcile_locked().await;
         match self.verify(&change) {
             Ok(()) => {
@@ -1185,7 +1240,10 @@ impl PluginHost {
         // A project realm is built by the kernel on first use from the desired state that
         // `realm` registered for it.
         let realm = self.realm(target)?;
-        match self.shared.kernel.call(&realm, name, args).await {
+        match self
+            .on_runtime(self.shared.kernel.call(&realm, name, args))
+            .await
+        {
             Ok(value) => Ok(value),
             Err(KernelError::UnknownCommand { .. }) => Err(self.explain_unknown(name, &realm)),
             Err(error) => Err(error.into()),
@@ -1420,7 +1478,7 @@ impl PluginHost {
         // No refresh may bring anything back up.
         let watch = lock(&self.shared.watch).take();
         drop(watch);
-        self.shared.kernel.shutdown().await;
+        self.on_runtime(self.shared.kernel.shutdown()).await;
         // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
         // child (another host in this process just starts its next runtime cold).
         c2_supervisor::release_warm_shim();

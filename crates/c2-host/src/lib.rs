@@ -34,13 +34,14 @@ mod modules;
 mod options;
 mod paths;
 mod plan;
+mod rt;
 mod runtime;
 mod source;
 mod sync;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
-pub use c2_policy::{WatchMode, WatchOptions};
+pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
 pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
@@ -59,7 +60,7 @@ pub use mcp::{
     MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::HostOptions;
+pub use options::{Clock, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use sync::StoreChanged;
@@ -68,7 +69,9 @@ pub use ui::{
 };
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
-pub use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Limits};
+pub use c2_bundle_collector::{
+    CollectedBundle, FaultPoint, InstallRequest, InstalledRecord, Limits, StoreOptions,
+};
 pub use c2_kernel::{
     BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
     Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,

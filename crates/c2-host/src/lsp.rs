@@ -140,6 +140,7 @@ pub struct ServerListing {
 
 /// What a language resolves to in one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Resolved {
     /// The one active plugin that maps the language.
     Plugin {
@@ -157,6 +158,7 @@ pub enum Resolved {
 /// Who provides a live [`LanguageServer`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
+#[non_exhaustive]
 pub enum ServerOrigin {
     /// A bundle's declared server.
     Plugin {
@@ -955,6 +957,7 @@ pub struct FlowStats {
 
 /// Why a bridge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BridgeEnd {
     /// The client's input reached its end (the editor went away).
     ClientClosed,

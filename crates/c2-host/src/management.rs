@@ -333,7 +333,7 @@ impl PluginHost {
             },
             &catalog,
             &revisions,
-            std::time::Instant::now(),
+            self.shared.options.clock.now(),
         )?;
         Ok(json!({
             "planId": plan.id.0,

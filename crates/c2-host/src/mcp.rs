@@ -56,6 +56,7 @@ pub struct McpServerLaunch {
 /// Whether a server can be used, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[non_exhaustive]
 pub enum McpStatus {
     /// Launch-ready (stdio) or reachable as configured (remote).
     Supported,
@@ -82,6 +83,7 @@ impl McpStatus {
 /// How to reach a supported server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "type")]
+#[non_exhaustive]
 pub enum McpLaunch {
     /// Start a process and speak MCP over its stdio.
     Stdio(StdioLaunch),

@@ -3,7 +3,6 @@
 //! is still current.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use c2_policy::{Change, ChangeKind, RevisionKind, Scope};
 use serde::{Deserialize, Serialize};
@@ -19,6 +18,7 @@ pub const PLAN_FORMAT: u32 = 1;
 /// What a plan changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "action")]
+#[non_exhaustive]
 pub enum PlanAction {
     /// Enable the bundle in the scope.
     Enable,
@@ -91,7 +91,12 @@ impl PluginHost {
     fn plan_now(&self, change: Change) -> Result<c2_policy::Plan, HostError> {
         let catalog = self.policy_catalog();
         let revisions = self.revisions();
-        Ok(lock(&self.shared.policy).plan_change(change, &catalog, &revisions, Instant::now())?)
+        Ok(lock(&self.shared.policy).plan_change(
+            change,
+            &catalog,
+            &revisions,
+            self.shared.options.clock.now(),
+        )?)
     }
 
     /// Plans a change and returns it as a file's content; nothing changes until it is applied.

@@ -341,7 +341,10 @@ impl RuntimeInstance {
     /// Records a crash; false when the crash loop bound is reached.
     fn note_crash(&self) -> bool {
         let (limit, window) = self.crash_bounds();
-        let now = Instant::now();
+        let now = self
+            .host
+            .upgrade()
+            .map_or_else(Instant::now, |h| h.options.clock.now());
         let mut crashes = self.crashes.lock().unwrap_or_else(PoisonError::into_inner);
         crashes.push_back(now);
         while crashes

@@ -23,6 +23,7 @@ use crate::host::{PluginHost, Target, lock, realm_text};
 
 /// Bounds of a `host.actions` document (plugin-standard.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HostActionsLimits {
     /// Actions per render.
     pub max_actions: usize,
@@ -42,6 +43,16 @@ impl Default for HostActionsLimits {
             max_label_chars: 80,
             max_detail_chars: 300,
         }
+    }
+}
+
+impl HostActionsLimits {
+    crate::options::setters! {
+        "HostActionsLimits";
+        with_max_actions => max_actions: usize,
+        with_max_input_bytes => max_input_bytes: usize,
+        with_max_label_chars => max_label_chars: usize,
+        with_max_detail_chars => max_detail_chars: usize,
     }
 }
 
@@ -432,7 +443,7 @@ impl PluginHost {
             Realm::Global => self
                 .shared
                 .options
-                .working_dir
+                .resolved_working_dir()
                 .to_string_lossy()
                 .into_owned(),
             Realm::Project(key) => key.as_str().to_owned(),

@@ -27,6 +27,7 @@ impl Change {
             Change::State(StateChange::Enable) => "enabled",
             Change::State(StateChange::Disable) => "disabled",
             Change::State(StateChange::Inherit) => "inherits the user's choice",
+            Change::State(_) => "changed",
         }
     }
 }

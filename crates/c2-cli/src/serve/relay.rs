@@ -426,10 +426,9 @@ impl Connection {
             }
             "plugins/install" => {
                 let p: InstallParams = parse(params)?;
-                let options = InstallOptions {
-                    trust: p.trust,
-                    enable: p.enable,
-                };
+                let options = InstallOptions::default()
+                    .with_trust(p.trust)
+                    .with_enable(p.enable);
                 let outcome = host.install(&p.source, options).await.map_err(host_error)?;
                 Ok(commands::install::outcome_json(&outcome, options))
             }
@@ -550,6 +549,7 @@ impl Connection {
                         json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program })
                     }
                     Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
+                    _ => Value::Null,
                 })
             }
             "mcp/list" => {

@@ -56,10 +56,9 @@ async fn an_untrusted_bundle_never_starts_whatever_its_enablement() {
         .host
         .install(
             dir.to_str().unwrap(),
-            InstallOptions {
-                trust: false,
-                enable: true,
-            },
+            InstallOptions::default()
+                .with_trust(false)
+                .with_enable(true),
         )
         .await
         .unwrap();

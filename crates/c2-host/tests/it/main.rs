@@ -12,6 +12,7 @@ mod lifecycle;
 mod lsp;
 mod mcp;
 mod multihost;
+mod options;
 mod packs;
 mod policy;
 mod realms;
