@@ -25,6 +25,7 @@ mod bundle;
 mod check;
 mod connector;
 mod error;
+mod events;
 mod git;
 mod host;
 mod lsp;
@@ -47,6 +48,7 @@ pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
 pub use error::{ErrorKind, HostError, PluginError};
+pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,

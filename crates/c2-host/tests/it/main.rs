@@ -6,6 +6,7 @@ mod support;
 mod callbacks;
 mod check;
 mod embedder;
+mod events;
 mod fault;
 mod hostile;
 mod lifecycle;
