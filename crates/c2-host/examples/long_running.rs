@@ -129,7 +129,7 @@ async fn serve(args: Args) -> Result<(), HostError> {
                 Ok(slots) => {
                     for (slot, entries) in slots {
                         for entry in entries {
-                            println!("{slot}: {} -> {}", entry.label, entry.command);
+                            println!("{}: {} -> {}", slot.as_str(), entry.label, entry.command);
                         }
                     }
                 }

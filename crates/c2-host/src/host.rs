@@ -27,6 +27,7 @@ use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::source;
+use crate::states::{BundleState, CommandState, CommandVisibility};
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -282,7 +283,7 @@ pub struct BundleStatus {
     pub enabled: bool,
     /// `content_changed` (the files on disk are not the installed ones), `untrusted`,
     /// `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
-    pub state: String,
+    pub state: BundleState,
     /// Why it is failed or pending.
     pub reason: Option<String>,
     /// Whether it ships a process runtime.
@@ -317,16 +318,24 @@ pub struct CommandRow {
     pub name: String,
     /// The owning module.
     pub owner: String,
-    /// `global` or the project path it is registered for.
-    pub realm: String,
+    /// The realm it is registered in (shown as `global` or the project path).
+    #[serde(serialize_with = "crate::states::serialize_realm")]
+    pub realm: Realm,
     /// `internal` or `extension-public`.
-    pub visibility: String,
-    /// `dormant` or `active` for bundle commands, `built-in` otherwise.
-    pub state: String,
+    pub visibility: CommandVisibility,
+    /// `dormant`, `active` or `failed` for bundle commands, `built-in` otherwise.
+    pub state: CommandState,
     /// Title from the manifest or the module.
     pub title: String,
     /// Description, when there is one.
     pub description: Option<String>,
+}
+
+impl CommandRow {
+    /// The realm as the host shows it: `global` or the project path.
+    pub fn realm_label(&self) -> String {
+        realm_text(&self.realm)
+    }
 }
 
 /// `extensions.list`: installed bundles grouped the way the protocol's Trust section names them.
@@ -1329,17 +1338,19 @@ impl PluginHost {
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
-                    _ if changed.is_some() => ("content_changed", changed),
-                    (false, _, _) => ("untrusted", None),
-                    (true, false, _) => ("disabled", None),
-                    (true, true, Some(ModuleState::Failed { reason })) => ("failed", Some(reason)),
+                    _ if changed.is_some() => (BundleState::ContentChanged, changed),
+                    (false, _, _) => (BundleState::Untrusted, None),
+                    (true, false, _) => (BundleState::Disabled, None),
+                    (true, true, Some(ModuleState::Failed { reason })) => {
+                        (BundleState::Failed, Some(reason))
+                    }
                     (true, true, Some(ModuleState::Pending { missing })) => (
-                        "pending",
+                        BundleState::Pending,
                         Some(format!("waiting for services: {}", missing.join(", "))),
                     ),
-                    _ if failure.is_some() => ("failed", failure),
-                    _ if active => ("active", None),
-                    _ => ("ready", None),
+                    _ if failure.is_some() => (BundleState::Failed, failure),
+                    _ if active => (BundleState::Active, None),
+                    _ => (BundleState::Ready, None),
                 };
                 BundleStatus {
                     id: bundle.record.id.clone(),
@@ -1442,22 +1453,23 @@ impl PluginHost {
                     .and_then(|id| bundles.get(id))
                 {
                     Some(module) => match module.instance(&info.realm) {
-                        Some(instance) if instance.pid().is_some() => "active",
-                        Some(instance) if instance.failure().is_some() => "failed",
-                        _ => "dormant",
+                        Some(instance) if instance.pid().is_some() => CommandState::Active,
+                        Some(instance) if instance.failure().is_some() => CommandState::Failed,
+                        _ => CommandState::Dormant,
                     },
-                    None => "built-in",
+                    None => CommandState::BuiltIn,
                 };
                 CommandRow {
                     name: info.name,
                     owner: info.owner,
-                    realm: realm_text(&info.realm),
+                    realm: info.realm,
                     visibility: match info.spec.visibility {
-                        c2_kernel::Visibility::Internal => "internal",
-                        c2_kernel::Visibility::ExtensionPublic => "extension-public",
-                    }
-                    .to_owned(),
-                    state: state.to_owned(),
+                        c2_kernel::Visibility::Internal => CommandVisibility::Internal,
+                        c2_kernel::Visibility::ExtensionPublic => {
+                            CommandVisibility::ExtensionPublic
+                        }
+                    },
+                    state,
                     title: info.spec.title,
                     description: info.spec.description,
                 }

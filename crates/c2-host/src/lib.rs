@@ -38,6 +38,7 @@ mod plan;
 mod rt;
 mod runtime;
 mod source;
+mod states;
 mod sync;
 mod ui;
 
@@ -65,9 +66,11 @@ pub use modules::{ModuleError, ProtectedOwner};
 pub use options::{Clock, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
+pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
 pub use sync::StoreChanged;
 pub use ui::{
-    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions,
+    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiContext, UiEntry, UiRequest,
+    validate_host_actions,
 };
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
@@ -78,7 +81,7 @@ pub use c2_kernel::{
     BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
     Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,
 };
-pub use c2_manifest::ManifestOptions;
+pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and

@@ -64,3 +64,73 @@ fn hints_are_kept_apart_from_messages() {
     );
     assert_eq!(HostError::new(ErrorKind::Io, "x").hint(), None);
 }
+
+#[test]
+fn states_serialize_as_the_strings_they_always_were() {
+    use crate::states::{BundleState, CommandState, CommandVisibility, UiOperation};
+    fn round_trip<T>(all: &[T], expected: &[&str])
+    where
+        T: Copy + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let shown: Vec<String> = all
+            .iter()
+            .map(|v| {
+                serde_json::to_value(v)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(shown, expected);
+        for (value, text) in all.iter().zip(expected) {
+            let back: T = serde_json::from_value(serde_json::json!(text)).unwrap();
+            assert_eq!(back, *value);
+        }
+    }
+    round_trip(
+        BundleState::ALL,
+        &[
+            "content_changed",
+            "untrusted",
+            "disabled",
+            "ready",
+            "active",
+            "pending",
+            "failed",
+        ],
+    );
+    round_trip(CommandVisibility::ALL, &["internal", "extension-public"]);
+    round_trip(
+        CommandState::ALL,
+        &["dormant", "active", "failed", "built-in"],
+    );
+    round_trip(UiOperation::ALL, &["render", "invoke"]);
+    assert_eq!(UiOperation::default(), UiOperation::Render);
+    let unknown = serde_json::from_str::<UiOperation>(r#""explode""#).unwrap_err();
+    assert!(unknown.to_string().contains("render, invoke"), "{unknown}");
+    assert_eq!(BundleState::Active, "active");
+}
+
+#[test]
+fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
+    let row = crate::CommandRow {
+        name: "x.y".to_owned(),
+        owner: "bundle:x".to_owned(),
+        realm: c2_kernel::Realm::Global,
+        visibility: crate::CommandVisibility::ExtensionPublic,
+        state: crate::CommandState::BuiltIn,
+        title: "X".to_owned(),
+        description: None,
+    };
+    let json = serde_json::to_value(&row).unwrap();
+    assert_eq!(
+        (&json["realm"], &json["visibility"], &json["state"]),
+        (
+            &serde_json::json!("global"),
+            &serde_json::json!("extension-public"),
+            &serde_json::json!("built-in")
+        )
+    );
+    assert_eq!(row.realm_label(), "global");
+}

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock, realm_text};
+use crate::states::UiOperation;
 
 /// Bounds of a `host.actions` document (plugin-standard.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,15 +246,48 @@ pub struct UiRequest {
     /// The frontend's session, passed through in `context.sessionId`.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// `host.actions` only: `render` (default) or `invoke`.
+    /// `host.actions` only: [`UiOperation::Render`] (the default) or [`UiOperation::Invoke`].
     #[serde(default)]
-    pub operation: Option<String>,
+    pub operation: Option<UiOperation>,
     /// `host.actions` invoke: the rendered action to activate.
     #[serde(default)]
     pub action_id: Option<String>,
-    /// Accepted and ignored: the host builds the context itself.
+    /// The part of the activation context the frontend owns (its session's `cwd`, its
+    /// `sessionId`). The host builds the rest (`projectPath`, `operation`, `actionId`) and
+    /// checks what is given here; other fields are accepted and ignored.
     #[serde(default)]
-    pub context: Option<Value>,
+    pub context: Option<UiContext>,
+}
+
+/// What a frontend may supply of a UI activation's `context`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UiContext {
+    /// The session's working directory: absolute, and inside the project for a project
+    /// realm. Absent: the project directory, or [`crate::HostOptions::working_dir`] in the
+    /// user realm.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The frontend's session; [`UiRequest::session_id`] wins when both are given.
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+impl UiContext {
+    /// Sets [`UiContext::cwd`].
+    #[must_use]
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets [`UiContext::session_id`].
+    #[must_use]
+    pub fn with_session_id(mut self, session: impl Into<String>) -> Self {
+        self.session_id = Some(session.into());
+        self
+    }
 }
 
 /// One descriptor in the catalog view, for a frontend to render.
@@ -265,7 +299,7 @@ pub struct UiEntry {
     /// The descriptor's bundle-local id.
     pub id: String,
     /// The slot.
-    pub slot: String,
+    pub slot: UiSlot,
     /// The label.
     pub label: String,
     /// The description.
@@ -347,7 +381,7 @@ impl PluginHost {
 
     /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
     /// by `order` (then bundle and id).
-    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<String, Vec<UiEntry>>, HostError> {
+    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
         let realm = self.realm(target)?;
         let active: HashSet<String> = self
             .shared
@@ -356,25 +390,22 @@ impl PluginHost {
             .into_iter()
             .map(|c| format!("{}\u{0}{}", c.owner, c.name))
             .collect();
-        let mut slots: BTreeMap<String, Vec<UiEntry>> = BTreeMap::new();
+        let mut slots: BTreeMap<UiSlot, Vec<UiEntry>> = BTreeMap::new();
         for module in lock(&self.shared.bundles).values() {
             let bundle = module.bundle();
             for ui in &bundle.manifest.codetwo.ui {
                 if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command)) {
                     continue;
                 }
-                slots
-                    .entry(ui.slot.as_str().to_owned())
-                    .or_default()
-                    .push(UiEntry {
-                        bundle: bundle.record.id.clone(),
-                        id: ui.id.clone(),
-                        slot: ui.slot.as_str().to_owned(),
-                        label: ui.label.clone(),
-                        description: ui.description.clone(),
-                        command: ui.command.clone(),
-                        order: ui.order.unwrap_or(0),
-                    });
+                slots.entry(ui.slot).or_default().push(UiEntry {
+                    bundle: bundle.record.id.clone(),
+                    id: ui.id.clone(),
+                    slot: ui.slot,
+                    label: ui.label.clone(),
+                    description: ui.description.clone(),
+                    command: ui.command.clone(),
+                    order: ui.order.unwrap_or(0),
+                });
             }
         }
         for entries in slots.values_mut() {
@@ -391,6 +422,48 @@ impl PluginHost {
         self.invoke_ui(&request)
             .await
             .map_err(|error| c2_kernel::Error::failure(error.kind().as_str(), error.to_string()))
+    }
+
+    /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
+    /// `request.operation` says) and returns its validated actions, cached under `session`
+    /// for a later [`UiOperation::Invoke`] like [`PluginHost::invoke_ui_keyed`]. A descriptor
+    /// of another slot is refused `invalid_args` before anything runs.
+    pub async fn render_host_actions(
+        &self,
+        request: &UiRequest,
+        session: &str,
+    ) -> Result<Vec<HostAction>, HostError> {
+        let bundle = self.bundle(&request.id)?.bundle().clone();
+        if let Some(ui) = bundle
+            .manifest
+            .codetwo
+            .ui
+            .iter()
+            .find(|u| u.id == request.ui)
+            && ui.slot != UiSlot::HostActions
+        {
+            return Err(HostError::command(
+                ErrorKind::InvalidArgs,
+                format!(
+                    "`{}` of {} is a {} descriptor, not host.actions: activate it with invoke_ui",
+                    ui.id,
+                    bundle.record.id,
+                    ui.slot.as_str()
+                ),
+            ));
+        }
+        let render = UiRequest {
+            operation: Some(UiOperation::Render),
+            action_id: None,
+            ..request.clone()
+        };
+        let mut rendered = self.invoke_ui_keyed(&render, session).await?;
+        serde_json::from_value(rendered["actions"].take()).map_err(|error| {
+            HostError::command(
+                ErrorKind::CommandFailed,
+                format!("a validated host.actions render did not read back: {error}"),
+            )
+        })
     }
 
     /// Activates a UI descriptor after every ownership check; see the module docs. A
@@ -415,10 +488,8 @@ impl PluginHost {
         request: &UiRequest,
         session: &str,
     ) -> Result<Value, HostError> {
-        if request.context.is_some() {
-            tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
-        }
         let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
+        let supplied = request.context.clone().unwrap_or_default();
         let Some(ui) = bundle
             .manifest
             .codetwo
@@ -439,14 +510,34 @@ impl PluginHost {
             Realm::Global => Value::Null,
             Realm::Project(key) => Value::String(key.as_str().to_owned()),
         };
-        let cwd = match &realm {
-            Realm::Global => self
+        let cwd = match (&realm, &supplied.cwd) {
+            (_, Some(cwd)) if !cwd.is_absolute() => {
+                return Err(HostError::command(
+                    ErrorKind::InvalidArgs,
+                    format!(
+                        "context.cwd `{}` is relative: give the session's absolute directory",
+                        cwd.display()
+                    ),
+                ));
+            }
+            (Realm::Project(key), Some(cwd)) if !cwd.starts_with(key.as_str()) => {
+                return Err(HostError::command(
+                    ErrorKind::InvalidArgs,
+                    format!(
+                        "context.cwd `{}` is outside the project {}: a project activation runs in its project",
+                        cwd.display(),
+                        key.as_str()
+                    ),
+                ));
+            }
+            (_, Some(cwd)) => cwd.to_string_lossy().into_owned(),
+            (Realm::Global, None) => self
                 .shared
                 .options
                 .resolved_working_dir()
                 .to_string_lossy()
                 .into_owned(),
-            Realm::Project(key) => key.as_str().to_owned(),
+            (Realm::Project(key), None) => key.as_str().to_owned(),
         };
         let mut context = Map::new();
         context.insert("cwd".to_owned(), Value::String(cwd));
@@ -456,6 +547,7 @@ impl PluginHost {
             request
                 .session_id
                 .clone()
+                .or(supplied.session_id)
                 .map_or(Value::Null, Value::String),
         );
         let mut input = ui.input.clone().unwrap_or_else(|| json!({}));
@@ -467,10 +559,10 @@ impl PluginHost {
             realm_text(&realm)
         );
         if host_actions {
-            let operation = request.operation.as_deref().unwrap_or("render");
+            let operation = request.operation.unwrap_or_default();
             match operation {
-                "render" => {}
-                "invoke" => {
+                UiOperation::Render => {}
+                UiOperation::Invoke => {
                     let Some(action_id) = &request.action_id else {
                         return Err(HostError::command(
                             ErrorKind::InvalidArgs,
@@ -489,14 +581,11 @@ impl PluginHost {
                     context.insert("actionId".to_owned(), Value::String(action.id));
                     input = action.input;
                 }
-                other => {
-                    return Err(HostError::command(
-                        ErrorKind::InvalidArgs,
-                        format!("operation `{other}` is not render or invoke"),
-                    ));
-                }
             }
-            context.insert("operation".to_owned(), Value::String(operation.to_owned()));
+            context.insert(
+                "operation".to_owned(),
+                Value::String(operation.as_str().to_owned()),
+            );
         } else if request.operation.is_some() || request.action_id.is_some() {
             return Err(HostError::command(
                 ErrorKind::InvalidArgs,
@@ -505,7 +594,7 @@ impl PluginHost {
         }
         let args = json!({ "context": Value::Object(context), "input": input });
         let result = self.invoke(&target, &ui.command, args).await?;
-        if host_actions && request.operation.as_deref().unwrap_or("render") == "render" {
+        if host_actions && request.operation.unwrap_or_default() == UiOperation::Render {
             let actions = validate_host_actions(&result, &self.shared.options.host_actions)
                 .map_err(|problem| {
                     HostError::command(
