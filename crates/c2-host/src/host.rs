@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
 use c2_kernel::{
@@ -119,6 +119,24 @@ impl Shared {
 }
 
 /// The plugin host a desktop, TUI or server embeds, and that the `c2-plugins` CLI runs.
+///
+/// Cloning is cheap (one `Arc`); every clone is the same host. Its async methods run on the
+/// runtime [`HostOptions::runtime`] names, or else on the one they are polled in.
+///
+/// # Panics
+///
+/// Methods that may start a process ([`PluginHost::invoke`] and everything built on it) panic,
+/// as tokio does, when polled outside any tokio runtime while [`HostOptions::runtime`] is
+/// `None`; give the host a runtime handle to call it from anywhere. [`PluginHost::open`] in
+/// that situation returns [`ErrorKind::NoRuntime`] instead.
+///
+/// # Cancel safety
+///
+/// Dropping an `invoke` future cancels the call and stops the plugin's process (see
+/// [`PluginHost::invoke`]). Dropping a store or policy change (`install`, `trust`,
+/// `set_state`, ...) never leaves a file half-written: each write is one atomic replace; if it
+/// is dropped after its commit, the runtime catches up at the next change,
+/// [`PluginHost::refresh`] or [`PluginHost::reconcile`].
 #[derive(Clone)]
 pub struct PluginHost {
     pub(crate) shared: Arc<Shared>,
@@ -129,6 +147,25 @@ impl std::fmt::Debug for PluginHost {
         f.debug_struct("PluginHost")
             .field("plugins_dir", &self.shared.options.plugins_dir)
             .finish_non_exhaustive()
+    }
+}
+
+/// How one [`PluginHost::invoke_with`] call runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InvokeOptions {
+    /// How long to wait for the answer (no deadline by default, as in the protocol; the
+    /// host-wide [`HostOptions::invoke_deadline`] still applies). Past it the call ends with
+    /// `deadline_exceeded` and is cancelled like a dropped call.
+    pub deadline: Option<Duration>,
+}
+
+impl InvokeOptions {
+    /// Sets [`InvokeOptions::deadline`].
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
     }
 }
 
@@ -1239,20 +1276,75 @@ impl PluginHost {
         Ok(revision)
     }
 
-    /// Invokes a command in the user realm or a project realm, as a frontend would.
+    /// Invokes a command in the user realm or a project realm, as a frontend would. The first
+    /// call to a bundle command starts its runtime (spawn, `initialize`, confirmation).
+    ///
+    /// A plugin's own JSON-RPC error is [`ErrorKind::CommandFailed`] with its code and data in
+    /// [`HostError::plugin_error`]; the runtime's failures have their own kinds
+    /// (`handshake_timeout`, `process_exited`, `crash_loop`, `deadline_exceeded`, ...).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe, by the protocol's design: dropping this future before it completes is
+    /// the caller cancelling the call, and a plugin runtime has no per-request cancellation, so
+    /// the host stops the plugin's process. Every other call in flight to that process fails
+    /// with `cancelled`; the next call starts the process again. To stop waiting without that,
+    /// give the call a deadline instead of dropping it ([`PluginHost::invoke_with`] with
+    /// [`InvokeOptions::deadline`], or [`HostOptions::invoke_deadline`] for every call): it
+    /// then ends with `deadline_exceeded` (the process is still stopped, as the protocol
+    /// requires for an abandoned call). To let a call finish while no longer waiting for it,
+    /// run it on a task (`tokio::spawn` with a clone of the host) and drop the task's handle,
+    /// not the future.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a tokio runtime and [`HostOptions::runtime`] is `None`.
     pub async fn invoke(
         &self,
         target: &Target,
         name: &str,
         args: Value,
     ) -> Result<Value, HostError> {
+        self.invoke_with(target, name, args, &InvokeOptions::default())
+            .await
+    }
+
+    /// [`PluginHost::invoke`] with per-call options.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process and fails the
+    /// other calls in flight to it; a deadline ends the call with `deadline_exceeded` instead.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a tokio runtime and [`HostOptions::runtime`] is `None`.
+    pub async fn invoke_with(
+        &self,
+        target: &Target,
+        name: &str,
+        args: Value,
+        options: &InvokeOptions,
+    ) -> Result<Value, HostError> {
         // A project realm is built by the kernel on first use from the desired state that
         // `realm` registered for it.
         let realm = self.realm(target)?;
-        match self
-            .on_runtime(self.shared.kernel.call(&realm, name, args))
-            .await
-        {
+        let call = self.on_runtime(self.shared.kernel.call(&realm, name, args));
+        let outcome = match options.deadline {
+            None => call.await,
+            Some(limit) => match self.on_runtime(tokio::time::timeout(limit, call)).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(HostError::command(
+                        ErrorKind::DeadlineExceeded,
+                        format!(
+                            "`{name}`: no answer within the call's {limit:?} deadline; the call was cancelled (its process stopped) and the next call starts it again"
+                        ),
+                    ));
+                }
+            },
+        };
+        match outcome {
             Ok(value) => Ok(value),
             Err(KernelError::UnknownCommand { .. }) => Err(self.explain_unknown(name, &realm)),
             Err(error) => Err(error.into()),

@@ -21,6 +21,8 @@
 //! and realms are c2-kernel's, durable intent is c2-policy's. The CLI and embedders (desktop,
 //! TUI, server) depend on it; no library crate does.
 
+#![warn(missing_docs)]
+
 mod bundle;
 mod check;
 mod connector;
@@ -52,7 +54,8 @@ pub use error::{ErrorKind, HostError, PluginError};
 pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
-    ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,
+    ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
+    Uninstalled,
 };
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,

@@ -48,6 +48,7 @@ pub struct McpServerLaunch {
     pub server: String,
     /// `stdio`, `streamable-http`, `sse`, or the unknown `type` it declared (`-` if none).
     pub transport: String,
+    /// Whether it can be used here, and if not, why.
     pub status: McpStatus,
     /// Present exactly when `status` is `supported`.
     pub launch: Option<McpLaunch>,
@@ -89,7 +90,9 @@ pub enum McpLaunch {
     Stdio(StdioLaunch),
     /// Connect to `url` (Streamable HTTP or legacy SSE, as `transport` says) with `headers`.
     Remote {
+        /// The server's URL, verbatim.
         url: String,
+        /// The headers to send, verbatim.
         headers: BTreeMap<String, String>,
     },
 }
@@ -503,9 +506,11 @@ pub struct McpBridgeReport {
     pub client_closed: bool,
     /// A copy error, if one ended the bridge.
     pub error: Option<String>,
-    /// Bytes copied client to server and server to client.
+    /// Bytes copied client to server.
     pub to_server: u64,
+    /// Bytes copied server to client.
     pub to_client: u64,
+    /// How the server process ended.
     pub exit: ExitReport,
 }
 

@@ -428,6 +428,10 @@ impl PluginHost {
     /// `request.operation` says) and returns its validated actions, cached under `session`
     /// for a later [`UiOperation::Invoke`] like [`PluginHost::invoke_ui_keyed`]. A descriptor
     /// of another slot is refused `invalid_args` before anything runs.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     pub async fn render_host_actions(
         &self,
         request: &UiRequest,
@@ -468,6 +472,10 @@ impl PluginHost {
 
     /// Activates a UI descriptor after every ownership check; see the module docs. A
     /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     pub async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
         self.invoke_ui_keyed(request, DEFAULT_UI_SESSION).await
     }
@@ -482,7 +490,11 @@ impl PluginHost {
     /// `session`: an `invoke` replays only an item a render under the same key produced, so
     /// frontends (or connections, or sessions) that render one slot do not overwrite each
     /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
-    /// request's `sessionId`).
+    /// request's `sessionId`, or else its `context.sessionId`).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     pub async fn invoke_ui_keyed(
         &self,
         request: &UiRequest,

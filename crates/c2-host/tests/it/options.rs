@@ -189,3 +189,41 @@ fn options_are_built_with_setters_and_name_no_hidden_default() {
     assert_eq!(error.kind(), ErrorKind::InvalidArgs, "{error}");
     assert!(error.to_string().contains("plugins_dir"), "{error}");
 }
+
+#[tokio::test]
+async fn a_per_call_deadline_ends_the_call_with_deadline_exceeded_instead_of_a_hang() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("deadlined").write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let started = std::time::Instant::now();
+    let error = env
+        .host
+        .invoke_with(
+            &Target::User,
+            "fixture.sleep",
+            json!({"ms": 60_000}),
+            &c2_host::InvokeOptions::default().with_deadline(Duration::from_millis(500)),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::DeadlineExceeded, "{error}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // A call within its deadline answers; the abandoned one's process was replaced.
+    let answer = env
+        .host
+        .invoke_with(
+            &Target::User,
+            "fixture.echo",
+            json!(5),
+            &c2_host::InvokeOptions::default().with_deadline(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer, json!(5));
+    assert_eq!(env.host.stats().spawns, 2);
+    env.host.shutdown().await;
+}
