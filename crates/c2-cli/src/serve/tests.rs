@@ -321,6 +321,11 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
         [
             HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
                 .with_hint("trust it first"),
+            HostError::from(c2_host::KernelError::remote_failure(
+                "command_failed",
+                "quota used up",
+                c2_host::deps::kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
+            )),
             HostError::NotInstalled { id: "x".to_owned() },
             HostError::Io {
                 action: "read",
@@ -349,6 +354,11 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
             )
         );
     }
+    let plugin = crate::session::failure(errors().into_iter().nth(1).unwrap());
+    assert_eq!(
+        plugin.detail["pluginError"],
+        json!({"code": -32050, "data": {"retryAfter": 30}})
+    );
     let last = errors().into_iter().last().unwrap();
     assert_eq!(
         crate::session::failure(last).exit,
