@@ -97,9 +97,7 @@ impl Shared {
     /// what to do; nothing is untrusted by it.
     pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
         let id = &bundle.record.id;
-        let what_to_do = format!(
-            "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or `c2-plugins uninstall {id}`"
-        );
+        let what_to_do = "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or uninstall it";
         match self.store.current_digest(id, &self.options.limits) {
             Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
             Ok(Some(digest)) => Err(format!(
