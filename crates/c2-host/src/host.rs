@@ -398,11 +398,12 @@ pub struct FailedExtension {
     pub reason: String,
 }
 
-/// Where a change applies: the user, or one project.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a change applies: the user (the default), or one project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Target {
     /// The user scope (global realm).
+    #[default]
     User,
     /// A project, by directory (normalized by the host).
     Project(PathBuf),

@@ -89,7 +89,8 @@ pub struct HostOptions {
     /// connections) and runs its operations on. `None` (the default): the runtime
     /// [`crate::PluginHost::open`] is polled in. With a handle, the host may be called from
     /// any other runtime (or none): its connections never depend on the caller's runtime
-    /// staying alive.
+    /// staying alive. That runtime must keep running while the host lives: a multi-thread
+    /// runtime, or a current-thread one that some thread keeps driving (`block_on`).
     pub runtime: Option<tokio::runtime::Handle>,
     /// Where the host reads the time ([`SystemClock`]).
     pub clock: Arc<dyn Clock>,

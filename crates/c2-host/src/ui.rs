@@ -3,7 +3,9 @@
 //! Activation verifies, in order: the bundle is installed, trusted and enabled in the selected
 //! realm; the descriptor belongs to it; its command is declared by the same bundle and is
 //! registered in that realm by this same runtime. Only then is the command invoked with
-//! `{context, input}`, where `context` is built by the host: a caller cannot forge it.
+//! `{context, input}`, where `context` is built by the host: a caller cannot forge it. The
+//! frontend may supply only what it owns ([`UiContext`]: its session's `cwd`, checked to lie
+//! inside the project of a project activation, and `sessionId`).
 //! `host.actions` documents returned by `render` are checked against the standard's bounds
 //! before a frontend sees them, and `invoke` replays the cached item input. The cache is kept
 //! per caller-supplied session key ([`PluginHost::invoke_ui_keyed`]), so two frontends that
