@@ -86,6 +86,32 @@ async fn crashes_count_toward_the_crash_loop_only_within_the_window_on_the_hosts
     env.host.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_project_realm_is_reclaimed_once_idle_on_the_hosts_clock() {
+    let clock = Arc::new(ManualClock::new());
+    let idle_after = Duration::from_secs(300);
+    let env = Env::with(|o| {
+        o.clock = clock.clone();
+        o.kernel.idle_after = idle_after;
+    })
+    .await;
+    let dir = FixtureBundle::new("idle-clock")
+        .project_capable()
+        .write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let project = Target::Project(env.project("a"));
+    env.host
+        .invoke(&project, "fixture.info", json!({}))
+        .await
+        .unwrap();
+    // Used just now on the host's clock: kept.
+    assert_eq!(env.host.reap_idle().await, Vec::<String>::new());
+    // Five idle minutes later on that clock, with no real time passed: reclaimed.
+    clock.advance(idle_after + Duration::from_secs(1));
+    assert_eq!(env.host.reap_idle().await.len(), 1);
+    env.host.shutdown().await;
+}
+
 /// Polls `future` to completion on this thread, with no tokio runtime entered.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     struct Unpark(std::thread::Thread);
