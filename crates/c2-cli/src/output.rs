@@ -20,7 +20,7 @@ pub(crate) struct Failure {
     pub(crate) message: String,
     /// 1: the operation failed or found problems; 2: usage or environment error.
     pub(crate) exit: u8,
-    /// Advice after the message (`run `c2-plugins trust ID``): a `hint` line in human output,
+    /// Advice after the message (``run `c2-plugins trust ID` ``): a `hint` line in human output,
     /// the `hint` field of the JSON `error` object.
     pub(crate) hint: Option<String>,
     /// Extra fields of the JSON `error` object (for example the diagnostics of a refused

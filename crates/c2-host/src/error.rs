@@ -310,7 +310,7 @@ impl HostError {
         }
     }
 
-    /// Advice for a person, in a command line's terms (`run `c2-plugins trust ID``), kept out
+    /// Advice for a person, in a command line's terms (``run `c2-plugins trust ID` ``), kept out
     /// of the message so an embedder can show its own. A command line prints it after the
     /// message.
     pub fn hint(&self) -> Option<&str> {
