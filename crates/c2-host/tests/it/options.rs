@@ -112,6 +112,32 @@ async fn a_project_realm_is_reclaimed_once_idle_on_the_hosts_clock() {
     env.host.shutdown().await;
 }
 
+#[tokio::test]
+async fn the_host_reaps_idle_project_realms_every_reap_interval_on_its_own() {
+    let env = Env::with(|o| {
+        o.kernel.idle_after = Duration::ZERO;
+        o.reap_interval = Duration::from_millis(100);
+    })
+    .await;
+    let dir = FixtureBundle::new("reaped")
+        .project_capable()
+        .write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    let project = Target::Project(env.project("a"));
+    let info = env
+        .host
+        .invoke(&project, "fixture.info", json!({}))
+        .await
+        .unwrap();
+    // Nobody calls reap_idle: the host's own tick (every 100 ms, not the default minute)
+    // reclaims the realm and stops its process.
+    assert!(
+        crate::support::gone(crate::support::pid_of(&info), Duration::from_secs(20)).await,
+        "the idle project realm's process still runs"
+    );
+    env.host.shutdown().await;
+}
+
 /// Polls `future` to completion on this thread, with no tokio runtime entered.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     struct Unpark(std::thread::Thread);
