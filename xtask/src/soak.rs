@@ -127,7 +127,7 @@ fn target_dir() -> PathBuf {
 /// A store in a fresh temporary directory, with the working directory inside it.
 async fn open_host(root: &Path) -> Result<PluginHost> {
     let mut options = HostOptions::new(root.join("plugins"));
-    options.working_dir = root.to_path_buf();
+    options.working_dir = Some(root.to_path_buf());
     PluginHost::open(options)
         .await
         .context("could not open the soak host")
@@ -136,13 +136,7 @@ async fn open_host(root: &Path) -> Result<PluginHost> {
 async fn install_ready(host: &PluginHost, bundle: &Path) -> Result<String> {
     let source = bundle.to_str().context("bundle path is not UTF-8")?;
     let outcome = host
-        .install(
-            source,
-            InstallOptions {
-                trust: true,
-                enable: true,
-            },
-        )
+        .install(source, InstallOptions::trusted_and_enabled())
         .await
         .with_context(|| format!("could not install {}", bundle.display()))?;
     Ok(outcome.record.id)
@@ -256,7 +250,7 @@ async fn stream(limits: &Limits) -> Result<Stream> {
         .unwrap_or(0);
     let kind = match outcome {
         Ok(value) => format!("success ({value})"),
-        Err(error) => error.kind().to_owned(),
+        Err(error) => error.kind().as_str().to_owned(),
     };
     Ok(Stream {
         frame_limit_kib: u64::try_from(frame_limit / 1024).unwrap_or(u64::MAX),

@@ -605,10 +605,9 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 enable,
                 marketplace,
             } => {
-                let options = InstallOptions {
-                    trust: *trust,
-                    enable: *enable,
-                };
+                let options = InstallOptions::default()
+                    .with_trust(*trust)
+                    .with_enable(*enable);
                 if marketplace.is_some() || commands::hub::is_catalog_name(host, source) {
                     let store = &session.store;
                     let marketplace = marketplace.as_deref();

@@ -20,6 +20,9 @@ pub(crate) struct Failure {
     pub(crate) message: String,
     /// 1: the operation failed or found problems; 2: usage or environment error.
     pub(crate) exit: u8,
+    /// Advice after the message (``run `c2-plugins trust ID` ``): a `hint` line in human output,
+    /// the `hint` field of the JSON `error` object.
+    pub(crate) hint: Option<String>,
     /// Extra fields of the JSON `error` object (for example the diagnostics of a refused
     /// bundle). Human output shows them before the failure, so they are not repeated here.
     pub(crate) detail: serde_json::Map<String, Value>,
@@ -31,6 +34,7 @@ impl Failure {
             kind: kind.to_owned(),
             message: message.into(),
             exit: 1,
+            hint: None,
             detail: serde_json::Map::new(),
         }
     }
@@ -40,6 +44,7 @@ impl Failure {
             kind: kind.to_owned(),
             message: message.into(),
             exit: 2,
+            hint: None,
             detail: serde_json::Map::new(),
         }
     }
@@ -122,6 +127,9 @@ impl Out {
             let mut error = failure.detail.clone();
             error.insert("kind".to_owned(), json!(failure.kind));
             error.insert("message".to_owned(), json!(failure.message));
+            if let Some(hint) = &failure.hint {
+                error.insert("hint".to_owned(), json!(hint));
+            }
             self.print_json(&json!({ "ok": false, "error": error }));
         } else {
             let prefix = if self.stderr_color() {
@@ -133,6 +141,9 @@ impl Out {
                 "{prefix}: {}",
                 terminal_text(&failure.message, Lines::Indented)
             ));
+            if let Some(hint) = &failure.hint {
+                self.note(&format!("hint: {}", terminal_text(hint, Lines::Indented)));
+            }
         }
         ExitCode::from(failure.exit)
     }

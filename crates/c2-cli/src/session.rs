@@ -92,9 +92,9 @@ pub(crate) async fn open_host(
             format!("cannot read the current directory: {error}; run from an existing directory"),
         )
     })?;
-    let mut options = HostOptions::new(dir);
+    let mut options = HostOptions::new(dir).with_host_name("c2-plugins");
     options.handshake_timeout = handshake_timeout;
-    options.working_dir = working_dir;
+    options.working_dir = Some(working_dir);
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
     let host = PluginHost::open(options).await.map_err(failure)?;
@@ -104,11 +104,21 @@ pub(crate) async fn open_host(
     Ok(host)
 }
 
-/// A host error as a failure: its kind, its message, exit 2 for the environment's faults and
-/// 1 for the operation's own; an invalid bundle carries its diagnostics in JSON.
+/// A host error as a failure: its kind, its message and hint, exit 2 for the environment's
+/// faults and 1 for the operation's own; an invalid bundle carries its diagnostics in JSON, a
+/// plugin's own JSON-RPC error its `code` and `data` as `pluginError`.
 pub(crate) fn failure(error: HostError) -> Failure {
-    let kind = error.kind().to_owned();
+    let kind = error.kind().as_str().to_owned();
     let message = error.to_string();
+    let hint = error.hint().map(str::to_owned);
+    let plugin = error.plugin_error().map(|plugin| {
+        let mut object = serde_json::Map::new();
+        object.insert("code".to_owned(), Value::from(plugin.code));
+        if let Some(data) = &plugin.data {
+            object.insert("data".to_owned(), data.clone());
+        }
+        Value::Object(object)
+    });
     let diagnostics = match &error {
         HostError::InvalidBundle { diagnostics, .. } => Some(report::diagnostics_json(diagnostics)),
         _ => None,
@@ -119,6 +129,10 @@ pub(crate) fn failure(error: HostError) -> Failure {
         Failure::operation("command_failed", message)
     };
     failure.kind = kind;
+    failure.hint = hint;
+    if let Some(plugin) = plugin {
+        failure = failure.with_detail("pluginError", plugin);
+    }
     match diagnostics {
         Some(diagnostics) => failure.with_detail("diagnostics", diagnostics),
         None => failure,
@@ -193,6 +207,7 @@ pub(crate) async fn until_signal<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c2_host::ErrorKind;
 
     #[test]
     fn arguments_default_to_an_empty_object_and_must_be_json() {
@@ -212,13 +227,13 @@ mod tests {
 
     #[test]
     fn host_errors_keep_their_kind_and_exit_by_whose_fault_it_is() {
-        let command = failure(HostError::Command {
-            kind: "unknown_command".to_owned(),
-            message: "unknown command `x`".to_owned(),
-        });
+        let command = failure(
+            HostError::new(ErrorKind::UnknownCommand, "unknown command `x`")
+                .with_hint("list the commands"),
+        );
         assert_eq!(
-            (command.kind.as_str(), command.exit),
-            ("unknown_command", 1)
+            (command.kind.as_str(), command.exit, command.hint.as_deref()),
+            ("unknown_command", 1, Some("list the commands"))
         );
         let project = failure(HostError::Project {
             path: PathBuf::from("/missing"),

@@ -26,7 +26,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use c2_host::{HostError, HostOptions, InstallOptions, PluginHost, Realm, StateChange, Target};
+use c2_host::{HostError, HostOptions, InstallOptions, PluginHost, StateChange, Target};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -75,8 +75,7 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(args: Args) -> Result<(), HostError> {
-    let mut options = HostOptions::new(&args.plugins_dir);
-    options.host_name = "c2-host-example".to_owned();
+    let options = HostOptions::new(&args.plugins_dir).with_host_name("c2-host-example");
     let host = PluginHost::open(options).await?;
     for problem in host.diagnostics() {
         println!("store: {problem}");
@@ -92,12 +91,9 @@ async fn serve(args: Args) -> Result<(), HostError> {
         println!("installed, trusted and enabled {id}");
     }
 
-    // A frontend's own scope: its subscriptions end when it is disposed (or at shutdown).
-    let frontend = host
-        .kernel()
-        .open_scope(&Realm::Global, "example-frontend")?;
+    // Each subscription ends at shutdown (or when dropped).
     for name in &args.events {
-        let mut events = frontend.subscribe(name.clone())?;
+        let mut events = host.subscribe(name.clone())?;
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 println!("event {}: {}", event.name, event.payload);
@@ -129,7 +125,7 @@ async fn serve(args: Args) -> Result<(), HostError> {
                 Ok(slots) => {
                     for (slot, entries) in slots {
                         for entry in entries {
-                            println!("{slot}: {} -> {}", entry.label, entry.command);
+                            println!("{}: {} -> {}", slot.as_str(), entry.label, entry.command);
                         }
                     }
                 }
@@ -163,7 +159,6 @@ async fn serve(args: Args) -> Result<(), HostError> {
     }
     // Let the calls in flight finish, then stop everything.
     while calls.join_next().await.is_some() {}
-    frontend.dispose().await;
     host.shutdown().await;
     println!("shut down");
     Ok(())

@@ -38,6 +38,7 @@ const STUB_COMMAND: &str = "git.status";
 
 /// Every bound of a check; the defaults are the host's (decisions.md) where the host has one.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckOptions {
     /// How long the runtime may take to answer `initialize`, counted from spawn (10 s).
     pub handshake_timeout: Duration,
@@ -92,6 +93,44 @@ impl CheckOptions {
             supervisor: host.supervisor.clone(),
             limits: host.limits,
         }
+    }
+}
+
+impl CheckOptions {
+    /// Sets [`CheckOptions::host_name`].
+    #[must_use]
+    pub fn with_host_name(mut self, name: impl Into<String>) -> Self {
+        self.host_name = name.into();
+        self
+    }
+
+    /// Sets [`CheckOptions::host_version`].
+    #[must_use]
+    pub fn with_host_version(mut self, version: impl Into<String>) -> Self {
+        self.host_version = version.into();
+        self
+    }
+
+    /// Sets [`CheckOptions::data_dir`].
+    #[must_use]
+    pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    crate::options::setters! {
+        "CheckOptions";
+        with_handshake_timeout => handshake_timeout: Duration,
+        with_invoke_timeout => invoke_timeout: Duration,
+        with_exit_grace => exit_grace: Duration,
+        with_stderr_settle => stderr_settle: Duration,
+        with_max_excerpts => max_excerpts: usize,
+        with_max_result_chars => max_result_chars: usize,
+        with_peer => peer: PeerOptions,
+        with_log_message_max_bytes => log_message_max_bytes: usize,
+        with_max_value_tree_bytes => max_value_tree_bytes: usize,
+        with_supervisor => supervisor: SupervisorOptions,
+        with_limits => limits: Limits,
     }
 }
 

@@ -16,7 +16,7 @@ use c2_policy::{CatalogModule, ChangeKind, ComponentSwitch, Scope};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::InstalledBundle;
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{Applied, PluginHost, Shared, StateChange, Target, lock};
 
 /// The contribution kinds a per-component choice can name, in the inventory's spelling.
@@ -60,7 +60,7 @@ impl ComponentRef {
         };
         let Some((kind, local_id)) = text.split_once(':') else {
             return Err(HostError::command(
-                "invalid_component",
+                ErrorKind::InvalidComponent,
                 format!(
                     "`{text}` is not `<kind>:<local-id>` (e.g. `skill:review`); kinds: {}",
                     valid()
@@ -73,7 +73,7 @@ impl ComponentRef {
             .find(|candidate| kind_name(*candidate) == kind)
             .ok_or_else(|| {
                 HostError::command(
-                    "invalid_component",
+                    ErrorKind::InvalidComponent,
                     format!(
                         "`{kind}` is not a component kind a choice can name; use one of: {}",
                         valid()
@@ -82,7 +82,7 @@ impl ComponentRef {
             })?;
         if local_id.is_empty() {
             return Err(HostError::command(
-                "invalid_component",
+                ErrorKind::InvalidComponent,
                 format!("`{text}` names no local id after the kind"),
             ));
         }
@@ -191,7 +191,7 @@ pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostErro
         format!(" --project {realm}")
     };
     HostError::command(
-        "disabled",
+        ErrorKind::Disabled,
         format!(
             "component {component} of {id} is disabled in {}: run `c2-plugins enable {id} --component {component}{project}` (or `inherit` to drop the override)",
             if realm == "global" {
@@ -245,14 +245,14 @@ impl PluginHost {
                 )
             };
             return Err(HostError::command(
-                "unknown_component",
+                ErrorKind::UnknownComponent,
                 format!("{id} has no component `{component}`; {listed}"),
             ));
         }
         if let Scope::Project(key) = scope {
             if !bundle.project_capable() {
                 return Err(HostError::command(
-                    "project_scope_not_supported",
+                    ErrorKind::ProjectScopeNotSupported,
                     format!(
                         "{id} is not project-capable (its contributions are user-wide), so its components are chosen for the user only: drop --project {key}"
                     ),
@@ -264,7 +264,7 @@ impl PluginHost {
                 && !bundle.runtime_project_capable()
             {
                 return Err(HostError::command(
-                    "project_scope_not_supported",
+                    ErrorKind::ProjectScopeNotSupported,
                     format!(
                         "{id} has no per-project runtime (its runtime, if any, is user-only and serves every project from the user realm): only its language servers can be chosen per project, so `{component}` is chosen for the user only: drop --project {key}"
                     ),

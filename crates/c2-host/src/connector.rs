@@ -13,7 +13,7 @@ use c2_manifest::Manifest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, lock};
 
 /// The reserved event name.
@@ -142,7 +142,7 @@ impl PluginHost {
             .find(|c| c.id == request.connector)
         else {
             return Err(HostError::command(
-                "unknown_connector",
+                ErrorKind::UnknownConnector,
                 format!(
                     "{} declares no connector `{}`",
                     bundle.record.id, request.connector
@@ -157,7 +157,7 @@ impl PluginHost {
         )?;
         if !lock(&self.shared.providers).contains(&connector.provider) {
             return Err(HostError::command(
-                "unsupported",
+                ErrorKind::Unsupported,
                 format!(
                     "no host adapter for provider `{}` is registered, so connector `{}` is unsupported here",
                     connector.provider, connector.id
@@ -167,7 +167,7 @@ impl PluginHost {
         if !connector.operation_allowed(&request.operation) {
             let declared: Vec<&str> = connector.capabilities.iter().map(|c| c.as_str()).collect();
             return Err(HostError::command(
-                "operation_not_allowed",
+                ErrorKind::OperationNotAllowed,
                 format!(
                     "operation `{}` is outside connector `{}`'s declared capabilities ({}); it was refused before the plugin ran",
                     request.operation,

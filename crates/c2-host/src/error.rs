@@ -1,9 +1,259 @@
-//! The crate's one error type.
+//! The crate's one error type, and the kinds a caller matches on.
 
+use std::fmt;
 use std::path::PathBuf;
 
-/// Everything a host operation can fail with. [`HostError::kind`] is the stable snake_case
-/// name a command line or a frontend shows and matches on (docs/cli.md).
+use serde_json::Value;
+
+/// Declares [`ErrorKind`] with its stable snake_case names in one table, so the enum, its
+/// serialization and its parser can never disagree.
+macro_rules! error_kinds {
+    ($($(#[doc = $doc:literal])+ $variant:ident => $name:literal,)+) => {
+        /// What went wrong, as a value to match on. Serialized (and [`ErrorKind::as_str`]) as
+        /// the stable snake_case name a command line prints in JSON and a relay puts in
+        /// `data.kind` (docs/cli.md). New kinds may be added in minor releases.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant,)+];
+
+            /// The stable snake_case name (`not_trusted`, `handshake_timeout`, ...).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $name,)+
+                }
+            }
+
+            /// The kind with this snake_case name, if there is one.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(ErrorKind::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    /// A project path that cannot be normalized.
+    InvalidProject => "invalid_project",
+    /// A bundle failed validation; nothing was stored.
+    InvalidBundle => "invalid_bundle",
+    /// No installed bundle has the id.
+    NotInstalled => "not_installed",
+    /// A source the host cannot install from.
+    UnsupportedSource => "unsupported_source",
+    /// A source that could make git or the store do something else than fetch a bundle.
+    UnsafeSource => "unsafe_source",
+    /// Fetching a git source, or running `git`, failed.
+    GitFailed => "git_failed",
+    /// `git.status` was asked about a directory outside a git working tree.
+    NotAWorkingTree => "not_a_working_tree",
+    /// The policy files are unusable; only essential modules run.
+    SafeMode => "safe_mode",
+    /// A plan file that cannot be used.
+    InvalidPlan => "invalid_plan",
+    /// A plan made against revisions another process has since changed.
+    StalePlan => "stale_plan",
+    /// The policy store refused the change.
+    PolicyRefused => "policy_refused",
+    /// The bundle store failed.
+    StoreFailed => "store_failed",
+    /// An installed bundle no longer validates; reinstall or uninstall it.
+    CorruptStore => "corrupt_store",
+    /// A filesystem operation of the host's own failed.
+    Io => "io",
+    /// `PluginHost::open` was called outside a tokio runtime, with no runtime handle given.
+    NoRuntime => "no_runtime",
+    /// No command of that name is visible in the realm.
+    UnknownCommand => "unknown_command",
+    /// The command exists but is not published for extensions.
+    NotExtensionPublic => "not_extension_public",
+    /// The project realm blocks falling back to the global command.
+    Blocked => "blocked",
+    /// An essential module cannot be disabled or removed.
+    Essential => "essential",
+    /// The host (its kernel) has been shut down.
+    ShutDown => "shut_down",
+    /// The bundle ships a process runtime and is not trusted.
+    NotTrusted => "not_trusted",
+    /// The bundle's files changed since they were trusted.
+    ContentChanged => "content_changed",
+    /// The bundle is disabled in this scope (or pending, or not project-capable there).
+    Disabled => "disabled",
+    /// The bundle waits for services it injects.
+    Pending => "pending",
+    /// A runtime, module or language server could not be activated.
+    ActivationFailed => "activation_failed",
+    /// The runtime did not reach the requested state; policy and runtime were rolled back.
+    ApplyFailed => "apply_failed",
+    /// The command ran and failed (a plugin's own JSON-RPC error is kept, see
+    /// [`HostError::plugin_error`]).
+    CommandFailed => "command_failed",
+    /// The arguments were refused before anything ran.
+    InvalidArgs => "invalid_args",
+    /// A contribution asked for a command of another bundle.
+    NotOwned => "not_owned",
+    /// The bundle declares no such UI descriptor.
+    UnknownUi => "unknown_ui",
+    /// No rendered `host.actions` action has that id (render the slot again).
+    UnknownAction => "unknown_action",
+    /// A `host.actions` render returned an invalid document.
+    InvalidHostActions => "invalid_host_actions",
+    /// The bundle declares no such connector.
+    UnknownConnector => "unknown_connector",
+    /// A connector operation outside the connector's declared capabilities.
+    OperationNotAllowed => "operation_not_allowed",
+    /// Something the host does not support here (a provider, a transport, a language).
+    Unsupported => "unsupported",
+    /// The bundle has no MCP server of that name enabled here.
+    UnknownMcpServer => "unknown_mcp_server",
+    /// A remote MCP server: a session connects to it, there is no process to run.
+    RemoteMcpServer => "remote_mcp_server",
+    /// An MCP server that cannot run here (skipped, disabled, unsupported transport).
+    McpServerUnusable => "mcp_server_unusable",
+    /// A process the host was asked to start did not start.
+    SpawnFailed => "spawn_failed",
+    /// More than one active plugin provides the language.
+    LanguageConflict => "language_conflict",
+    /// The runtime did not answer `initialize` in time.
+    HandshakeTimeout => "handshake_timeout",
+    /// The runtime answered `initialize` with another protocol version.
+    ProtocolMismatch => "protocol_mismatch",
+    /// The runtime confirmed other commands or schemas than its manifest declares.
+    CommandSetMismatch => "command_set_mismatch",
+    /// The runtime process ended before answering.
+    ProcessExited => "process_exited",
+    /// The runtime crashed too often within the crash window and stays failed.
+    CrashLoop => "crash_loop",
+    /// No answer within the host's invoke deadline; the process was stopped.
+    DeadlineExceeded => "deadline_exceeded",
+    /// The call was cancelled because the process was stopped.
+    Cancelled => "cancelled",
+    /// The runtime was unloaded from the realm.
+    Unloaded => "unloaded",
+    /// Too many calls in flight to the runtime.
+    HostBusy => "host_busy",
+    /// A result over the host's value-tree bound.
+    ResultTooLarge => "result_too_large",
+    /// The runtime sent a frame over the frame limit.
+    FrameTooLarge => "frame_too_large",
+    /// The runtime did not read what the host wrote to it.
+    OutboundOverflow => "outbound_overflow",
+    /// A module of that name is already registered with that revision.
+    AlreadyRegistered => "already_registered",
+    /// A built-in or essential module cannot be replaced.
+    ProtectedModule => "protected_module",
+    /// A module registers a command another module owns in the realm.
+    DuplicateCommand => "duplicate_command",
+    /// A project or user choice names a component kind the host has no surface for.
+    InvalidComponent => "invalid_component",
+    /// The installed bundle has no component with that kind and local id.
+    UnknownComponent => "unknown_component",
+    /// A per-project choice for a bundle whose runtime runs once for the user.
+    ProjectScopeNotSupported => "project_scope_not_supported",
+    /// Several configured catalogs list the name; choose one with `--marketplace`.
+    AmbiguousEntry => "ambiguous_entry",
+    /// The fetched bundle's name or version is not the catalog entry's.
+    CatalogMismatch => "catalog_mismatch",
+    /// A pinned commit is not the commit checked out.
+    CommitMismatch => "commit_mismatch",
+    /// An archive's SHA-256 is not the one the catalog declares.
+    DigestMismatch => "digest_mismatch",
+    /// A catalog with that name or location is already configured.
+    DuplicateMarketplace => "duplicate_marketplace",
+    /// No catalog lists the name.
+    EntryNotFound => "entry_not_found",
+    /// Downloading an archive failed.
+    FetchFailed => "fetch_failed",
+    /// The catalog cannot be read or is not a valid `marketplace.json`.
+    InvalidCatalog => "invalid_catalog",
+    /// The store's list of configured catalogs is unreadable.
+    InvalidMarketplaces => "invalid_marketplaces",
+    /// No catalog was given and none is configured.
+    NoMarketplace => "no_marketplace",
+    /// The bundle was not installed from a catalog, so it has nothing to update from.
+    NotFromCatalog => "not_from_catalog",
+    /// `npm pack` failed or left no tarball.
+    NpmFailed => "npm_failed",
+    /// The configured list of catalogs is full (`HubOptions::max_marketplaces`).
+    TooManyMarketplaces => "too_many_marketplaces",
+    /// No configured catalog has that name.
+    UnknownMarketplace => "unknown_marketplace",
+    /// The catalog lists the entry, but not at the version asked for.
+    VersionNotFound => "version_not_found",
+}
+
+impl ErrorKind {
+    /// The kind a kernel failure's snake_case kind names; an unknown name (an embedder
+    /// module's own) is [`ErrorKind::CommandFailed`], the kernel error kept as the source.
+    fn from_kernel(name: &str) -> Self {
+        ErrorKind::from_name(name).unwrap_or(ErrorKind::CommandFailed)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ErrorKind::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown error kind `{name}`")))
+    }
+}
+
+impl PartialEq<str> for ErrorKind {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// The JSON-RPC error a plugin answered a call with, kept as it sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PluginError {
+    /// The plugin's JSON-RPC error `code`.
+    pub code: i64,
+    /// The plugin's error `data`, when it sent one (and its tree is within the host's
+    /// `max_value_tree_bytes`).
+    pub data: Option<Value>,
+}
+
+impl From<&c2_kernel::RemoteError> for PluginError {
+    fn from(remote: &c2_kernel::RemoteError) -> Self {
+        Self {
+            code: remote.code,
+            data: remote.data.clone(),
+        }
+    }
+}
+
+/// Everything a host operation can fail with. [`HostError::kind`] is the [`ErrorKind`] to
+/// match on; its `as_str()` is the stable snake_case name a command line or a frontend shows
+/// (docs/cli.md). The message ([`Display`](fmt::Display)) says what is wrong for a person, in
+/// the library's terms; [`HostError::hint`] is the separate advice a command line shows.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostError {
@@ -16,9 +266,7 @@ pub enum HostError {
         reason: String,
     },
     /// The bundle failed validation; nothing was stored.
-    #[error(
-        "the bundle is invalid ({errors} error(s)); nothing was stored: fix the problems `c2-plugins validate` shows"
-    )]
+    #[error("the bundle is invalid ({errors} error(s)); nothing was stored")]
     InvalidBundle {
         /// The number of error diagnostics.
         errors: usize,
@@ -26,7 +274,7 @@ pub enum HostError {
         diagnostics: Vec<c2_bundle_collector::Diagnostic>,
     },
     /// No installed bundle has this id.
-    #[error("no installed bundle has the id `{id}`: `c2-plugins list` shows the installed ids")]
+    #[error("no installed bundle has the id `{id}`")]
     NotInstalled {
         /// The id asked for.
         id: String,
@@ -37,18 +285,23 @@ pub enum HostError {
     /// Fetching a git source failed.
     #[error("git: {0}")]
     Git(String),
-    /// A command or activation failed; `kind` says how (e.g. `handshake_timeout`).
+    /// A command, activation or check failed; `kind` says how (e.g.
+    /// [`ErrorKind::HandshakeTimeout`]).
     #[error("{message}")]
     Command {
-        /// A stable snake_case kind.
-        kind: String,
+        /// What kind of failure.
+        kind: ErrorKind,
         /// What happened, for a person.
         message: String,
+        /// Advice for the person, in a command line's terms (see [`HostError::hint`]).
+        hint: Option<String>,
+        /// The plugin's own JSON-RPC error, when a plugin answered with one.
+        plugin: Option<PluginError>,
+        /// The error this one was made from (a kernel dispatch error, for example).
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// Policy is unusable and the host runs only essential modules.
-    #[error(
-        "the host is in safe mode because the policy files are unusable: run `c2-plugins reset` to recover"
-    )]
+    #[error("the host is in safe mode because the policy files are unusable")]
     SafeMode,
     /// A plan file that cannot be used.
     #[error("{0}")]
@@ -72,24 +325,46 @@ pub enum HostError {
 }
 
 impl HostError {
-    /// The stable snake_case kind of this error.
-    pub fn kind(&self) -> &str {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            HostError::Project { .. } => "invalid_project",
-            HostError::InvalidBundle { .. } => "invalid_bundle",
-            HostError::NotInstalled { .. } => "not_installed",
-            HostError::UnsupportedSource(_) => "unsupported_source",
-            HostError::Git(_) => "git_failed",
-            HostError::Command { kind, .. } => kind,
-            HostError::SafeMode => "safe_mode",
-            HostError::PlanFile(_) => "invalid_plan",
-            HostError::Store(_) => "store_failed",
+            HostError::Project { .. } => ErrorKind::InvalidProject,
+            HostError::InvalidBundle { .. } => ErrorKind::InvalidBundle,
+            HostError::NotInstalled { .. } => ErrorKind::NotInstalled,
+            HostError::UnsupportedSource(_) => ErrorKind::UnsupportedSource,
+            HostError::Git(_) => ErrorKind::GitFailed,
+            HostError::Command { kind, .. } => *kind,
+            HostError::SafeMode => ErrorKind::SafeMode,
+            HostError::PlanFile(_) => ErrorKind::InvalidPlan,
+            HostError::Store(_) => ErrorKind::StoreFailed,
             HostError::Policy(error) => match error {
-                c2_policy::Error::StalePlan { .. } => "stale_plan",
-                c2_policy::Error::SafeMode => "safe_mode",
-                _ => "policy_refused",
+                c2_policy::Error::StalePlan { .. } => ErrorKind::StalePlan,
+                c2_policy::Error::SafeMode => ErrorKind::SafeMode,
+                _ => ErrorKind::PolicyRefused,
             },
-            HostError::Io { .. } => "io",
+            HostError::Io { .. } => ErrorKind::Io,
+        }
+    }
+
+    /// Advice for a person, in a command line's terms (``run `c2-plugins trust ID` ``), kept out
+    /// of the message so an embedder can show its own. A command line prints it after the
+    /// message.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            HostError::InvalidBundle { .. } => Some("fix the problems `c2-plugins validate` shows"),
+            HostError::NotInstalled { .. } => Some("`c2-plugins list` shows the installed ids"),
+            HostError::SafeMode => Some("run `c2-plugins reset` to recover"),
+            HostError::Command { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC error a plugin answered with, when the failure is a plugin's own
+    /// ([`ErrorKind::CommandFailed`] from a runtime).
+    pub fn plugin_error(&self) -> Option<&PluginError> {
+        match self {
+            HostError::Command { plugin, .. } => plugin.as_ref(),
+            _ => None,
         }
     }
 
@@ -102,11 +377,29 @@ impl HostError {
         )
     }
 
-    pub(crate) fn command(kind: &str, message: impl Into<String>) -> Self {
+    /// A failure of `kind` with a message and nothing else.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         HostError::Command {
-            kind: kind.to_owned(),
+            kind,
             message: message.into(),
+            hint: None,
+            plugin: None,
+            source: None,
         }
+    }
+
+    /// The same failure with advice for a person (see [`HostError::hint`]). Only a
+    /// [`HostError::Command`] carries one; other variants are returned unchanged.
+    #[must_use]
+    pub fn with_hint(mut self, advice: impl Into<String>) -> Self {
+        if let HostError::Command { hint, .. } = &mut self {
+            *hint = Some(advice.into());
+        }
+        self
+    }
+
+    pub(crate) fn command(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::new(kind, message)
     }
 
     pub(crate) fn io(
@@ -125,13 +418,21 @@ impl HostError {
 impl From<c2_kernel::Error> for HostError {
     fn from(error: c2_kernel::Error) -> Self {
         let kind = match &error {
-            c2_kernel::Error::UnknownCommand { .. } => "unknown_command",
-            c2_kernel::Error::NotExtensionPublic { .. } => "not_extension_public",
-            c2_kernel::Error::FallbackBlocked { .. } => "blocked",
-            c2_kernel::Error::Essential { .. } => "essential",
-            c2_kernel::Error::ShutDown => "shut_down",
-            other => other.kind().unwrap_or("command_failed"),
+            c2_kernel::Error::UnknownCommand { .. } => ErrorKind::UnknownCommand,
+            c2_kernel::Error::NotExtensionPublic { .. } => ErrorKind::NotExtensionPublic,
+            c2_kernel::Error::FallbackBlocked { .. } => ErrorKind::Blocked,
+            c2_kernel::Error::Essential { .. } => ErrorKind::Essential,
+            c2_kernel::Error::ShutDown => ErrorKind::ShutDown,
+            other => other
+                .kind()
+                .map_or(ErrorKind::CommandFailed, ErrorKind::from_kernel),
         };
-        HostError::command(kind, error.to_string())
+        HostError::Command {
+            kind,
+            message: error.to_string(),
+            hint: None,
+            plugin: error.remote().map(PluginError::from),
+            source: Some(Box::new(error)),
+        }
     }
 }

@@ -8,27 +8,26 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store, StoreOptions};
+use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
 use c2_kernel::{
     CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, Module,
     ModuleIntent, ModuleState, ProjectKey, Realm,
 };
-use c2_policy::{
-    Catalog, CatalogModule, Change, ChangeKind, PolicyOptions, PolicyStore, Revisions, Scope,
-};
+use c2_policy::{Catalog, CatalogModule, Change, ChangeKind, PolicyStore, Revisions, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::git::GitModule;
 use crate::management::ManagementModule;
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::source;
+use crate::states::{BundleState, CommandState, CommandVisibility};
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -98,9 +97,7 @@ impl Shared {
     /// what to do; nothing is untrusted by it.
     pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
         let id = &bundle.record.id;
-        let what_to_do = format!(
-            "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or `c2-plugins uninstall {id}`"
-        );
+        let what_to_do = "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or uninstall it";
         match self.store.current_digest(id, &self.options.limits) {
             Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
             Ok(Some(digest)) => Err(format!(
@@ -120,6 +117,24 @@ impl Shared {
 }
 
 /// The plugin host a desktop, TUI or server embeds, and that the `c2-plugins` CLI runs.
+///
+/// Cloning is cheap (one `Arc`); every clone is the same host. Its async methods run on the
+/// runtime [`HostOptions::runtime`] names, or else on the one they are polled in.
+///
+/// # Panics
+///
+/// Methods that may start a process ([`PluginHost::invoke`] and everything built on it) panic,
+/// as tokio does, when polled outside any tokio runtime while [`HostOptions::runtime`] is
+/// `None`; give the host a runtime handle to call it from anywhere. [`PluginHost::open`] in
+/// that situation returns [`ErrorKind::NoRuntime`] instead.
+///
+/// # Cancel safety
+///
+/// Dropping an `invoke` future cancels the call and stops the plugin's process (see
+/// [`PluginHost::invoke`]). Dropping a store or policy change (`install`, `trust`,
+/// `set_state`, ...) never leaves a file half-written: each write is one atomic replace; if it
+/// is dropped after its commit, the runtime catches up at the next change,
+/// [`PluginHost::refresh`] or [`PluginHost::reconcile`].
 #[derive(Clone)]
 pub struct PluginHost {
     pub(crate) shared: Arc<Shared>,
@@ -133,13 +148,57 @@ impl std::fmt::Debug for PluginHost {
     }
 }
 
-/// What to do with a freshly installed bundle.
+/// How one [`PluginHost::invoke_with`] call runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InvokeOptions {
+    /// How long to wait for the answer (no deadline by default, as in the protocol; the
+    /// host-wide [`HostOptions::invoke_deadline`] still applies). Past it the call ends with
+    /// `deadline_exceeded` and is cancelled like a dropped call.
+    pub deadline: Option<Duration>,
+}
+
+impl InvokeOptions {
+    /// Sets [`InvokeOptions::deadline`].
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+}
+
+/// What to do with a freshly installed bundle (nothing, by default).
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct InstallOptions {
     /// Trust the installed content right away.
     pub trust: bool,
     /// Enable it for the user right away.
     pub enable: bool,
+}
+
+impl InstallOptions {
+    /// Trusts and enables the bundle right away.
+    pub fn trusted_and_enabled() -> Self {
+        Self {
+            trust: true,
+            enable: true,
+        }
+    }
+
+    /// Sets [`InstallOptions::trust`].
+    #[must_use]
+    pub fn with_trust(mut self, trust: bool) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Sets [`InstallOptions::enable`].
+    #[must_use]
+    pub fn with_enable(mut self, enable: bool) -> Self {
+        self.enable = enable;
+        self
+    }
 }
 
 /// The result of an install.
@@ -181,6 +240,7 @@ impl Serialize for Uninstalled {
 /// The plugin-level switch of a policy change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum StateChange {
     /// Enable in the scope.
     Enable,
@@ -262,7 +322,7 @@ pub struct BundleStatus {
     pub enabled: bool,
     /// `content_changed` (the files on disk are not the installed ones), `untrusted`,
     /// `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
-    pub state: String,
+    pub state: BundleState,
     /// Why it is failed or pending.
     pub reason: Option<String>,
     /// Whether it ships a process runtime.
@@ -302,16 +362,24 @@ pub struct CommandRow {
     pub name: String,
     /// The owning module.
     pub owner: String,
-    /// `global` or the project path it is registered for.
-    pub realm: String,
+    /// The realm it is registered in (shown as `global` or the project path).
+    #[serde(serialize_with = "crate::states::serialize_realm")]
+    pub realm: Realm,
     /// `internal` or `extension-public`.
-    pub visibility: String,
-    /// `dormant` or `active` for bundle commands, `built-in` otherwise.
-    pub state: String,
+    pub visibility: CommandVisibility,
+    /// `dormant`, `active` or `failed` for bundle commands, `built-in` otherwise.
+    pub state: CommandState,
     /// Title from the manifest or the module.
     pub title: String,
     /// Description, when there is one.
     pub description: Option<String>,
+}
+
+impl CommandRow {
+    /// The realm as the host shows it: `global` or the project path.
+    pub fn realm_label(&self) -> String {
+        realm_text(&self.realm)
+    }
 }
 
 /// `extensions.list`: installed bundles grouped the way the protocol's Trust section names them.
@@ -339,10 +407,12 @@ pub struct FailedExtension {
     pub reason: String,
 }
 
-/// Where a change applies: the user, or one project.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a change applies: the user (the default), or one project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target {
     /// The user scope (global realm).
+    #[default]
     User,
     /// A project, by directory (normalized by the host).
     Project(PathBuf),
@@ -356,15 +426,33 @@ impl PluginHost {
     /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
     /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
     /// nothing.
-    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
-        if tokio::runtime::Handle::try_current().is_err() {
+    pub async fn open(mut options: HostOptions) -> Result<Self, HostError> {
+        if options.runtime.is_none() && tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
-                "no_runtime",
-                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it): call it from a #[tokio::main] or Runtime::block_on",
+                ErrorKind::NoRuntime,
+                "PluginHost::open must run inside a tokio runtime (the host spawns its tasks on it), or be given one in HostOptions::runtime",
+            )
+            .with_hint("call it from a #[tokio::main] or Runtime::block_on"));
+        }
+        if options.plugins_dir.as_os_str().is_empty() {
+            return Err(HostError::command(
+                ErrorKind::InvalidArgs,
+                "HostOptions::plugins_dir is empty: name the plugin store's directory",
             ));
         }
-        let store = Store::open(&options.plugins_dir, StoreOptions::default())?;
-        let policy = PolicyStore::open(&options.plugins_dir, PolicyOptions::default());
+        if options.working_dir.is_none() {
+            options.working_dir = Some(std::env::current_dir().map_err(HostError::io(
+                "read the current directory (set HostOptions::working_dir to avoid it)",
+                ".",
+            ))?);
+        }
+        let handle = options.runtime.clone();
+        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options)).await
+    }
+
+    async fn open_on_runtime(options: HostOptions) -> Result<Self, HostError> {
+        let store = Store::open(&options.plugins_dir, options.store.clone())?;
+        let policy = PolicyStore::open(&options.plugins_dir, options.policy.clone());
         let kernel = Kernel::new(options.kernel.clone());
         let shared = Arc::new(Shared {
             kernel,
@@ -387,7 +475,7 @@ impl PluginHost {
         let host = Self { shared };
         let git = GitModule::new(
             host.shared.options.git_program.clone(),
-            host.shared.options.working_dir.clone(),
+            host.shared.options.resolved_working_dir().to_owned(),
             host.shared.options.run.clone(),
         );
         host.shared.kernel.register_factory(Arc::new(git), 1);
@@ -416,8 +504,9 @@ impl PluginHost {
         }
         host.start_watch();
         let weak = Arc::downgrade(&host.shared);
+        let every = host.shared.options.reap_interval;
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            let mut tick = tokio::time::interval(every);
             tick.tick().await;
             loop {
                 tick.tick().await;
@@ -426,6 +515,11 @@ impl PluginHost {
             }
         });
         Ok(host)
+    }
+
+    /// `future` polled on the embedder's runtime ([`HostOptions::runtime`]), if it chose one.
+    pub(crate) fn on_runtime<F: std::future::Future>(&self, future: F) -> crate::rt::OnRuntime<F> {
+        crate::rt::on_runtime(self.shared.options.runtime.as_ref(), future)
     }
 
     /// The options the host runs with.
@@ -566,7 +660,7 @@ impl PluginHost {
                 |d| format!("[{}] {}", d.code, d.message),
             );
             return Err(HostError::command(
-                "corrupt_store",
+                ErrorKind::CorruptStore,
                 format!(
                     "{}: the installed plugin.json no longer validates ({why}); reinstall or uninstall it",
                     path.display()
@@ -714,7 +808,7 @@ impl PluginHost {
     /// Makes the live graph equal to policy in every realm. Call with `changes` held.
     pub(crate) async fn reconcile_locked(&self) {
         self.sync_desired();
-        self.shared.kernel.reconcile().await;
+        self.on_runtime(self.shared.kernel.reconcile()).await;
     }
 
     /// Reclaims project realms that have been idle and unleased for `KernelOptions::idle_after`
@@ -723,9 +817,11 @@ impl PluginHost {
     pub async fn reap_idle(&self) -> Vec<String> {
         let idle_after = self.shared.kernel.options().idle_after;
         let reaped = self
-            .shared
-            .kernel
-            .reap_idle(Instant::now(), idle_after)
+            .on_runtime(
+                self.shared
+                    .kernel
+                    .reap_idle(self.shared.options.clock.now(), idle_after),
+            )
             .await;
         let mut projects = lock(&self.shared.projects);
         reaped
@@ -805,7 +901,7 @@ impl PluginHost {
                 change.clone(),
                 &catalog,
                 &revisions,
-                Instant::now(),
+                self.shared.options.clock.now(),
             )?;
             match self.apply_locked(plan.id, plan.change, &revisions).await {
                 Err(HostError::Policy(c2_policy::Error::StalePlan { .. }))
@@ -824,7 +920,11 @@ impl PluginHost {
         change: Change,
         revisions: &Revisions,
     ) -> Result<Applied, HostError> {
-        let commit = lock(&self.shared.policy).apply_change(id, revisions, Instant::now())?;
+        let commit = lock(&self.shared.policy).apply_change(
+            id,
+            revisions,
+            self.shared.options.clock.now(),
+        )?;
         self.reconcile_locked().await;
         match self.verify(&change) {
             Ok(()) => {
@@ -841,7 +941,7 @@ impl PluginHost {
                     lock(&self.shared.policy).confirm(revision).ok();
                 }
                 Err(HostError::command(
-                    "apply_failed",
+                    ErrorKind::ApplyFailed,
                     format!(
                         "the runtime did not reach the requested state ({reason}); policy and runtime were rolled back"
                     ),
@@ -1146,7 +1246,7 @@ impl PluginHost {
         let module = self.bundle(id)?;
         self.shared
             .verify_content(module.bundle())
-            .map_err(|message| HostError::command("content_changed", message))?;
+            .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
         let digest = module.bundle().record.digest.clone();
         self.change(
             module.bundle().module_name(),
@@ -1222,17 +1322,75 @@ impl PluginHost {
         Ok(revision)
     }
 
-    /// Invokes a command in the user realm or a project realm, as a frontend would.
+    /// Invokes a command in the user realm or a project realm, as a frontend would. The first
+    /// call to a bundle command starts its runtime (spawn, `initialize`, confirmation).
+    ///
+    /// A plugin's own JSON-RPC error is [`ErrorKind::CommandFailed`] with its code and data in
+    /// [`HostError::plugin_error`]; the runtime's failures have their own kinds
+    /// (`handshake_timeout`, `process_exited`, `crash_loop`, `deadline_exceeded`, ...).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe, by the protocol's design: dropping this future before it completes is
+    /// the caller cancelling the call, and a plugin runtime has no per-request cancellation, so
+    /// the host stops the plugin's process. Every other call in flight to that process fails
+    /// with `cancelled`; the next call starts the process again. To stop waiting without that,
+    /// give the call a deadline instead of dropping it ([`PluginHost::invoke_with`] with
+    /// [`InvokeOptions::deadline`], or [`HostOptions::invoke_deadline`] for every call): it
+    /// then ends with `deadline_exceeded` (the process is still stopped, as the protocol
+    /// requires for an abandoned call). To let a call finish while no longer waiting for it,
+    /// run it on a task (`tokio::spawn` with a clone of the host) and drop the task's handle,
+    /// not the future.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a tokio runtime and [`HostOptions::runtime`] is `None`.
     pub async fn invoke(
         &self,
         target: &Target,
         name: &str,
         args: Value,
     ) -> Result<Value, HostError> {
+        self.invoke_with(target, name, args, &InvokeOptions::default())
+            .await
+    }
+
+    /// [`PluginHost::invoke`] with per-call options.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process and fails the
+    /// other calls in flight to it; a deadline ends the call with `deadline_exceeded` instead.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a tokio runtime and [`HostOptions::runtime`] is `None`.
+    pub async fn invoke_with(
+        &self,
+        target: &Target,
+        name: &str,
+        args: Value,
+        options: &InvokeOptions,
+    ) -> Result<Value, HostError> {
         // A project realm is built by the kernel on first use from the desired state that
         // `realm` registered for it.
         let realm = self.realm(target)?;
-        match self.shared.kernel.call(&realm, name, args).await {
+        let call = self.on_runtime(self.shared.kernel.call(&realm, name, args));
+        let outcome = match options.deadline {
+            None => call.await,
+            Some(limit) => match self.on_runtime(tokio::time::timeout(limit, call)).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(HostError::command(
+                        ErrorKind::DeadlineExceeded,
+                        format!(
+                            "`{name}`: no answer within the call's {limit:?} deadline; the call was cancelled (its process stopped) and the next call starts it again"
+                        ),
+                    ));
+                }
+            },
+        };
+        match outcome {
             Ok(value) => Ok(value),
             Err(KernelError::UnknownCommand { .. }) => Err(self
                 .withheld_command(name, &realm)
@@ -1296,20 +1454,20 @@ impl PluginHost {
         });
         let Some(module) = declaring else {
             return HostError::command(
-                "unknown_command",
-                format!(
-                    "unknown command `{name}`: `c2-plugins commands` lists what this realm has"
-                ),
-            );
+                ErrorKind::UnknownCommand,
+                format!("unknown command `{name}`"),
+            )
+            .with_hint("`c2-plugins commands` lists what this realm has");
         };
         let id = &module.bundle().record.id;
         if !self.shared.is_trusted(module.bundle()) {
             return HostError::command(
-                "not_trusted",
+                ErrorKind::NotTrusted,
                 format!(
-                    "`{name}` is declared by {id}, which is not trusted, so its process never starts: run `c2-plugins trust {id}`"
+                    "`{name}` is declared by {id}, which is not trusted, so its process never starts"
                 ),
-            );
+            )
+            .with_hint(format!("run `c2-plugins trust {id}`"));
         }
         let state = self
             .shared
@@ -1320,22 +1478,21 @@ impl PluginHost {
             .map(|e| e.state);
         match state {
             Some(ModuleState::Pending { missing }) => HostError::command(
-                "pending",
+                ErrorKind::Pending,
                 format!(
                     "`{name}` is declared by {id}, which waits for the services it injects: {}",
                     missing.join(", ")
                 ),
             ),
             Some(ModuleState::Failed { reason }) => HostError::command(
-                "activation_failed",
+                ErrorKind::ActivationFailed,
                 format!("`{name}` is declared by {id}, which failed: {reason}"),
             ),
             _ => HostError::command(
-                "disabled",
-                format!(
-                    "`{name}` is declared by {id}, which is disabled here: run `c2-plugins enable {id}`"
-                ),
-            ),
+                ErrorKind::Disabled,
+                format!("`{name}` is declared by {id}, which is disabled here"),
+            )
+            .with_hint(format!("run `c2-plugins enable {id}`")),
         }
     }
 
@@ -1362,17 +1519,19 @@ impl PluginHost {
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
-                    _ if changed.is_some() => ("content_changed", changed),
-                    (false, _, _) => ("untrusted", None),
-                    (true, false, _) => ("disabled", None),
-                    (true, true, Some(ModuleState::Failed { reason })) => ("failed", Some(reason)),
+                    _ if changed.is_some() => (BundleState::ContentChanged, changed),
+                    (false, _, _) => (BundleState::Untrusted, None),
+                    (true, false, _) => (BundleState::Disabled, None),
+                    (true, true, Some(ModuleState::Failed { reason })) => {
+                        (BundleState::Failed, Some(reason))
+                    }
                     (true, true, Some(ModuleState::Pending { missing })) => (
-                        "pending",
+                        BundleState::Pending,
                         Some(format!("waiting for services: {}", missing.join(", "))),
                     ),
-                    _ if failure.is_some() => ("failed", failure),
-                    _ if active => ("active", None),
-                    _ => ("ready", None),
+                    _ if failure.is_some() => (BundleState::Failed, failure),
+                    _ if active => (BundleState::Active, None),
+                    _ => (BundleState::Ready, None),
                 };
                 BundleStatus {
                     id: bundle.record.id.clone(),
@@ -1487,22 +1646,23 @@ impl PluginHost {
                     .and_then(|id| bundles.get(id))
                 {
                     Some(module) => match module.instance(&info.realm) {
-                        Some(instance) if instance.pid().is_some() => "active",
-                        Some(instance) if instance.failure().is_some() => "failed",
-                        _ => "dormant",
+                        Some(instance) if instance.pid().is_some() => CommandState::Active,
+                        Some(instance) if instance.failure().is_some() => CommandState::Failed,
+                        _ => CommandState::Dormant,
                     },
-                    None => "built-in",
+                    None => CommandState::BuiltIn,
                 };
                 CommandRow {
                     name: info.name,
                     owner: info.owner,
-                    realm: realm_text(&info.realm),
+                    realm: info.realm,
                     visibility: match info.spec.visibility {
-                        c2_kernel::Visibility::Internal => "internal",
-                        c2_kernel::Visibility::ExtensionPublic => "extension-public",
-                    }
-                    .to_owned(),
-                    state: state.to_owned(),
+                        c2_kernel::Visibility::Internal => CommandVisibility::Internal,
+                        c2_kernel::Visibility::ExtensionPublic => {
+                            CommandVisibility::ExtensionPublic
+                        }
+                    },
+                    state,
                     title: info.spec.title,
                     description: info.spec.description,
                 }
@@ -1523,7 +1683,7 @@ impl PluginHost {
         // No refresh may bring anything back up.
         let watch = lock(&self.shared.watch).take();
         drop(watch);
-        self.shared.kernel.shutdown().await;
+        self.on_runtime(self.shared.kernel.shutdown()).await;
         // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
         // child (another host in this process just starts its next runtime cold).
         c2_supervisor::release_warm_shim();

@@ -27,47 +27,9 @@ use c2_manifest::{Marketplace, MarketplaceEntry, MarketplaceSource};
 use c2_supervisor::{ProcessSpec, RunOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{InstallOptions, InstallOutcome, PluginHost};
 use crate::source::{self, Checkout, Fetched, GitSource, WorkDir};
-
-/// The [`HostError::kind`]s the hub's operations fail with, for callers to match on.
-pub mod kinds {
-    /// Several catalogs list the name; choose one.
-    pub const AMBIGUOUS_ENTRY: &str = "ambiguous_entry";
-    /// The fetched bundle's name or version is not the entry's.
-    pub const CATALOG_MISMATCH: &str = "catalog_mismatch";
-    /// A pinned commit is not the commit checked out.
-    pub const COMMIT_MISMATCH: &str = "commit_mismatch";
-    /// An archive's SHA-256 is not the one the catalog declares.
-    pub const DIGEST_MISMATCH: &str = "digest_mismatch";
-    /// A catalog with that name or location is already configured.
-    pub const DUPLICATE_MARKETPLACE: &str = "duplicate_marketplace";
-    /// No catalog lists the name.
-    pub const ENTRY_NOT_FOUND: &str = "entry_not_found";
-    /// Downloading an archive failed.
-    pub const FETCH_FAILED: &str = "fetch_failed";
-    /// The catalog cannot be read or is not a valid `marketplace.json`.
-    pub const INVALID_CATALOG: &str = "invalid_catalog";
-    /// The store's `marketplaces.json` is unreadable.
-    pub const INVALID_MARKETPLACES: &str = "invalid_marketplaces";
-    /// No catalog was given and none is configured.
-    pub const NO_MARKETPLACE: &str = "no_marketplace";
-    /// The bundle was not installed from a catalog.
-    pub const NOT_FROM_CATALOG: &str = "not_from_catalog";
-    /// `npm pack` failed or left no tarball.
-    pub const NPM_FAILED: &str = "npm_failed";
-    /// The configured list is full (`HubOptions::max_marketplaces`).
-    pub const TOO_MANY_MARKETPLACES: &str = "too_many_marketplaces";
-    /// No configured catalog has that name.
-    pub const UNKNOWN_MARKETPLACE: &str = "unknown_marketplace";
-    /// A path leaves the catalog's directory or passes through a link.
-    pub const UNSAFE_SOURCE: &str = "unsafe_source";
-    /// The source cannot be used (an archive of an unknown format).
-    pub const UNSUPPORTED_SOURCE: &str = "unsupported_source";
-    /// The catalog lists the entry at another version.
-    pub const VERSION_NOT_FOUND: &str = "version_not_found";
-}
 
 /// The store file that lists the configured catalogs.
 pub const MARKETPLACES_FILE: &str = "marketplaces.json";
@@ -205,7 +167,7 @@ pub struct UpdateFailure {
     /// The installed id.
     pub id: String,
     /// The error's kind ([`HostError::kind`]).
-    pub kind: String,
+    pub kind: ErrorKind,
     /// What went wrong.
     pub message: String,
 }
@@ -244,7 +206,7 @@ impl Location {
         };
         let file = file.canonicalize().map_err(|error| {
             hub_error(
-                kinds::INVALID_CATALOG,
+                ErrorKind::InvalidCatalog,
                 format!(
                     "{}: cannot open the catalog ({error}): give a marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL",
                     file.display()
@@ -297,7 +259,7 @@ impl OpenedCatalog {
     }
 }
 
-fn hub_error(kind: &str, message: impl Into<String>) -> HostError {
+fn hub_error(kind: ErrorKind, message: impl Into<String>) -> HostError {
     HostError::command(kind, message)
 }
 
@@ -326,7 +288,7 @@ fn plain(path: &str) -> String {
 
 fn escapes(entry: &MarketplaceEntry, path: &str, why: &str) -> HostError {
     hub_error(
-        kinds::UNSAFE_SOURCE,
+        ErrorKind::UnsafeSource,
         format!(
             "entry {} names `{path}`, which cannot be used: {why}; nothing was stored: name a real directory or file inside the catalog's directory",
             entry.name
@@ -378,7 +340,7 @@ impl PluginHost {
             (Some(name), _) | (None, Some(name)) => name.trim().to_owned(),
             (None, None) => {
                 return Err(hub_error(
-                    kinds::INVALID_CATALOG,
+                    ErrorKind::InvalidCatalog,
                     format!(
                         "the catalog at {} has no `name`: give one with --name",
                         catalog.location
@@ -388,7 +350,7 @@ impl PluginHost {
         };
         if name.is_empty() || name.chars().any(char::is_control) {
             return Err(hub_error(
-                kinds::INVALID_CATALOG,
+                ErrorKind::InvalidCatalog,
                 "a catalog name must be non-empty and free of control characters: give another with --name",
             ));
         }
@@ -408,7 +370,7 @@ impl PluginHost {
                     .find(|m| m.name == added.name || m.location == added.location)
                 {
                     return Err(hub_error(
-                        kinds::DUPLICATE_MARKETPLACE,
+                        ErrorKind::DuplicateMarketplace,
                         format!(
                             "a catalog named `{}` at {} is already configured: remove it first with `c2-plugins marketplace remove {}`, or add this one with another --name",
                             same.name, same.location, same.name
@@ -417,7 +379,7 @@ impl PluginHost {
                 }
                 if list.len() >= max {
                     return Err(hub_error(
-                        kinds::TOO_MANY_MARKETPLACES,
+                        ErrorKind::TooManyMarketplaces,
                         format!(
                             "{max} catalogs are configured, the most allowed: remove one first"
                         ),
@@ -464,7 +426,7 @@ impl PluginHost {
                     .map_or_else(|| text.to_owned(), |m| m.location.clone()),
             ]),
             None if configured.is_empty() => Err(hub_error(
-                kinds::NO_MARKETPLACE,
+                ErrorKind::NoMarketplace,
                 "no catalog is configured: give --marketplace PATH|URL or add one with `c2-plugins marketplace add`",
             )),
             None => Ok(configured.into_iter().map(|m| m.location).collect()),
@@ -488,7 +450,7 @@ impl PluginHost {
                     .unwrap_or_default();
                 let bytes = read_contained_file(&dir, &name, max).map_err(|why| {
                     hub_error(
-                        kinds::INVALID_CATALOG,
+                        ErrorKind::InvalidCatalog,
                         format!("{normalized}: cannot read the catalog: {why}"),
                     )
                 })?;
@@ -499,7 +461,7 @@ impl PluginHost {
                 let bytes =
                     read_contained_file(&checkout.dir, "marketplace.json", max).map_err(|why| {
                         hub_error(
-                            kinds::INVALID_CATALOG,
+                            ErrorKind::InvalidCatalog,
                             format!("{normalized}: no readable marketplace.json ({why})"),
                         )
                     })?;
@@ -508,7 +470,7 @@ impl PluginHost {
         };
         if bytes.len() as u64 > max {
             return Err(hub_error(
-                kinds::INVALID_CATALOG,
+                ErrorKind::InvalidCatalog,
                 format!(
                     "{normalized}: the catalog is larger than {max} bytes (HubOptions::max_catalog_bytes)"
                 ),
@@ -516,7 +478,7 @@ impl PluginHost {
         }
         let text = String::from_utf8(bytes).map_err(|_| {
             hub_error(
-                kinds::INVALID_CATALOG,
+                ErrorKind::InvalidCatalog,
                 format!("{normalized}: the catalog is not UTF-8"),
             )
         })?;
@@ -530,7 +492,7 @@ impl PluginHost {
                 .next()
                 .unwrap_or_default();
             return Err(hub_error(
-                kinds::INVALID_CATALOG,
+                ErrorKind::InvalidCatalog,
                 format!(
                     "{normalized} is not a valid catalog ({first}); nothing was installed from it: run `c2-plugins validate` on it"
                 ),
@@ -563,7 +525,7 @@ impl PluginHost {
         let catalog = match found.len() {
             0 => {
                 return Err(hub_error(
-                    kinds::ENTRY_NOT_FOUND,
+                    ErrorKind::EntryNotFound,
                     format!(
                         "no catalog lists `{name}`: `c2-plugins search {name}` shows what the catalogs offer"
                     ),
@@ -573,7 +535,7 @@ impl PluginHost {
             _ => {
                 let names: Vec<String> = found.iter().map(OpenedCatalog::label).collect();
                 return Err(hub_error(
-                    kinds::AMBIGUOUS_ENTRY,
+                    ErrorKind::AmbiguousEntry,
                     format!(
                         "`{name}` is listed by several catalogs ({}): choose one with --marketplace",
                         names.join(", ")
@@ -582,13 +544,16 @@ impl PluginHost {
             }
         };
         let entry = catalog.entry(name).cloned().ok_or_else(|| {
-            hub_error(kinds::ENTRY_NOT_FOUND, format!("no catalog lists `{name}`"))
+            hub_error(
+                ErrorKind::EntryNotFound,
+                format!("no catalog lists `{name}`"),
+            )
         })?;
         if let Some(wanted) = version
             && !same_version(wanted, &entry.version)
         {
             return Err(hub_error(
-                kinds::VERSION_NOT_FOUND,
+                ErrorKind::VersionNotFound,
                 format!(
                     "{} lists {name} at {}, not {wanted}: install `{name}` or `{name}@{}`",
                     catalog.label(),
@@ -658,7 +623,7 @@ impl PluginHost {
             && (found.0 != entry.name || !same_version(&found.1, &entry.version))
         {
             return Err(hub_error(
-                kinds::CATALOG_MISMATCH,
+                ErrorKind::CatalogMismatch,
                 format!(
                     "the catalog lists {} {} but its source holds {} {}; nothing was stored: the catalog must name the bundle's plugin.json name and version",
                     entry.name, entry.version, found.0, found.1
@@ -689,7 +654,7 @@ impl PluginHost {
             let head = fetched.request.commit.as_deref().unwrap_or("");
             if !head.eq_ignore_ascii_case(pinned) {
                 return Err(hub_error(
-                    kinds::COMMIT_MISMATCH,
+                    ErrorKind::CommitMismatch,
                     format!(
                         "entry {} pins commit {pinned} but {} checked out {head}; nothing was stored: the pinned commit must exist in the repository (a branch or tag named like a commit is not it)",
                         entry.name, git.url
@@ -729,7 +694,7 @@ impl PluginHost {
         };
         if spec.starts_with('-') {
             return Err(hub_error(
-                kinds::UNSAFE_SOURCE,
+                ErrorKind::UnsafeSource,
                 format!("the npm package `{spec}` starts with `-`; nothing was fetched"),
             ));
         }
@@ -755,10 +720,12 @@ impl PluginHost {
             .label("npm");
         let output = c2_supervisor::run(&process, &self.hub().fetch_run)
             .await
-            .map_err(|error| hub_error(kinds::NPM_FAILED, format!("npm pack {spec}: {error}")))?;
+            .map_err(|error| {
+                hub_error(ErrorKind::NpmFailed, format!("npm pack {spec}: {error}"))
+            })?;
         if !output.exit.success() {
             return Err(hub_error(
-                kinds::NPM_FAILED,
+                ErrorKind::NpmFailed,
                 format!(
                     "`npm pack {spec}` {}: {}; nothing was stored",
                     output.exit,
@@ -772,13 +739,13 @@ impl PluginHost {
         }
         let packed: Vec<Packed> = serde_json::from_slice(&output.stdout).map_err(|error| {
             hub_error(
-                kinds::NPM_FAILED,
+                ErrorKind::NpmFailed,
                 format!("`npm pack {spec}` printed no package list ({error})"),
             )
         })?;
         let [packed] = packed.as_slice() else {
             return Err(hub_error(
-                kinds::NPM_FAILED,
+                ErrorKind::NpmFailed,
                 format!(
                     "`npm pack {spec}` packed {} packages, not one",
                     packed.len()
@@ -789,7 +756,7 @@ impl PluginHost {
         let max = options.limits.max_archive_bytes;
         let bytes = read_contained_file(&dest, &packed.filename, max).map_err(|why| {
             hub_error(
-                kinds::NPM_FAILED,
+                ErrorKind::NpmFailed,
                 format!(
                     "`npm pack {spec}` left no tarball {}: {why}",
                     packed.filename
@@ -816,7 +783,7 @@ impl PluginHost {
             ArchiveFormat::from_path(Path::new(url.split(['?', '#']).next().unwrap_or(url)))
                 .ok_or_else(|| {
                     hub_error(
-                        kinds::UNSUPPORTED_SOURCE,
+                        ErrorKind::UnsupportedSource,
                         format!(
                             "entry {}: the archive `{url}` is not a .tar.gz, .tgz or .zip",
                             entry.name
@@ -846,11 +813,11 @@ impl PluginHost {
                 .args(["--", url])
                 .label("curl");
             let output = c2_supervisor::run(&process, &run).await.map_err(|error| {
-                hub_error(kinds::FETCH_FAILED, format!("download {url}: {error}"))
+                hub_error(ErrorKind::FetchFailed, format!("download {url}: {error}"))
             })?;
             if !output.exit.success() {
                 return Err(hub_error(
-                    kinds::FETCH_FAILED,
+                    ErrorKind::FetchFailed,
                     format!(
                         "download {url} {}: {}; nothing was stored",
                         output.exit,
@@ -872,7 +839,7 @@ impl PluginHost {
                 .collect::<String>();
             if !actual.eq_ignore_ascii_case(expected) {
                 return Err(hub_error(
-                    kinds::DIGEST_MISMATCH,
+                    ErrorKind::DigestMismatch,
                     format!(
                         "entry {}: the archive's SHA-256 is {actual}, the catalog says {expected}; nothing was stored",
                         entry.name
@@ -1000,7 +967,7 @@ impl PluginHost {
                     .ok_or_else(|| HostError::NotInstalled { id: id.to_owned() })?;
                 if record.origin.is_none() {
                     return Err(hub_error(
-                        kinds::NOT_FROM_CATALOG,
+                        ErrorKind::NotFromCatalog,
                         format!(
                             "{id} was not installed from a catalog, so it has no catalog entry to update from: reinstall it from its source, or install it with `c2-plugins install NAME --marketplace ...`"
                         ),
@@ -1017,7 +984,7 @@ impl PluginHost {
                 Ok(None) => report.current.push(record.id.clone()),
                 Err(error) => report.failed.push(UpdateFailure {
                     id: record.id.clone(),
-                    kind: error.kind().to_owned(),
+                    kind: error.kind(),
                     message: error.to_string(),
                 }),
             }
@@ -1035,7 +1002,7 @@ impl PluginHost {
         let catalog = self.open_catalog(&origin.catalog).await?;
         let entry = catalog.entry(&origin.entry).cloned().ok_or_else(|| {
             hub_error(
-                kinds::ENTRY_NOT_FOUND,
+                ErrorKind::EntryNotFound,
                 format!(
                     "{} no longer lists `{}`; {} stays as it is",
                     catalog.label(),
@@ -1059,7 +1026,7 @@ impl PluginHost {
             .map(|m| c2_bundle_collector::installed_id(&m.name, &fetched.request.source));
         if id.as_deref() != Some(record.id.as_str()) {
             return Err(hub_error(
-                kinds::CATALOG_MISMATCH,
+                ErrorKind::CatalogMismatch,
                 format!(
                     "the update of {} would install under another id ({}); nothing was stored",
                     record.id,
@@ -1102,7 +1069,7 @@ fn is_newer(candidate: &str, installed: &str) -> bool {
 fn unknown_marketplace(name: &str, list: &[ConfiguredMarketplace]) -> HostError {
     let known: Vec<&str> = list.iter().map(|m| m.name.as_str()).collect();
     hub_error(
-        kinds::UNKNOWN_MARKETPLACE,
+        ErrorKind::UnknownMarketplace,
         format!(
             "no configured catalog is named `{name}` (configured: {}): `c2-plugins marketplace list` shows them",
             if known.is_empty() {
@@ -1123,7 +1090,7 @@ fn parse_marketplaces(
     };
     let document: MarketplacesDocument = serde_json::from_slice(bytes).map_err(|error| {
         hub_error(
-            kinds::INVALID_MARKETPLACES,
+            ErrorKind::InvalidMarketplaces,
             format!(
                 "{} is unreadable ({error}): fix or delete it, then add the catalogs again",
                 plugins_dir.join(MARKETPLACES_FILE).display()
@@ -1132,7 +1099,7 @@ fn parse_marketplaces(
     })?;
     if document.format != MARKETPLACES_FORMAT {
         return Err(hub_error(
-            kinds::INVALID_MARKETPLACES,
+            ErrorKind::InvalidMarketplaces,
             format!(
                 "{} has format {}, this host reads {MARKETPLACES_FORMAT}",
                 plugins_dir.join(MARKETPLACES_FILE).display(),
@@ -1149,7 +1116,7 @@ fn encode_marketplaces(list: Vec<ConfiguredMarketplace>) -> Result<Vec<u8>, Host
         marketplaces: list,
     };
     let mut bytes = serde_json::to_vec_pretty(&document)
-        .map_err(|error| hub_error(kinds::INVALID_MARKETPLACES, error.to_string()))?;
+        .map_err(|error| hub_error(ErrorKind::InvalidMarketplaces, error.to_string()))?;
     bytes.push(b'\n');
     Ok(bytes)
 }

@@ -21,11 +21,14 @@
 //! and realms are c2-kernel's, durable intent is c2-policy's. The CLI and embedders (desktop,
 //! TUI, server) depend on it; no library crate does.
 
+#![warn(missing_docs)]
+
 mod bundle;
 mod check;
 mod components;
 mod connector;
 mod error;
+mod events;
 mod git;
 mod host;
 mod hub;
@@ -36,13 +39,15 @@ mod modules;
 mod options;
 mod paths;
 mod plan;
+mod rt;
 mod runtime;
 mod source;
+mod states;
 mod sync;
 mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
-pub use c2_policy::{WatchMode, WatchOptions};
+pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
 pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
@@ -51,14 +56,16 @@ pub use components::{
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
-pub use error::HostError;
+pub use error::{ErrorKind, HostError, PluginError};
+pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
-    ImpactView, InstallOptions, InstallOutcome, PluginHost, StateChange, Target, Uninstalled,
+    ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
+    Uninstalled,
 };
 pub use hub::{
     ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
-    UpdateFailure, UpdateReport, Updated, kinds as hub_kinds,
+    UpdateFailure, UpdateReport, Updated,
 };
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
@@ -69,23 +76,26 @@ pub use mcp::{
     MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::HostOptions;
+pub use options::{Clock, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
+pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
 pub use sync::StoreChanged;
 pub use ui::{
-    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiEntry, UiRequest, validate_host_actions,
+    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiContext, UiEntry, UiRequest,
+    validate_host_actions,
 };
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
 pub use c2_bundle_collector::{
-    CatalogOrigin, CollectedBundle, InstallRequest, InstalledRecord, Limits,
+    CatalogOrigin, CollectedBundle, FaultPoint, InstallRequest, InstalledRecord, Limits,
+    StoreOptions,
 };
 pub use c2_kernel::{
     BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
     Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,
 };
-pub use c2_manifest::ManifestOptions;
+pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
@@ -108,3 +118,6 @@ struct ReadmeDoctest;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/embedding.md")]
 struct EmbeddingDoctest;
+
+#[cfg(test)]
+mod tests;

@@ -31,7 +31,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdout;
 
 use crate::bundle::InstalledBundle;
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock};
 use crate::paths::Project;
 
@@ -143,6 +143,7 @@ pub struct ServerListing {
 
 /// What a language resolves to in one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Resolved {
     /// The one active plugin that maps the language.
     Plugin {
@@ -160,6 +161,7 @@ pub enum Resolved {
 /// Who provides a live [`LanguageServer`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
+#[non_exhaustive]
 pub enum ServerOrigin {
     /// A bundle's declared server.
     Plugin {
@@ -378,7 +380,7 @@ impl PluginHost {
                 let id = bundle.record.id.clone();
                 self.shared
                     .verify_content(&bundle)
-                    .map_err(|message| HostError::command("content_changed", message))?;
+                    .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
                 let realm = if bundle.project_capable() {
                     // The project realm needs its desired state before it can be built.
                     Realm::project(self.register_project(project.path())?)
@@ -391,11 +393,12 @@ impl PluginHost {
                 let name = bundle.module_name();
                 let Some(scope) = kernel.module_scope(&realm, &name) else {
                     return Err(HostError::command(
-                        "activation_failed",
+                        ErrorKind::ActivationFailed,
                         format!(
-                            "{id} is enabled and trusted but not active here (pending or failed), so its language server cannot start: `c2-plugins list` shows why"
+                            "{id} is enabled and trusted but not active here (pending or failed), so its language server cannot start"
                         ),
-                    ));
+                    )
+                    .with_hint("`c2-plugins list` shows why"));
                 };
                 let mut spec = ProcessSpec::new(program, project.path())
                     .args(&server.args)
@@ -438,7 +441,7 @@ impl PluginHost {
             Err(error) => {
                 owner.dispose().await;
                 return Err(HostError::command(
-                    "activation_failed",
+                    ErrorKind::ActivationFailed,
                     format!("the language server for {language} cannot start: {error}"),
                 ));
             }
@@ -518,14 +521,15 @@ impl PluginHost {
                 .map(|p| format!("{} (server `{}`)", p.bundle.record.id, p.server.id))
                 .collect();
             return Err(HostError::command(
-                "language_conflict",
+                ErrorKind::LanguageConflict,
                 format!(
-                    "{} active plugins provide the language `{language}` in {}: {}; it stays unavailable until policy removes the conflict: disable all but one of them (`c2-plugins disable <ID>`)",
+                    "{} active plugins provide the language `{language}` in {}: {}; it stays unavailable until policy removes the conflict",
                     providers.len(),
                     project.key(),
                     names.join(", ")
                 ),
-            ));
+            )
+            .with_hint("disable all but one of them (`c2-plugins disable <ID>`)"));
         }
         let Some(provider) = providers.pop() else {
             let builtin = lock(&self.shared.language_servers.servers)
@@ -549,7 +553,7 @@ impl PluginHost {
                 other => other.to_string(),
             };
             HostError::command(
-                "activation_failed",
+                ErrorKind::ActivationFailed,
                 format!(
                     "{}: the language server `{}` for `{language}` cannot start: {problem}",
                     provider.bundle.record.id, provider.server.id
@@ -574,19 +578,25 @@ impl PluginHost {
             })
             .map(|module| module.bundle().record.id.clone())
             .collect();
-        let message = if inactive.is_empty() {
-            format!(
-                "no active plugin and no built-in mapping provides the language `{language}` in {}: install a plugin that declares it in `languageServers`",
-                project.key()
+        if inactive.is_empty() {
+            HostError::command(
+                ErrorKind::Unsupported,
+                format!(
+                    "no active plugin and no built-in mapping provides the language `{language}` in {}: install a plugin that declares it in `languageServers`",
+                    project.key()
+                ),
             )
         } else {
-            format!(
-                "no active plugin provides the language `{language}` in {}; {} declare it but are not trusted and enabled there: review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`",
-                project.key(),
-                inactive.join(", ")
+            HostError::command(
+                ErrorKind::Unsupported,
+                format!(
+                    "no active plugin provides the language `{language}` in {}; {} declare it but are not trusted and enabled there",
+                    project.key(),
+                    inactive.join(", ")
+                ),
             )
-        };
-        HostError::command("unsupported", message)
+            .with_hint("review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`")
+        }
     }
 }
 
@@ -964,6 +974,7 @@ pub struct FlowStats {
 
 /// Why a bridge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BridgeEnd {
     /// The client's input reached its end (the editor went away).
     ClientClosed,

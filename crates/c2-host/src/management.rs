@@ -13,7 +13,7 @@ use c2_kernel::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{InstallOptions, PluginHost, Shared, StateChange, Target, lock};
 
 /// The essential module that carries the management plane.
@@ -36,7 +36,7 @@ impl ManagementModule {
 }
 
 fn failure(error: HostError) -> KernelError {
-    KernelError::failure(error.kind(), error.to_string())
+    KernelError::failure(error.kind().as_str(), error.to_string())
 }
 
 fn args<T: for<'de> Deserialize<'de>>(value: Value, command: &str) -> Result<T, KernelError> {
@@ -341,7 +341,7 @@ impl PluginHost {
             PlannedKind::Trust => {
                 self.shared
                     .verify_content(module.bundle())
-                    .map_err(|message| HostError::command("content_changed", message))?;
+                    .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
                 c2_policy::ChangeKind::Trust(module.bundle().record.digest.clone())
             }
             PlannedKind::Untrust => c2_policy::ChangeKind::Untrust,
@@ -359,7 +359,7 @@ impl PluginHost {
             },
             &catalog,
             &revisions,
-            std::time::Instant::now(),
+            self.shared.options.clock.now(),
         )?;
         Ok(json!({
             "planId": plan.id.0,

@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdout;
 
 use crate::bundle::InstalledBundle;
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
@@ -48,6 +48,7 @@ pub struct McpServerLaunch {
     pub server: String,
     /// `stdio`, `streamable-http`, `sse`, or the unknown `type` it declared (`-` if none).
     pub transport: String,
+    /// Whether it can be used here, and if not, why.
     pub status: McpStatus,
     /// Present exactly when `status` is `supported`.
     pub launch: Option<McpLaunch>,
@@ -56,6 +57,7 @@ pub struct McpServerLaunch {
 /// Whether a server can be used, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[non_exhaustive]
 pub enum McpStatus {
     /// Launch-ready (stdio) or reachable as configured (remote).
     Supported,
@@ -82,12 +84,15 @@ impl McpStatus {
 /// How to reach a supported server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "type")]
+#[non_exhaustive]
 pub enum McpLaunch {
     /// Start a process and speak MCP over its stdio.
     Stdio(StdioLaunch),
     /// Connect to `url` (Streamable HTTP or legacy SSE, as `transport` says) with `headers`.
     Remote {
+        /// The server's URL, verbatim.
         url: String,
+        /// The headers to send, verbatim.
         headers: BTreeMap<String, String>,
     },
 }
@@ -427,10 +432,7 @@ impl PluginHost {
         server: &str,
     ) -> Result<McpProcess, HostError> {
         let module = self.bundle(id)?;
-        let refuse = |kind: &str, message: String| HostError::Command {
-            kind: kind.to_owned(),
-            message,
-        };
+        let refuse = HostError::command;
         // A server the policy disables is refused as such, in the scope the listing uses.
         let bundle = module.bundle();
         let realm = self.realm(target)?;
@@ -451,17 +453,18 @@ impl PluginHost {
             .find(|e| e.bundle == id && e.server == server)
             .ok_or_else(|| {
                 refuse(
-                    "unknown_mcp_server",
+                    ErrorKind::UnknownMcpServer,
                     format!(
-                        "bundle {id} has no MCP server `{server}` enabled here: `c2-plugins mcp` lists them (a bundle must be enabled in this scope)"
+                        "bundle {id} has no MCP server `{server}` enabled here (a bundle must be enabled in this scope)"
                     ),
                 )
+                .with_hint("`c2-plugins mcp` lists them")
             })?;
         let launch = match (&entry.status, entry.launch) {
             (McpStatus::Supported, Some(McpLaunch::Stdio(launch))) => launch,
             (McpStatus::Supported, Some(McpLaunch::Remote { url, .. })) => {
                 return Err(refuse(
-                    "remote_mcp_server",
+                    ErrorKind::RemoteMcpServer,
                     format!(
                         "{id}/{server} is a remote {} server at {url}: a session connects to it, there is no process to run",
                         entry.transport
@@ -470,15 +473,14 @@ impl PluginHost {
             }
             (McpStatus::NotTrusted, _) => {
                 return Err(refuse(
-                    "not_trusted",
-                    format!(
-                        "{id}/{server} runs code from an untrusted bundle: review it, then `c2-plugins trust {id}`"
-                    ),
-                ));
+                    ErrorKind::NotTrusted,
+                    format!("{id}/{server} runs code from an untrusted bundle"),
+                )
+                .with_hint(format!("review it, then `c2-plugins trust {id}`")));
             }
             (status, _) => {
                 return Err(refuse(
-                    "mcp_server_unusable",
+                    ErrorKind::McpServerUnusable,
                     format!("{id}/{server} cannot run: {}", status.text()),
                 ));
             }
@@ -487,10 +489,15 @@ impl PluginHost {
         // files on disk must still be the ones installed (and trusted), as for a runtime.
         self.shared
             .verify_content(self.bundle(id)?.bundle())
-            .map_err(|message| refuse("content_changed", message))?;
+            .map_err(|message| refuse(ErrorKind::ContentChanged, message))?;
         let spec = launch.process_spec(&format!("{id}/{server}"));
-        let spawned = c2_supervisor::spawn(&spec, &self.shared.options.supervisor)
-            .map_err(|e| refuse("spawn_failed", format!("{id}/{server} did not start: {e}")))?;
+        let spawned =
+            c2_supervisor::spawn(&spec, &self.shared.options.supervisor).map_err(|e| {
+                refuse(
+                    ErrorKind::SpawnFailed,
+                    format!("{id}/{server} did not start: {e}"),
+                )
+            })?;
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,
@@ -533,9 +540,11 @@ pub struct McpBridgeReport {
     pub client_closed: bool,
     /// A copy error, if one ended the bridge.
     pub error: Option<String>,
-    /// Bytes copied client to server and server to client.
+    /// Bytes copied client to server.
     pub to_server: u64,
+    /// Bytes copied server to client.
     pub to_client: u64,
+    /// How the server process ended.
     pub exit: ExitReport,
 }
 

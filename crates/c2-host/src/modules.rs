@@ -9,7 +9,7 @@ use c2_kernel::{
 };
 use serde_json::Value;
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 
 /// Who owns a module name an embedder may not replace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,13 +84,13 @@ pub enum ModuleError {
 }
 
 impl ModuleError {
-    /// The stable snake_case kind, as [`HostError::kind`] reports it.
-    pub fn kind(&self) -> &'static str {
+    /// The kind, as [`HostError::kind`] reports it.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ModuleError::AlreadyRegistered { .. } => "already_registered",
-            ModuleError::Protected { .. } => "protected_module",
-            ModuleError::DuplicateCommand { .. } => "duplicate_command",
-            ModuleError::ApplyFailed { .. } => "activation_failed",
+            ModuleError::AlreadyRegistered { .. } => ErrorKind::AlreadyRegistered,
+            ModuleError::Protected { .. } => ErrorKind::ProtectedModule,
+            ModuleError::DuplicateCommand { .. } => ErrorKind::DuplicateCommand,
+            ModuleError::ApplyFailed { .. } => ErrorKind::ActivationFailed,
         }
     }
 }

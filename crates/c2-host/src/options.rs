@@ -1,29 +1,103 @@
 //! Every knob of the host, with the defaults of decisions.md. An embedder changes them here;
-//! there are no hidden constants.
+//! there are no hidden constants. Every options struct is `#[non_exhaustive]`: build it with
+//! `new`/`default` and the `with_*` setters (or assign its public fields), so a new knob is
+//! not a breaking change.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use c2_bundle_collector::Limits;
+use c2_bundle_collector::{Limits, StoreOptions};
 use c2_kernel::KernelOptions;
 use c2_manifest::ManifestOptions;
-use c2_policy::WatchOptions;
+use c2_policy::{PolicyOptions, WatchOptions};
 use c2_protocol::PeerOptions;
 use c2_supervisor::{RunOptions, SupervisorOptions};
 
 use crate::ui::HostActionsLimits;
 
-/// How a [`crate::PluginHost`] is built.
+/// Where the host reads the time for its crash windows, plan expiry and idle reaping. The
+/// default is [`SystemClock`]; a test hands in a [`ManualClock`] to move time by hand.
+pub trait Clock: std::fmt::Debug + Send + Sync {
+    /// The current instant. Must never go backwards.
+    fn now(&self) -> Instant;
+}
+
+/// The monotonic system clock ([`Instant::now`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A clock that stands still until [`ManualClock::advance`] moves it, for tests of time-bound
+/// behaviour (plan expiry, crash windows, idle reaping) that must not wait in real time. It
+/// starts at the real instant it was made, so it is never behind times the host took itself.
+#[derive(Debug)]
+pub struct ManualClock {
+    now: Mutex<Instant>,
+}
+
+impl ManualClock {
+    /// A clock standing at the current instant.
+    pub fn new() -> Self {
+        Self {
+            now: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Moves the clock forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        *now += by;
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        *self.now.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How a [`crate::PluginHost`] is built. [`HostOptions::new`] reads nothing from the process
+/// environment: every default is written down on its field.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HostOptions {
-    /// The plugin store: bundles, policy and plugin data directories.
+    /// The plugin store: bundles, policy and plugin data directories. No default: `open`
+    /// refuses an empty path.
     pub plugins_dir: PathBuf,
-    /// Sent to plugins as `initialize.host.name`.
+    /// Sent to plugins as `initialize.host.name` (`c2-host`; the command line sends
+    /// `c2-plugins`).
     pub host_name: String,
-    /// Sent to plugins as `initialize.host.version`.
+    /// Sent to plugins as `initialize.host.version` (this crate's version).
     pub host_version: String,
-    /// The directory a user-realm `git.status` resolves a relative `cwd` against.
-    pub working_dir: PathBuf,
+    /// The directory a user-realm `git.status` resolves a relative `cwd` against, and the
+    /// user-realm UI `context.cwd` when the frontend supplies none. `None` (the default): the
+    /// process's current directory, read once when the host opens.
+    pub working_dir: Option<PathBuf>,
+    /// The runtime the host spawns its tasks on (store watch, idle reaping, plugin
+    /// connections) and runs its operations on. `None` (the default): the runtime
+    /// [`crate::PluginHost::open`] is polled in. With a handle, the host may be called from
+    /// any other runtime (or none): its connections never depend on the caller's runtime
+    /// staying alive. That runtime must keep running while the host lives: a multi-thread
+    /// runtime, or a current-thread one that some thread keeps driving (`block_on`).
+    pub runtime: Option<tokio::runtime::Handle>,
+    /// Where the host reads the time ([`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
+    /// How the bundle store is opened (fault injection for crash tests).
+    pub store: StoreOptions,
+    /// Bounds of the policy store: plan lifetime, outstanding plans (10 min, 64).
+    pub policy: PolicyOptions,
     /// How long a spawned runtime may take to answer `initialize` (the protocol's 10 s).
     pub handshake_timeout: Duration,
     /// Crashes after activation tolerated within [`HostOptions::crash_window`] before the
@@ -31,17 +105,20 @@ pub struct HostOptions {
     pub crash_limit: usize,
     /// See [`HostOptions::crash_limit`].
     pub crash_window: Duration,
-    /// An optional deadline for `command/invoke` (the protocol sets none).
+    /// An optional deadline for `command/invoke` (the protocol sets none). Past it the
+    /// process is stopped and the call fails `deadline_exceeded`; set it so that a caller that
+    /// stops waiting never has to drop an invoke future (see `PluginHost::invoke`).
     pub invoke_deadline: Option<Duration>,
     /// Bounds of every plugin connection.
     pub peer: PeerOptions,
     /// Longest `log` message from a plugin passed on, in bytes; the rest is cut with a marker,
     /// like a stderr line (64 KiB).
     pub log_message_max_bytes: usize,
-    /// The most memory a plugin's result, `command/call` args or event payload may take once
-    /// read into a `serde_json::Value`, as estimated from its text before it is read (32 MiB,
-    /// 4x the frame limit). A dense document over it (8 MiB of `[0,0,...]` would take ~300 MiB)
-    /// is refused: a result as `result_too_large`, args with `-32602`, an event dropped.
+    /// The most memory a plugin's result, error `data`, `command/call` args or event payload
+    /// may take once read into a `serde_json::Value`, as estimated from its text before it is
+    /// read (32 MiB, 4x the frame limit). A dense document over it (8 MiB of `[0,0,...]` would
+    /// take ~300 MiB) is refused: a result as `result_too_large`, args with `-32602`, an event
+    /// or an error's `data` dropped.
     pub max_value_tree_bytes: usize,
     /// Stop grace and stderr handling of plugin processes.
     pub supervisor: SupervisorOptions,
@@ -51,7 +128,7 @@ pub struct HostOptions {
     pub limits: Limits,
     /// Manifest validation options (reserved namespaces).
     pub manifest: ManifestOptions,
-    /// The `git` program used for `git.status` and git sources.
+    /// The `git` program used for `git.status` and git sources (`git`, found on `PATH`).
     pub git_program: PathBuf,
     /// Bounds of `host.actions` documents.
     pub host_actions: HostActionsLimits,
@@ -61,6 +138,8 @@ pub struct HostOptions {
     pub max_host_actions_renders: usize,
     /// Kernel bounds: event queues, the idle time after which a project realm is reclaimed.
     pub kernel: KernelOptions,
+    /// How often the host reclaims idle project realms (60 s).
+    pub reap_interval: Duration,
     /// How long an MCP bridge ([`crate::McpProcess::bridge`]) keeps forwarding a server's
     /// output after its client closed its input, before the server is stopped (2 s).
     pub mcp_drain: Duration,
@@ -80,14 +159,18 @@ pub struct HostOptions {
     pub hub: crate::hub::HubOptions,
 }
 
-impl HostOptions {
-    /// Defaults for a store at `plugins_dir`, with the current directory as working directory.
-    pub fn new(plugins_dir: impl Into<PathBuf>) -> Self {
+impl Default for HostOptions {
+    /// The defaults with an empty `plugins_dir`, which must be set before `open`.
+    fn default() -> Self {
         Self {
-            plugins_dir: plugins_dir.into(),
-            host_name: "c2-plugins".to_owned(),
+            plugins_dir: PathBuf::new(),
+            host_name: "c2-host".to_owned(),
             host_version: env!("CARGO_PKG_VERSION").to_owned(),
-            working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            working_dir: None,
+            runtime: None,
+            clock: Arc::new(SystemClock),
+            store: StoreOptions::default(),
+            policy: PolicyOptions::default(),
             handshake_timeout: Duration::from_secs(10),
             crash_limit: 3,
             crash_window: Duration::from_secs(60),
@@ -103,6 +186,7 @@ impl HostOptions {
             host_actions: HostActionsLimits::default(),
             max_host_actions_renders: 1024,
             kernel: KernelOptions::default(),
+            reap_interval: Duration::from_secs(60),
             mcp_drain: Duration::from_secs(2),
             store_watch: WatchOptions::default(),
             refresh_debounce: Duration::from_millis(20),
@@ -110,5 +194,109 @@ impl HostOptions {
             stale_retries: 3,
             hub: crate::hub::HubOptions::default(),
         }
+    }
+}
+
+/// `with_<field>` setters of an options struct, each documented by the field it sets.
+macro_rules! setters {
+    ($owner:literal; $($setter:ident => $field:ident: $ty:ty,)+) => {
+        $(
+            #[doc = concat!("Sets [`", $owner, "::", stringify!($field), "`].")]
+            #[must_use]
+            pub fn $setter(mut self, value: $ty) -> Self {
+                self.$field = value;
+                self
+            }
+        )+
+    };
+}
+pub(crate) use setters;
+
+impl HostOptions {
+    /// The defaults (see each field) for a store at `plugins_dir`.
+    pub fn new(plugins_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            plugins_dir: plugins_dir.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets [`HostOptions::host_name`].
+    #[must_use]
+    pub fn with_host_name(mut self, name: impl Into<String>) -> Self {
+        self.host_name = name.into();
+        self
+    }
+
+    /// Sets [`HostOptions::host_version`].
+    #[must_use]
+    pub fn with_host_version(mut self, version: impl Into<String>) -> Self {
+        self.host_version = version.into();
+        self
+    }
+
+    /// Sets [`HostOptions::working_dir`].
+    #[must_use]
+    pub fn with_working_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.working_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets [`HostOptions::runtime`]: the host spawns its tasks on `handle`.
+    #[must_use]
+    pub fn with_runtime(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Sets [`HostOptions::clock`].
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Sets [`HostOptions::invoke_deadline`].
+    #[must_use]
+    pub fn with_invoke_deadline(mut self, deadline: Duration) -> Self {
+        self.invoke_deadline = Some(deadline);
+        self
+    }
+
+    /// Sets [`HostOptions::git_program`].
+    #[must_use]
+    pub fn with_git_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.git_program = program.into();
+        self
+    }
+
+    setters! {
+        "HostOptions";
+        with_store => store: StoreOptions,
+        with_policy => policy: PolicyOptions,
+        with_handshake_timeout => handshake_timeout: Duration,
+        with_crash_limit => crash_limit: usize,
+        with_crash_window => crash_window: Duration,
+        with_peer => peer: PeerOptions,
+        with_log_message_max_bytes => log_message_max_bytes: usize,
+        with_max_value_tree_bytes => max_value_tree_bytes: usize,
+        with_supervisor => supervisor: SupervisorOptions,
+        with_run => run: RunOptions,
+        with_limits => limits: Limits,
+        with_manifest => manifest: ManifestOptions,
+        with_host_actions => host_actions: HostActionsLimits,
+        with_max_host_actions_renders => max_host_actions_renders: usize,
+        with_kernel => kernel: KernelOptions,
+        with_reap_interval => reap_interval: Duration,
+        with_mcp_drain => mcp_drain: Duration,
+        with_store_watch => store_watch: WatchOptions,
+        with_refresh_debounce => refresh_debounce: Duration,
+        with_retire_wait => retire_wait: Duration,
+        with_stale_retries => stale_retries: u32,
+    }
+
+    /// The working directory, once `open` has resolved it.
+    pub(crate) fn resolved_working_dir(&self) -> &Path {
+        self.working_dir.as_deref().unwrap_or(Path::new("/"))
     }
 }

@@ -3,7 +3,6 @@
 //! is still current.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use c2_policy::{Change, ChangeKind, RevisionKind, Scope};
 use serde::{Deserialize, Serialize};
@@ -11,7 +10,7 @@ use serde_json::Value;
 
 use crate::bundle::module_name;
 use crate::components::ComponentRef;
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{Applied, ImpactView, PluginHost, StateChange, lock};
 
 /// The plan file format version.
@@ -20,6 +19,7 @@ pub const PLAN_FORMAT: u32 = 1;
 /// What a plan changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "action")]
+#[non_exhaustive]
 pub enum PlanAction {
     /// Enable the bundle in the scope.
     Enable,
@@ -79,7 +79,7 @@ impl PluginHost {
         let kind = match (action, component) {
             (PlanAction::Configure { .. }, Some(_)) => {
                 return Err(HostError::command(
-                    "invalid_args",
+                    ErrorKind::InvalidArgs,
                     "a component is enabled, disabled or inherited, not configured: drop --component",
                 ));
             }
@@ -118,7 +118,12 @@ impl PluginHost {
     fn plan_now(&self, change: Change) -> Result<c2_policy::Plan, HostError> {
         let catalog = self.policy_catalog();
         let revisions = self.revisions();
-        Ok(lock(&self.shared.policy).plan_change(change, &catalog, &revisions, Instant::now())?)
+        Ok(lock(&self.shared.policy).plan_change(
+            change,
+            &catalog,
+            &revisions,
+            self.shared.options.clock.now(),
+        )?)
     }
 
     /// Plans a change and returns it as a file's content; nothing changes until it is applied.

@@ -196,7 +196,20 @@ impl RuntimeInstance {
         match result {
             Ok(raw) => self.read_result(name, &raw),
             Err(CallError::Remote(error)) => {
-                Err(KernelError::failure("command_failed", error.message))
+                // The plugin's code and data travel with the failure; data whose tree would
+                // exceed the bound is left out, like an oversized result.
+                let data = error
+                    .data
+                    .as_deref()
+                    .filter(|raw| {
+                        c2_protocol::value_tree_cost(raw.get()) <= self.max_value_tree_bytes
+                    })
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok());
+                Err(KernelError::remote_failure(
+                    "command_failed",
+                    error.message,
+                    c2_kernel::RemoteError::new(error.code, data),
+                ))
             }
             Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
             Err(error @ CallError::Busy { .. }) => {
@@ -328,7 +341,10 @@ impl RuntimeInstance {
     /// Records a crash; false when the crash loop bound is reached.
     fn note_crash(&self) -> bool {
         let (limit, window) = self.crash_bounds();
-        let now = Instant::now();
+        let now = self
+            .host
+            .upgrade()
+            .map_or_else(Instant::now, |h| h.options.clock.now());
         let mut crashes = self.crashes.lock().unwrap_or_else(PoisonError::into_inner);
         crashes.push_back(now);
         while crashes

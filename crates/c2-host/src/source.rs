@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use c2_bundle_collector::{CollectedBundle, InstallRequest, SourceIdentity};
 use c2_supervisor::ProcessSpec;
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::options::HostOptions;
 
 /// A collected bundle and how to record its installation.
@@ -185,7 +185,7 @@ async fn checkout(
         && reference.starts_with('-')
     {
         return Err(HostError::command(
-            "unsafe_source",
+            ErrorKind::UnsafeSource,
             format!(
                 "the ref `{reference}` starts with `-`, so git would read it as an option; nothing was fetched: name a branch, tag or commit"
             ),
@@ -193,7 +193,7 @@ async fn checkout(
     }
     if source.url.starts_with('-') {
         return Err(HostError::command(
-            "unsafe_source",
+            ErrorKind::UnsafeSource,
             format!(
                 "the URL `{}` starts with `-`; nothing was fetched: give a repository URL",
                 source.url
@@ -278,7 +278,7 @@ async fn checkout(
 
 fn unsafe_subdirectory(source: &GitSource, why: &str) -> HostError {
     HostError::command(
-        "unsafe_source",
+        ErrorKind::UnsafeSource,
         format!(
             "the subdirectory `{}` of {} cannot be a bundle root: {why}; nothing was stored: name a real directory of the repository",
             source.subdir, source.url

@@ -3,7 +3,9 @@
 //! Activation verifies, in order: the bundle is installed, trusted and enabled in the selected
 //! realm; the descriptor belongs to it; its command is declared by the same bundle and is
 //! registered in that realm by this same runtime. Only then is the command invoked with
-//! `{context, input}`, where `context` is built by the host: a caller cannot forge it.
+//! `{context, input}`, where `context` is built by the host: a caller cannot forge it. The
+//! frontend may supply only what it owns ([`UiContext`]: its session's `cwd`, checked to lie
+//! inside the project of a project activation, and `sessionId`).
 //! `host.actions` documents returned by `render` are checked against the standard's bounds
 //! before a frontend sees them, and `invoke` replays the cached item input. The cache is kept
 //! per caller-supplied session key ([`PluginHost::invoke_ui_keyed`]), so two frontends that
@@ -18,11 +20,13 @@ use c2_manifest::UiSlot;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::error::HostError;
+use crate::error::{ErrorKind, HostError};
 use crate::host::{PluginHost, Target, lock, realm_text};
+use crate::states::UiOperation;
 
 /// Bounds of a `host.actions` document (plugin-standard.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HostActionsLimits {
     /// Actions per render.
     pub max_actions: usize,
@@ -42,6 +46,16 @@ impl Default for HostActionsLimits {
             max_label_chars: 80,
             max_detail_chars: 300,
         }
+    }
+}
+
+impl HostActionsLimits {
+    crate::options::setters! {
+        "HostActionsLimits";
+        with_max_actions => max_actions: usize,
+        with_max_input_bytes => max_input_bytes: usize,
+        with_max_label_chars => max_label_chars: usize,
+        with_max_detail_chars => max_detail_chars: usize,
     }
 }
 
@@ -234,15 +248,48 @@ pub struct UiRequest {
     /// The frontend's session, passed through in `context.sessionId`.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// `host.actions` only: `render` (default) or `invoke`.
+    /// `host.actions` only: [`UiOperation::Render`] (the default) or [`UiOperation::Invoke`].
     #[serde(default)]
-    pub operation: Option<String>,
+    pub operation: Option<UiOperation>,
     /// `host.actions` invoke: the rendered action to activate.
     #[serde(default)]
     pub action_id: Option<String>,
-    /// Accepted and ignored: the host builds the context itself.
+    /// The part of the activation context the frontend owns (its session's `cwd`, its
+    /// `sessionId`). The host builds the rest (`projectPath`, `operation`, `actionId`) and
+    /// checks what is given here; other fields are accepted and ignored.
     #[serde(default)]
-    pub context: Option<Value>,
+    pub context: Option<UiContext>,
+}
+
+/// What a frontend may supply of a UI activation's `context`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UiContext {
+    /// The session's working directory: absolute, and inside the project for a project
+    /// realm. Absent: the project directory, or [`crate::HostOptions::working_dir`] in the
+    /// user realm.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The frontend's session; [`UiRequest::session_id`] wins when both are given.
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+impl UiContext {
+    /// Sets [`UiContext::cwd`].
+    #[must_use]
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets [`UiContext::session_id`].
+    #[must_use]
+    pub fn with_session_id(mut self, session: impl Into<String>) -> Self {
+        self.session_id = Some(session.into());
+        self
+    }
 }
 
 /// One descriptor in the catalog view, for a frontend to render.
@@ -254,7 +301,7 @@ pub struct UiEntry {
     /// The descriptor's bundle-local id.
     pub id: String,
     /// The slot.
-    pub slot: String,
+    pub slot: UiSlot,
     /// The label.
     pub label: String,
     /// The description.
@@ -296,10 +343,10 @@ impl PluginHost {
     ) -> Result<(), HostError> {
         let id = &bundle.record.id;
         if !self.shared.is_trusted(bundle) {
-            return Err(HostError::command(
-                "not_trusted",
-                format!("{id} is not trusted: run `c2-plugins trust {id}`"),
-            ));
+            return Err(
+                HostError::command(ErrorKind::NotTrusted, format!("{id} is not trusted"))
+                    .with_hint(format!("run `c2-plugins trust {id}`")),
+            );
         }
         if !bundle
             .manifest
@@ -309,7 +356,7 @@ impl PluginHost {
             .any(|c| c.id == command)
         {
             return Err(HostError::command(
-                "not_owned",
+                ErrorKind::NotOwned,
                 format!(
                     "`{command}` is not declared by {id}; a contribution may invoke only its own bundle's commands"
                 ),
@@ -324,7 +371,7 @@ impl PluginHost {
             .any(|c| c.name == command && c.owner == owner);
         if !registered {
             return Err(HostError::command(
-                "disabled",
+                ErrorKind::Disabled,
                 format!(
                     "`{command}` of {id} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
                     realm_text(realm)
@@ -336,7 +383,7 @@ impl PluginHost {
 
     /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
     /// by `order` (then bundle and id).
-    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<String, Vec<UiEntry>>, HostError> {
+    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
         let realm = self.realm(target)?;
         let active: HashSet<String> = self
             .shared
@@ -345,7 +392,7 @@ impl PluginHost {
             .into_iter()
             .map(|c| format!("{}\u{0}{}", c.owner, c.name))
             .collect();
-        let mut slots: BTreeMap<String, Vec<UiEntry>> = BTreeMap::new();
+        let mut slots: BTreeMap<UiSlot, Vec<UiEntry>> = BTreeMap::new();
         let scope = crate::components::realm_scope(&realm);
         let modules: Vec<_> = lock(&self.shared.bundles).values().cloned().collect();
         for module in modules {
@@ -357,18 +404,15 @@ impl PluginHost {
                 {
                     continue;
                 }
-                slots
-                    .entry(ui.slot.as_str().to_owned())
-                    .or_default()
-                    .push(UiEntry {
-                        bundle: bundle.record.id.clone(),
-                        id: ui.id.clone(),
-                        slot: ui.slot.as_str().to_owned(),
-                        label: ui.label.clone(),
-                        description: ui.description.clone(),
-                        command: ui.command.clone(),
-                        order: ui.order.unwrap_or(0),
-                    });
+                slots.entry(ui.slot).or_default().push(UiEntry {
+                    bundle: bundle.record.id.clone(),
+                    id: ui.id.clone(),
+                    slot: ui.slot,
+                    label: ui.label.clone(),
+                    description: ui.description.clone(),
+                    command: ui.command.clone(),
+                    order: ui.order.unwrap_or(0),
+                });
             }
         }
         for entries in slots.values_mut() {
@@ -384,11 +428,61 @@ impl PluginHost {
         })?;
         self.invoke_ui(&request)
             .await
-            .map_err(|error| c2_kernel::Error::failure(error.kind(), error.to_string()))
+            .map_err(|error| c2_kernel::Error::failure(error.kind().as_str(), error.to_string()))
+    }
+
+    /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
+    /// `request.operation` says) and returns its validated actions, cached under `session`
+    /// for a later [`UiOperation::Invoke`] like [`PluginHost::invoke_ui_keyed`]. A descriptor
+    /// of another slot is refused `invalid_args` before anything runs.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
+    pub async fn render_host_actions(
+        &self,
+        request: &UiRequest,
+        session: &str,
+    ) -> Result<Vec<HostAction>, HostError> {
+        let bundle = self.bundle(&request.id)?.bundle().clone();
+        if let Some(ui) = bundle
+            .manifest
+            .codetwo
+            .ui
+            .iter()
+            .find(|u| u.id == request.ui)
+            && ui.slot != UiSlot::HostActions
+        {
+            return Err(HostError::command(
+                ErrorKind::InvalidArgs,
+                format!(
+                    "`{}` of {} is a {} descriptor, not host.actions: activate it with invoke_ui",
+                    ui.id,
+                    bundle.record.id,
+                    ui.slot.as_str()
+                ),
+            ));
+        }
+        let render = UiRequest {
+            operation: Some(UiOperation::Render),
+            action_id: None,
+            ..request.clone()
+        };
+        let mut rendered = self.invoke_ui_keyed(&render, session).await?;
+        serde_json::from_value(rendered["actions"].take()).map_err(|error| {
+            HostError::command(
+                ErrorKind::CommandFailed,
+                format!("a validated host.actions render did not read back: {error}"),
+            )
+        })
     }
 
     /// Activates a UI descriptor after every ownership check; see the module docs. A
     /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     pub async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
         self.invoke_ui_keyed(request, DEFAULT_UI_SESSION).await
     }
@@ -403,16 +497,18 @@ impl PluginHost {
     /// `session`: an `invoke` replays only an item a render under the same key produced, so
     /// frontends (or connections, or sessions) that render one slot do not overwrite each
     /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
-    /// request's `sessionId`).
+    /// request's `sessionId`, or else its `context.sessionId`).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     pub async fn invoke_ui_keyed(
         &self,
         request: &UiRequest,
         session: &str,
     ) -> Result<Value, HostError> {
-        if request.context.is_some() {
-            tracing::debug!("ignoring a caller-supplied UI context: the host builds it");
-        }
         let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
+        let supplied = request.context.clone().unwrap_or_default();
         let Some(ui) = bundle
             .manifest
             .codetwo
@@ -421,7 +517,7 @@ impl PluginHost {
             .find(|u| u.id == request.ui)
         else {
             return Err(HostError::command(
-                "unknown_ui",
+                ErrorKind::UnknownUi,
                 format!(
                     "{} declares no UI descriptor `{}`",
                     bundle.record.id, request.ui
@@ -439,14 +535,34 @@ impl PluginHost {
             Realm::Global => Value::Null,
             Realm::Project(key) => Value::String(key.as_str().to_owned()),
         };
-        let cwd = match &realm {
-            Realm::Global => self
+        let cwd = match (&realm, &supplied.cwd) {
+            (_, Some(cwd)) if !cwd.is_absolute() => {
+                return Err(HostError::command(
+                    ErrorKind::InvalidArgs,
+                    format!(
+                        "context.cwd `{}` is relative: give the session's absolute directory",
+                        cwd.display()
+                    ),
+                ));
+            }
+            (Realm::Project(key), Some(cwd)) if !cwd.starts_with(key.as_str()) => {
+                return Err(HostError::command(
+                    ErrorKind::InvalidArgs,
+                    format!(
+                        "context.cwd `{}` is outside the project {}: a project activation runs in its project",
+                        cwd.display(),
+                        key.as_str()
+                    ),
+                ));
+            }
+            (_, Some(cwd)) => cwd.to_string_lossy().into_owned(),
+            (Realm::Global, None) => self
                 .shared
                 .options
-                .working_dir
+                .resolved_working_dir()
                 .to_string_lossy()
                 .into_owned(),
-            Realm::Project(key) => key.as_str().to_owned(),
+            (Realm::Project(key), None) => key.as_str().to_owned(),
         };
         let mut context = Map::new();
         context.insert("cwd".to_owned(), Value::String(cwd));
@@ -456,6 +572,7 @@ impl PluginHost {
             request
                 .session_id
                 .clone()
+                .or(supplied.session_id)
                 .map_or(Value::Null, Value::String),
         );
         let mut input = ui.input.clone().unwrap_or_else(|| json!({}));
@@ -467,13 +584,13 @@ impl PluginHost {
             realm_text(&realm)
         );
         if host_actions {
-            let operation = request.operation.as_deref().unwrap_or("render");
+            let operation = request.operation.unwrap_or_default();
             match operation {
-                "render" => {}
-                "invoke" => {
+                UiOperation::Render => {}
+                UiOperation::Invoke => {
                     let Some(action_id) = &request.action_id else {
                         return Err(HostError::command(
-                            "invalid_args",
+                            ErrorKind::InvalidArgs,
                             "invoke needs `actionId`",
                         ));
                     };
@@ -482,34 +599,31 @@ impl PluginHost {
                         .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
                     let Some(action) = cached else {
                         return Err(HostError::command(
-                            "unknown_action",
+                            ErrorKind::UnknownAction,
                             format!("no rendered action `{action_id}`: render the slot again"),
                         ));
                     };
                     context.insert("actionId".to_owned(), Value::String(action.id));
                     input = action.input;
                 }
-                other => {
-                    return Err(HostError::command(
-                        "invalid_args",
-                        format!("operation `{other}` is not render or invoke"),
-                    ));
-                }
             }
-            context.insert("operation".to_owned(), Value::String(operation.to_owned()));
+            context.insert(
+                "operation".to_owned(),
+                Value::String(operation.as_str().to_owned()),
+            );
         } else if request.operation.is_some() || request.action_id.is_some() {
             return Err(HostError::command(
-                "invalid_args",
+                ErrorKind::InvalidArgs,
                 "`operation` and `actionId` apply only to host.actions descriptors",
             ));
         }
         let args = json!({ "context": Value::Object(context), "input": input });
         let result = self.invoke(&target, &ui.command, args).await?;
-        if host_actions && request.operation.as_deref().unwrap_or("render") == "render" {
+        if host_actions && request.operation.unwrap_or_default() == UiOperation::Render {
             let actions = validate_host_actions(&result, &self.shared.options.host_actions)
                 .map_err(|problem| {
                     HostError::command(
-                        "invalid_host_actions",
+                        ErrorKind::InvalidHostActions,
                         format!(
                             "{} rendered an invalid host.actions document: {problem}",
                             bundle.record.id
@@ -523,7 +637,7 @@ impl PluginHost {
                 self.shared.options.max_host_actions_renders,
             );
             return serde_json::to_value(json!({ "actions": actions }))
-                .map_err(|error| HostError::command("command_failed", error.to_string()));
+                .map_err(|error| HostError::command(ErrorKind::CommandFailed, error.to_string()));
         }
         Ok(result)
     }

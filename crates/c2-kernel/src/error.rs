@@ -40,6 +40,8 @@ pub enum Error {
         message: String,
         /// The machine-readable kind, when the handler reported an [`Error::Failure`].
         kind: Option<String>,
+        /// The remote JSON-RPC error the handler's [`Error::Failure`] carried, if any.
+        remote: Option<RemoteError>,
     },
     /// A handler failure with a machine-readable kind (e.g. `handshake_timeout`) that callers
     /// such as a command line map to their own error kinds. Dispatch keeps the kind in
@@ -50,6 +52,9 @@ pub enum Error {
         kind: String,
         /// What happened, for a person.
         message: String,
+        /// The JSON-RPC error a remote handler (a plugin process) answered with, kept as it
+        /// sent it.
+        remote: Option<RemoteError>,
     },
     /// A module, handler or cleanup reported a failure in its own words.
     #[error("{0}")]
@@ -133,6 +138,28 @@ impl Error {
         Error::Failure {
             kind: kind.into(),
             message: message.into(),
+            remote: None,
+        }
+    }
+
+    /// A handler failure that relays the JSON-RPC error a remote handler answered with.
+    pub fn remote_failure(
+        kind: impl Into<String>,
+        message: impl Into<String>,
+        remote: RemoteError,
+    ) -> Self {
+        Error::Failure {
+            kind: kind.into(),
+            message: message.into(),
+            remote: Some(remote),
+        }
+    }
+
+    /// The remote JSON-RPC error a handler failure carries, if it relayed one.
+    pub fn remote(&self) -> Option<&RemoteError> {
+        match self {
+            Error::Failure { remote, .. } | Error::CommandFailed { remote, .. } => remote.as_ref(),
+            _ => None,
         }
     }
 
@@ -152,5 +179,23 @@ impl Error {
             Error::NotExtensionPublic { .. } | Error::FallbackBlocked { .. } => -32002,
             _ => -32000,
         }
+    }
+}
+
+/// The JSON-RPC error object's `code` and `data` a remote handler answered with (its message
+/// is the failure's message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteError {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The error's `data`, when there was one.
+    pub data: Option<serde_json::Value>,
+}
+
+impl RemoteError {
+    /// A remote error with this code and data.
+    pub fn new(code: i64, data: Option<serde_json::Value>) -> Self {
+        Self { code, data }
     }
 }

@@ -968,10 +968,12 @@ impl Kernel {
                 name: name.to_owned(),
                 message: error.to_string(),
                 kind: error.kind().map(str::to_owned),
+                remote: error.remote().cloned(),
             }),
             Err(message) => Err(Error::CommandFailed {
                 name: name.to_owned(),
                 kind: None,
+                remote: None,
                 message: Error::Panicked {
                     what: "handler".to_owned(),
                     message,

@@ -105,7 +105,7 @@ impl std::fmt::Debug for Rig {
 /// per-bundle limits are raised to fit it.
 pub(crate) fn host_options(root: &Path) -> HostOptions {
     let mut options = HostOptions::new(root.join("plugins"));
-    options.working_dir = root.to_path_buf();
+    options.working_dir = Some(root.to_path_buf());
     options.limits.max_file_bytes = 256 * 1024 * 1024;
     options.limits.max_bundle_bytes = 256 * 1024 * 1024;
     options
@@ -177,13 +177,7 @@ pub(crate) enum BundleRuntime<'a> {
 pub(crate) async fn install_ready(host: &PluginHost, bundle: &Path) -> Result<String> {
     let source = bundle.to_str().context("bundle path is not UTF-8")?;
     let outcome = host
-        .install(
-            source,
-            InstallOptions {
-                trust: true,
-                enable: true,
-            },
-        )
+        .install(source, InstallOptions::trusted_and_enabled())
         .await
         .with_context(|| format!("could not install {}", bundle.display()))?;
     Ok(outcome.record.id)

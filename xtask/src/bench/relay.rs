@@ -247,7 +247,7 @@ pub(crate) fn measure(
     )?;
     let id = runtime.block_on(async {
         let mut options = HostOptions::new(plugins.clone());
-        options.working_dir = dir.path().to_path_buf();
+        options.working_dir = Some(dir.path().to_path_buf());
         let host = PluginHost::open(options).await?;
         let id = install_ready(&host, &bundle).await?;
         host.shutdown().await;

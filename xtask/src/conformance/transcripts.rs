@@ -132,20 +132,14 @@ pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
 
     let plugins_dir = base.join("plugins");
     let mut options = HostOptions::new(&plugins_dir);
-    options.working_dir = base.clone();
+    options.working_dir = Some(base.clone());
     if let Some(timeout) = handshake_timeout {
         options.handshake_timeout = timeout;
     }
     let host = PluginHost::open(options).await.context("open the host")?;
     let source = bundle.to_str().context("bundle path is not UTF-8")?;
     let installed = host
-        .install(
-            source,
-            InstallOptions {
-                trust: true,
-                enable: true,
-            },
-        )
+        .install(source, InstallOptions::trusted_and_enabled())
         .await
         .context("install the transcript's bundle")?;
     // The store layout (docs/decisions.md): `<plugins-dir>/<id>/bundle/`.
@@ -157,7 +151,7 @@ pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
 
     let got = match answer {
         Ok(value) => Outcome::Result(value),
-        Err(error) => Outcome::ErrorKind(error.kind().to_owned()),
+        Err(error) => Outcome::ErrorKind(error.kind().as_str().to_owned()),
     };
     if got != expected {
         bail!("expected the outcome {expected:?}, the host gave {got:?}");

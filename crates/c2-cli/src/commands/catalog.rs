@@ -112,9 +112,9 @@ pub(crate) fn commands(out: &mut Out, host: &PluginHost, project: Option<&Path>)
         table.push([
             row.name.clone(),
             row.owner.clone(),
-            row.realm.clone(),
-            row.visibility.clone(),
-            row.state.clone(),
+            row.realm_label(),
+            row.visibility.to_string(),
+            row.state.to_string(),
             row.title.clone(),
         ]);
     }

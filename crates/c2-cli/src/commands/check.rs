@@ -22,10 +22,9 @@ pub(crate) fn run(out: &mut Out, bundle: &Path, handshake_timeout: Duration) -> 
         .map_err(|error| {
             Failure::environment("io", format!("cannot start the async runtime: {error}"))
         })?;
-    let mut options = CheckOptions {
-        handshake_timeout,
-        ..CheckOptions::default()
-    };
+    let mut options = CheckOptions::default()
+        .with_host_name("c2-plugins")
+        .with_handshake_timeout(handshake_timeout);
     // One check per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = false;
     let report = runtime

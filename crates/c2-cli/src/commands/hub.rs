@@ -271,7 +271,7 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
         && let Some(failed) = report.failed.first()
     {
         let mut failure = Failure::operation("command_failed", failed.message.clone());
-        failure.kind = failed.kind.clone();
+        failure.kind = failed.kind.as_str().to_owned();
         return Err(failure);
     }
     for updated in &report.updated {

@@ -88,10 +88,7 @@ async fn lifecycle(
     command: &str,
     args: Value,
 ) -> Result<Value, Failure> {
-    let options = InstallOptions {
-        trust: true,
-        enable: true,
-    };
+    let options = InstallOptions::trusted_and_enabled();
     let outcome = install::install(out, host, source, options).await?;
     let id = &outcome.record.id;
     out.progress(&format!(

@@ -85,7 +85,7 @@ pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
 fn state_text(status: &BundleStatus) -> String {
     match &status.reason {
         Some(reason) => format!("{}: {reason}", status.state),
-        None => status.state.clone(),
+        None => status.state.to_string(),
     }
 }
 

@@ -77,7 +77,7 @@ pub(crate) fn list(
                     }
                 ));
             }
-            None => {}
+            _ => {}
         }
     }
     out.print(&text);
@@ -103,7 +103,7 @@ pub(crate) fn row_json(r: &McpServerLaunch, env_values: bool) -> Value {
             "pluginData": l.plugin_data,
         }),
         Some(McpLaunch::Remote { url, headers }) => json!({ "url": url, "headers": headers }),
-        None => Value::Null,
+        _ => Value::Null,
     };
     json!({
         "bundle": r.bundle,

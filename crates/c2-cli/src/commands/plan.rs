@@ -86,6 +86,7 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
         PlanAction::Disable => "disable",
         PlanAction::Inherit => "inherit",
         PlanAction::Configure { .. } => "configure",
+        _ => "change",
     };
     let scope = match &file.project {
         Some(dir) => format!("project {}", dir.display()),

@@ -27,6 +27,7 @@ impl Change {
             Change::State(StateChange::Enable) => "enabled",
             Change::State(StateChange::Disable) => "disabled",
             Change::State(StateChange::Inherit) => "inherits the user's choice",
+            Change::State(_) => "changed",
         }
     }
 }
@@ -79,6 +80,7 @@ pub(crate) async fn component(
         StateChange::Enable => "enabled",
         StateChange::Disable => "disabled",
         StateChange::Inherit => "follows the plugin again (override dropped)",
+        _ => "changed",
     };
     let key = parsed.policy_key(id);
     let human = format!(

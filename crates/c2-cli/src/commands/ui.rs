@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use c2_host::{PluginHost, UiRequest};
+use c2_host::{PluginHost, UiOperation, UiRequest};
 
 use crate::CmdResult;
 use crate::commands::invoke::print_result;
@@ -23,8 +23,11 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
         .ui_catalog(&session::target(project))
         .map_err(session::failure)?;
     let mut human = String::new();
-    for (slot, entries) in &slots {
-        let _ = writeln!(human, "{slot}:");
+    // Slots by name, as they always were listed.
+    let mut by_name: Vec<_> = slots.iter().collect();
+    by_name.sort_by_key(|(slot, _)| slot.as_str());
+    for (slot, entries) in by_name {
+        let _ = writeln!(human, "{}:", slot.as_str());
         let rows: Vec<[String; 4]> = entries
             .iter()
             .map(|entry| {
@@ -64,12 +67,9 @@ pub(crate) async fn invoke(out: &mut Out, host: &PluginHost, request: &Request<'
         ui: request.ui.to_owned(),
         project: request.project.map(Path::to_path_buf),
         session_id: request.session.map(str::to_owned),
-        operation: request.operation.map(|op| {
-            match op {
-                Operation::Render => "render",
-                Operation::Invoke => "invoke",
-            }
-            .to_owned()
+        operation: request.operation.map(|op| match op {
+            Operation::Render => UiOperation::Render,
+            Operation::Invoke => UiOperation::Invoke,
         }),
         action_id: request.action.map(str::to_owned),
         context: None,

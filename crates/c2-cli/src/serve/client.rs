@@ -120,8 +120,9 @@ pub(crate) fn failure(error: &ErrorObject) -> Failure {
     if let Some(kind) = data.get("kind").and_then(Value::as_str) {
         failure.kind = kind.to_owned();
     }
+    failure.hint = data.get("hint").and_then(Value::as_str).map(str::to_owned);
     for (key, value) in data {
-        if key != "kind" && key != "environment" {
+        if !matches!(key.as_str(), "kind" | "environment" | "hint") {
             failure.detail.insert(key, value);
         }
     }

@@ -432,10 +432,9 @@ impl Connection {
             }
             "plugins/install" => {
                 let p: InstallParams = parse(params)?;
-                let options = InstallOptions {
-                    trust: p.trust,
-                    enable: p.enable,
-                };
+                let options = InstallOptions::default()
+                    .with_trust(p.trust)
+                    .with_enable(p.enable);
                 if let Some(marketplace) = &p.marketplace {
                     // `source` is a catalog entry, NAME[@VERSION].
                     let (name, version) = commands::hub::split_name(&p.source);
@@ -580,6 +579,7 @@ impl Connection {
                         json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program })
                     }
                     Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
+                    _ => Value::Null,
                 })
             }
             "mcp/list" => {
@@ -710,7 +710,8 @@ fn target(project: Option<PathBuf>) -> Target {
 }
 
 /// A host error as a JSON-RPC error: `-32001` for an unknown command, `-32000` otherwise, with
-/// the host's kind (and an invalid bundle's diagnostics) in `data`.
+/// the host's kind, its hint, an invalid bundle's diagnostics and a plugin's own error
+/// (`pluginError`) in `data`.
 pub(crate) fn host_error(error: HostError) -> ErrorObject {
     let failure = session::failure(error);
     let code = if failure.kind == "unknown_command" {
@@ -721,6 +722,9 @@ pub(crate) fn host_error(error: HostError) -> ErrorObject {
     let mut data = serde_json::Map::new();
     data.insert("kind".to_owned(), Value::String(failure.kind.clone()));
     data.insert("environment".to_owned(), Value::Bool(failure.exit == 2));
+    if let Some(hint) = failure.hint {
+        data.insert("hint".to_owned(), Value::String(hint));
+    }
     data.extend(failure.detail);
     ErrorObject {
         code,

@@ -319,10 +319,13 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
     use c2_host::HostError;
     let errors = || {
         [
-            HostError::Command {
-                kind: "not_trusted".to_owned(),
-                message: "x is not trusted: trust it first".to_owned(),
-            },
+            HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
+                .with_hint("trust it first"),
+            HostError::from(c2_host::KernelError::remote_failure(
+                "command_failed",
+                "quota used up",
+                c2_host::deps::kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
+            )),
             HostError::NotInstalled { id: "x".to_owned() },
             HostError::Io {
                 action: "read",
@@ -339,11 +342,23 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
                 &through.kind,
                 &through.message,
                 through.exit,
+                &through.hint,
                 &through.detail
             ),
-            (&here.kind, &here.message, here.exit, &here.detail)
+            (
+                &here.kind,
+                &here.message,
+                here.exit,
+                &here.hint,
+                &here.detail
+            )
         );
     }
+    let plugin = crate::session::failure(errors().into_iter().nth(1).unwrap());
+    assert_eq!(
+        plugin.detail["pluginError"],
+        json!({"code": -32050, "data": {"retryAfter": 30}})
+    );
     let last = errors().into_iter().last().unwrap();
     assert_eq!(
         crate::session::failure(last).exit,

@@ -167,9 +167,22 @@ fn a_bundle_runs_only_once_trusted_and_enabled_and_stops_when_disabled() {
     let refused = sandbox.run(&greet);
     assert_eq!(refused.code, 1, "{refused:#?}");
     assert_eq!(error_kind(&refused), "disabled");
+    // The advice is the error's hint, apart from its message.
+    let error = &refused.json()["error"];
+    assert_eq!(
+        error["hint"],
+        format!("run `c2-plugins enable {id}`").as_str(),
+        "{refused:#?}"
+    );
+    assert!(
+        !error["message"].as_str().unwrap().contains("c2-plugins"),
+        "{refused:#?}"
+    );
     let human = sandbox.run(&greet[..4]);
     assert!(
-        human.stderr.contains(&format!("`c2-plugins enable {id}`")),
+        human
+            .stderr
+            .contains(&format!("\nhint: run `c2-plugins enable {id}`")),
         "{human:#?}"
     );
 

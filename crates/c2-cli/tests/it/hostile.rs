@@ -201,6 +201,29 @@ fn plugin_text_reaches_the_terminal_escaped_and_json_keeps_it_exact() {
 }
 
 #[test]
+fn a_plugins_error_code_and_data_reach_the_json_error_object() {
+    let sandbox = Sandbox::new();
+    let marker = unique("error-data");
+    let dir = bundle(&sandbox, &marker);
+    let json = run_mode(&sandbox, &dir, "error-data", &["--format", "json"]);
+    assert_eq!(json.run.code, 1, "{:#?}", json.run);
+    let document: Value = json.run.json();
+    assert_eq!(document["error"]["kind"], "command_failed", "{document}");
+    assert_eq!(
+        document["error"]["pluginError"],
+        json!({"code": -32050, "data": {"retryAfter": 30, "scope": ["user", "org"]}}),
+        "{document}"
+    );
+    assert!(
+        document["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("quota used up")),
+        "{document}"
+    );
+    assert_none_left(&marker, "error-data");
+}
+
+#[test]
 fn a_seven_mib_log_message_is_cut_like_a_stderr_line() {
     let sandbox = Sandbox::new();
     let marker = unique("log");

@@ -169,7 +169,7 @@ fn exits(child: &mut Child, limit: Duration) -> Option<i32> {
 
 fn open_host(rt: &tokio::runtime::Runtime, sandbox: &Sandbox) -> PluginHost {
     let mut options = HostOptions::new(&sandbox.plugins);
-    options.working_dir = sandbox.work.clone();
+    options.working_dir = Some(sandbox.work.clone());
     rt.block_on(PluginHost::open(options)).unwrap()
 }
 
@@ -324,10 +324,7 @@ fn a_change_in_one_host_stops_a_call_in_flight_in_another_process() {
         let code = exits(&mut cli, PATIENCE);
         assert_ne!(code, Some(0), "round {round}: the call in flight succeeded");
         // Back to trusted and enabled, through the in-process host.
-        let options = c2_host::InstallOptions {
-            trust: true,
-            enable: true,
-        };
+        let options = c2_host::InstallOptions::trusted_and_enabled();
         rt.block_on(host.install(bundle.to_str().unwrap(), options))
             .unwrap();
     }

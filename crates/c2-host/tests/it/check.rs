@@ -174,10 +174,7 @@ async fn a_runtime_that_ignores_stdin_eof_fails_and_is_killed() {
 #[tokio::test]
 async fn a_missed_handshake_fails_within_the_configured_timeout() {
     let root = tempfile::tempdir().unwrap();
-    let options = CheckOptions {
-        handshake_timeout: Duration::from_millis(300),
-        ..CheckOptions::default()
-    };
+    let options = CheckOptions::default().with_handshake_timeout(Duration::from_millis(300));
     let report = check_with(&fixture(root.path(), "silent", "no-init"), options).await;
     assert!(!report.ok);
     let handshake = item(&report, "handshake");

@@ -569,10 +569,9 @@ async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_rep
         .host
         .install(
             kit(&bundles, "2.0.0", false, true).to_str().unwrap(),
-            InstallOptions {
-                trust: true,
-                enable: false,
-            },
+            InstallOptions::default()
+                .with_trust(true)
+                .with_enable(false),
         )
         .await
         .unwrap();

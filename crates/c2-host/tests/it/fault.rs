@@ -78,7 +78,7 @@ impl Scene {
 
     pub(crate) fn state(&self, id: &str) -> String {
         let status = self.env.host.list().into_iter().find(|b| b.id == id);
-        status.map(|b| b.state).unwrap_or_default()
+        status.map_or_else(String::new, |b| b.state.to_string())
     }
 
     fn spawns(&self) -> u64 {

@@ -82,5 +82,12 @@ while True:
         elif mode == "hostile-error":
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000,
                   "message": "bad\x1b[2J\x1b]0;pwned\x07\nc2-plugins: trusted evil-123"}})
+        elif mode == "error-data":
+            # A plugin's own error code and data, which the host keeps on its error.
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32050, "message": "quota used up",
+                  "data": {"retryAfter": 30, "scope": ["user", "org"]}}})
+        elif mode == "error-data-zeros":
+            # Data whose tree is over the host's bound is left out; the code stays.
+            raw(zeros(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"error":{"code":-32051,"message":"big","data":', b"}}"))
         else:
             send({"jsonrpc": "2.0", "id": rid, "result": {"mode": mode}})

@@ -109,6 +109,38 @@ async fn frames_of_zeros_are_read_raw_and_a_tree_too_large_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugins_error_code_and_data_are_kept_on_the_host_error() {
+    let scene = Scene::new(|_| {}).await;
+    let id = scene.hostile("hostile-error-data").await;
+    let error = scene.go("error-data", json!({})).await.unwrap_err();
+    assert_eq!(error.kind(), c2_host::ErrorKind::CommandFailed, "{error}");
+    assert!(error.to_string().contains("quota used up"), "{error}");
+    let plugin = error.plugin_error().expect("the plugin's error is kept");
+    assert_eq!(plugin.code, -32050);
+    assert_eq!(
+        plugin.data,
+        Some(json!({"retryAfter": 30, "scope": ["user", "org"]}))
+    );
+    // The kernel's dispatch error is the source, and it carries the same remote error.
+    let source = std::error::Error::source(&error).expect("the kernel error is the source");
+    let kernel = source
+        .downcast_ref::<c2_host::KernelError>()
+        .expect("a kernel error");
+    assert_eq!(kernel.remote().map(|r| r.code), Some(-32050));
+    // Data whose tree would exceed the bound is dropped, the code kept.
+    let error = scene.go("error-data-zeros", json!({})).await.unwrap_err();
+    let plugin = error.plugin_error().expect("the plugin's error is kept");
+    assert_eq!(
+        (plugin.code, plugin.data.as_ref()),
+        (-32051, None),
+        "{error}"
+    );
+    assert_eq!(scene.state(&id), "active");
+    scene.remove(&id).await;
+    scene.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugins_request_ids_are_echoed_byte_for_byte() {
     let scene = Scene::new(|_| {}).await;
     let id = scene.hostile("hostile-ids").await;

@@ -365,10 +365,7 @@ async fn an_update_replaces_in_place_keeping_enablement_and_data_and_dropping_ch
     };
     let catalog = write_catalog(&catalog_dir, &entry("1.0.0", "v1/hub-fixture"));
     let location = catalog.to_str().unwrap();
-    let ready = InstallOptions {
-        trust: true,
-        enable: true,
-    };
+    let ready = InstallOptions::default().with_trust(true).with_enable(true);
     let id = env
         .host
         .install_from_catalog("hub-fixture", None, Some(location), ready)

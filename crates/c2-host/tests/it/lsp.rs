@@ -105,10 +105,9 @@ async fn install(env: &Env, dir: &Path, trust: bool) -> String {
     env.host
         .install(
             dir.to_str().unwrap(),
-            InstallOptions {
-                trust,
-                enable: true,
-            },
+            InstallOptions::default()
+                .with_trust(trust)
+                .with_enable(true),
         )
         .await
         .unwrap()

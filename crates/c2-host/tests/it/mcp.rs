@@ -50,10 +50,9 @@ async fn install(env: &Env, dir: &Path, trust: bool) -> String {
     env.host
         .install(
             dir.to_str().unwrap(),
-            InstallOptions {
-                trust,
-                enable: true,
-            },
+            InstallOptions::default()
+                .with_trust(trust)
+                .with_enable(true),
         )
         .await
         .unwrap()
@@ -115,7 +114,7 @@ async fn an_untrusted_bundle_lists_its_stdio_servers_as_not_trusted_without_laun
 async fn a_trusted_stdio_server_is_launch_ready_with_agent_plugins_section_9_applied() {
     // A plugins directory whose path holds a placeholder proves the expansion is not recursive.
     let env = Env::with(|o| {
-        o.plugins_dir = o.working_dir.join("p-${PLUGIN_DATA}");
+        o.plugins_dir = o.working_dir.clone().unwrap().join("p-${PLUGIN_DATA}");
     })
     .await;
     let dir = env.path("src/mcp-demo");

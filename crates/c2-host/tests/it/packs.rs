@@ -53,14 +53,15 @@ async fn hello_runtime_serves_its_ui_descriptor_with_a_host_built_context() {
         ui: "status".to_owned(),
         project: Some(repo.clone()),
         session_id: Some("s-1".to_owned()),
-        // A forged context is ignored: the host builds its own.
-        context: Some(json!({"cwd": "/", "projectPath": "/elsewhere"})),
+        // The frontend supplies its session's cwd (inside the project); the host builds the
+        // rest of the context.
+        context: Some(c2_host::UiContext::default().with_cwd(repo.clone())),
         ..Default::default()
     };
     let result = env.host.invoke_ui(&request).await.unwrap();
     assert_eq!(result["git"]["branch"], json!("trunk"), "{result}");
     let catalog = env.host.ui_catalog(&Target::User).unwrap();
-    assert_eq!(catalog["composer.toolbar"][0].id, "status");
+    assert_eq!(catalog[&c2_host::UiSlot::ComposerToolbar][0].id, "status");
     env.host.shutdown().await;
 }
 

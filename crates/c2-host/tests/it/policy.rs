@@ -23,13 +23,7 @@ async fn a_git_source_installs_the_subdirectory_at_the_ref_and_records_the_commi
     let source = format!("git+file://{}#v1:packs/from-git", repo.display());
     let outcome = env
         .host
-        .install(
-            &source,
-            InstallOptions {
-                trust: true,
-                enable: true,
-            },
-        )
+        .install(&source, InstallOptions::trusted_and_enabled())
         .await
         .unwrap();
     assert_eq!(outcome.record.commit.as_deref(), Some(commit.as_str()));
@@ -80,10 +74,9 @@ async fn a_plan_file_applies_in_another_host_and_goes_stale_when_policy_moves() 
         .host
         .install(
             dir.to_str().unwrap(),
-            InstallOptions {
-                trust: true,
-                enable: false,
-            },
+            InstallOptions::default()
+                .with_trust(true)
+                .with_enable(false),
         )
         .await
         .unwrap();

@@ -166,10 +166,9 @@ async fn a_second_bundle_declaring_a_taken_command_is_refused_not_shadowing() {
         .host
         .install(
             second.to_str().unwrap(),
-            InstallOptions {
-                trust: true,
-                enable: false,
-            },
+            InstallOptions::default()
+                .with_trust(true)
+                .with_enable(false),
         )
         .await
         .unwrap();

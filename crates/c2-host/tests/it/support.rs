@@ -15,7 +15,7 @@ pub(crate) struct Env {
 
 pub(crate) fn options(root: &Path) -> HostOptions {
     let mut options = HostOptions::new(root.join("plugins"));
-    options.working_dir = root.to_path_buf();
+    options.working_dir = Some(root.to_path_buf());
     options
 }
 
@@ -47,13 +47,7 @@ impl Env {
     pub(crate) async fn install_ready(&self, dir: &Path) -> String {
         let outcome = self
             .host
-            .install(
-                dir.to_str().unwrap(),
-                InstallOptions {
-                    trust: true,
-                    enable: true,
-                },
-            )
+            .install(dir.to_str().unwrap(), InstallOptions::trusted_and_enabled())
             .await
             .unwrap();
         outcome.record.id

@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{ConnectorEvent, ConnectorRequest, InstallOptions, Target, UiRequest};
+use c2_host::{
+    ConnectorEvent, ConnectorRequest, InstallOptions, Target, UiContext, UiOperation, UiRequest,
+    UiSlot,
+};
 use serde_json::{Value, json};
 
 use crate::support::{Env, FixtureBundle, pid_of};
@@ -95,7 +98,7 @@ async fn host_actions_render_is_validated_and_invoke_replays_the_cached_input() 
     let invoked = env
         .host
         .invoke_ui(&UiRequest {
-            operation: Some("invoke".to_owned()),
+            operation: Some(UiOperation::Invoke),
             action_id: Some("build".to_owned()),
             ..render("panel")
         })
@@ -107,7 +110,7 @@ async fn host_actions_render_is_validated_and_invoke_replays_the_cached_input() 
     let missing = env
         .host
         .invoke_ui(&UiRequest {
-            operation: Some("invoke".to_owned()),
+            operation: Some(UiOperation::Invoke),
             action_id: Some("nope".to_owned()),
             ..render("panel")
         })
@@ -128,13 +131,110 @@ async fn host_actions_render_is_validated_and_invoke_replays_the_cached_input() 
 }
 
 #[tokio::test]
+async fn a_typed_render_returns_host_actions_and_the_frontend_supplies_its_cwd_and_session() {
+    let env = Env::new().await;
+    let id = env.install_ready(&panel_bundle(&env.path("bundles"))).await;
+    let request = UiRequest {
+        id: id.clone(),
+        ui: "panel".to_owned(),
+        ..Default::default()
+    };
+    let actions = env
+        .host
+        .render_host_actions(&request, "frontend-a")
+        .await
+        .unwrap();
+    let ids: Vec<&str> = actions.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["build", "test"], "{actions:?}");
+    assert_eq!(actions[1].state, "default");
+    // The typed render was cached under its session key: an invoke there replays it, with the
+    // context the frontend owns (its cwd and session) and the one the host builds.
+    let session_dir = env.path("work/session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    let invoke = UiRequest {
+        operation: Some(UiOperation::Invoke),
+        action_id: Some("build".to_owned()),
+        context: Some(
+            UiContext::default()
+                .with_cwd(&session_dir)
+                .with_session_id("session-7"),
+        ),
+        ..request.clone()
+    };
+    let invoked = env
+        .host
+        .invoke_ui_keyed(&invoke, "frontend-a")
+        .await
+        .unwrap();
+    assert_eq!(invoked["context"]["cwd"], json!(session_dir), "{invoked}");
+    assert_eq!(invoked["context"]["sessionId"], json!("session-7"));
+    assert_eq!(invoked["context"]["projectPath"], Value::Null);
+    assert_eq!(invoked["context"]["operation"], json!("invoke"));
+    // A relative cwd, or one outside the project of a project activation, is refused before
+    // the plugin runs.
+    let project = env.project("p");
+    let refused = |context: UiContext, project: Option<PathBuf>| UiRequest {
+        context: Some(context),
+        project,
+        ..request.clone()
+    };
+    for (request, word) in [
+        (
+            refused(UiContext::default().with_cwd("rel/dir"), None),
+            "relative",
+        ),
+        (
+            refused(
+                UiContext::default().with_cwd(&session_dir),
+                Some(project.clone()),
+            ),
+            "outside the project",
+        ),
+    ] {
+        let error = env
+            .host
+            .render_host_actions(&request, "frontend-a")
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), c2_host::ErrorKind::InvalidArgs, "{error}");
+        assert!(error.to_string().contains(word), "{error}");
+    }
+    // Inside the project it runs, and the host still sets projectPath itself.
+    let inside = project.join("sub");
+    std::fs::create_dir_all(&inside).unwrap();
+    let in_project = UiRequest {
+        context: Some(UiContext::default().with_cwd(&inside)),
+        project: Some(project.clone()),
+        ..invoke.clone()
+    };
+    env.host
+        .render_host_actions(&in_project, "frontend-a")
+        .await
+        .unwrap();
+    let invoked = env
+        .host
+        .invoke_ui_keyed(&in_project, "frontend-a")
+        .await
+        .unwrap();
+    let key = invoked["context"]["projectPath"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        Path::new(&key).ends_with("projects/p") && inside.starts_with(&key),
+        "{invoked}"
+    );
+    env.host.shutdown().await;
+}
+
+#[tokio::test]
 async fn host_actions_renders_are_kept_per_session_key_bounded_and_forgotten_on_request() {
     let env = Env::with(|options| options.max_host_actions_renders = 2).await;
     let id = env.install_ready(&panel_bundle(&env.path("bundles"))).await;
     let request = |operation: &str, action: Option<&str>| UiRequest {
         id: id.clone(),
         ui: "counted".to_owned(),
-        operation: Some(operation.to_owned()),
+        operation: UiOperation::from_name(operation),
         action_id: action.map(str::to_owned),
         ..Default::default()
     };
@@ -329,7 +429,7 @@ async fn the_ui_catalog_lists_descriptors_of_enabled_bundles_per_slot_in_order()
     let env = Env::new().await;
     let id = env.install_ready(&panel_bundle(&env.path("bundles"))).await;
     let catalog = env.host.ui_catalog(&Target::User).unwrap();
-    let ids: Vec<&str> = catalog["host.actions"]
+    let ids: Vec<&str> = catalog[&UiSlot::HostActions]
         .iter()
         .map(|e| e.id.as_str())
         .collect();

@@ -1,0 +1,136 @@
+//! Unit tests of the crate's small pure pieces.
+
+use crate::error::{ErrorKind, HostError};
+
+#[test]
+fn every_error_kind_has_one_snake_case_name_that_round_trips() {
+    let mut seen = std::collections::BTreeSet::new();
+    for &kind in ErrorKind::ALL {
+        let name = kind.as_str();
+        assert!(
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+            "{name}"
+        );
+        assert!(seen.insert(name), "`{name}` is used twice");
+        assert_eq!(ErrorKind::from_name(name), Some(kind));
+        let json = serde_json::to_value(kind).unwrap();
+        assert_eq!(json, serde_json::Value::String(name.to_owned()));
+        assert_eq!(serde_json::from_value::<ErrorKind>(json).unwrap(), kind);
+        assert_eq!(kind.to_string(), name);
+    }
+    assert_eq!(ErrorKind::from_name("no_such_kind"), None);
+    assert!(serde_json::from_str::<ErrorKind>(r#""no_such_kind""#).is_err());
+}
+
+#[test]
+fn kernel_failures_keep_their_kind_their_remote_error_and_the_kernel_error_as_source() {
+    let kernel = c2_kernel::Error::remote_failure(
+        "command_failed",
+        "quota used up",
+        c2_kernel::RemoteError::new(-32050, Some(serde_json::json!({"retryAfter": 30}))),
+    );
+    let error = HostError::from(kernel.clone());
+    assert_eq!(error.kind(), ErrorKind::CommandFailed);
+    let plugin = error.plugin_error().unwrap();
+    assert_eq!(plugin.code, -32050);
+    assert_eq!(plugin.data, Some(serde_json::json!({"retryAfter": 30})));
+    let source = std::error::Error::source(&error).unwrap();
+    assert_eq!(source.downcast_ref::<c2_kernel::Error>(), Some(&kernel));
+    // A kind the host knows maps to its variant; a module's own kind is command_failed.
+    let timeout = HostError::from(c2_kernel::Error::failure("handshake_timeout", "slow"));
+    assert_eq!(timeout.kind(), ErrorKind::HandshakeTimeout);
+    let own = HostError::from(c2_kernel::Error::failure("my_module_kind", "no"));
+    assert_eq!(own.kind(), ErrorKind::CommandFailed);
+    assert_eq!(
+        std::error::Error::source(&own)
+            .and_then(|s| s.downcast_ref::<c2_kernel::Error>())
+            .and_then(c2_kernel::Error::kind),
+        Some("my_module_kind")
+    );
+    assert!(own.plugin_error().is_none());
+}
+
+#[test]
+fn hints_are_kept_apart_from_messages() {
+    let error = HostError::new(ErrorKind::NotTrusted, "x is not trusted").with_hint("trust x");
+    assert_eq!(error.to_string(), "x is not trusted");
+    assert_eq!(error.hint(), Some("trust x"));
+    let missing = HostError::NotInstalled { id: "x".to_owned() };
+    assert!(!missing.to_string().contains("c2-plugins"), "{missing}");
+    assert!(
+        missing
+            .hint()
+            .is_some_and(|h| h.contains("c2-plugins list"))
+    );
+    assert_eq!(HostError::new(ErrorKind::Io, "x").hint(), None);
+}
+
+#[test]
+fn states_serialize_as_the_strings_they_always_were() {
+    use crate::states::{BundleState, CommandState, CommandVisibility, UiOperation};
+    fn round_trip<T>(all: &[T], expected: &[&str])
+    where
+        T: Copy + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let shown: Vec<String> = all
+            .iter()
+            .map(|v| {
+                serde_json::to_value(v)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(shown, expected);
+        for (value, text) in all.iter().zip(expected) {
+            let back: T = serde_json::from_value(serde_json::json!(text)).unwrap();
+            assert_eq!(back, *value);
+        }
+    }
+    round_trip(
+        BundleState::ALL,
+        &[
+            "content_changed",
+            "untrusted",
+            "disabled",
+            "ready",
+            "active",
+            "pending",
+            "failed",
+        ],
+    );
+    round_trip(CommandVisibility::ALL, &["internal", "extension-public"]);
+    round_trip(
+        CommandState::ALL,
+        &["dormant", "active", "failed", "built-in"],
+    );
+    round_trip(UiOperation::ALL, &["render", "invoke"]);
+    assert_eq!(UiOperation::default(), UiOperation::Render);
+    let unknown = serde_json::from_str::<UiOperation>(r#""explode""#).unwrap_err();
+    assert!(unknown.to_string().contains("render, invoke"), "{unknown}");
+    assert_eq!(BundleState::Active, "active");
+}
+
+#[test]
+fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
+    let row = crate::CommandRow {
+        name: "x.y".to_owned(),
+        owner: "bundle:x".to_owned(),
+        realm: c2_kernel::Realm::Global,
+        visibility: crate::CommandVisibility::ExtensionPublic,
+        state: crate::CommandState::BuiltIn,
+        title: "X".to_owned(),
+        description: None,
+    };
+    let json = serde_json::to_value(&row).unwrap();
+    assert_eq!(
+        (&json["realm"], &json["visibility"], &json["state"]),
+        (
+            &serde_json::json!("global"),
+            &serde_json::json!("extension-public"),
+            &serde_json::json!("built-in")
+        )
+    );
+    assert_eq!(row.realm_label(), "global");
+}
