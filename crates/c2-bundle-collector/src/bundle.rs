@@ -11,7 +11,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::digest::content_digest;
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
-use crate::limits::Limits;
+use crate::limits::{CollectOptions, Limits};
 use crate::tree::{FileEntry, Tree};
 use crate::walk::{read_bounded, walk_dir};
 
@@ -149,15 +149,19 @@ impl CollectedBundle {
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below
-/// is searched). `Err` only when the directory itself cannot be read.
-pub fn collect_dir(root: &Path, limits: &Limits) -> Result<CollectedBundle> {
-    let tree = walk_dir(root, *limits)?;
-    Ok(analyze(tree, None))
+/// is searched) under `options` (a [`CollectOptions`], or just `&Limits` for the default
+/// validator options). `Err` only when the directory itself cannot be read.
+pub fn collect_dir(root: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
+    let tree = walk_dir(root, options.limits)?;
+    Ok(analyze(tree, None, &options))
 }
 
 /// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory. `plugin.json` must be at the
 /// archive root: an archive wrapping the bundle in one top-level folder is refused.
-pub fn collect_archive(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
+    let limits = &options.limits;
     let format = ArchiveFormat::from_path(path).ok_or_else(|| Error::UnsupportedArchive {
         path: path.to_owned(),
     })?;
@@ -169,15 +173,17 @@ pub fn collect_archive(path: &Path, limits: &Limits) -> Result<CollectedBundle> 
         });
     }
     let bytes = read_bounded(file, limits.max_archive_bytes).map_err(Error::io("read", path))?;
-    Ok(collect_archive_bytes(&bytes, format, limits))
+    Ok(collect_archive_bytes(&bytes, format, &options))
 }
 
 /// [`collect_archive`] for bytes already in memory.
 pub fn collect_archive_bytes(
     bytes: &[u8],
     format: ArchiveFormat,
-    limits: &Limits,
+    options: impl Into<CollectOptions>,
 ) -> CollectedBundle {
+    let options = options.into();
+    let limits = &options.limits;
     let archive_digest = Some(blake3::hash(bytes).to_hex().to_string());
     if bytes.len() as u64 > limits.max_archive_bytes {
         let mut tree = Tree::new(*limits);
@@ -193,21 +199,31 @@ pub fn collect_archive_bytes(
             .with_help("ship a smaller bundle"),
         );
         tree.stopped = true;
-        return analyze(tree, archive_digest);
+        return analyze(tree, archive_digest, &options);
     }
-    analyze(read_archive(bytes, format, *limits), archive_digest)
+    analyze(
+        read_archive(bytes, format, *limits),
+        archive_digest,
+        &options,
+    )
 }
 
-/// A directory, or an archive recognized by its extension.
-pub fn collect(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+/// A directory, or an archive recognized by its extension, collected under `options` (a
+/// [`CollectOptions`], or just `&Limits` for the default validator options).
+pub fn collect(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
     if ArchiveFormat::from_path(path).is_some() && path.is_file() {
-        collect_archive(path, limits)
+        collect_archive(path, &options)
     } else {
-        collect_dir(path, limits)
+        collect_dir(path, &options)
     }
 }
 
-fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
+fn analyze(
+    tree: Tree,
+    archive_digest: Option<String>,
+    options: &CollectOptions,
+) -> CollectedBundle {
     let Tree {
         files,
         dirs,
@@ -232,7 +248,14 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
         };
     }
     let is_archive = archive_digest.is_some();
-    let manifest = read_manifest(&files, &dirs, &links, is_archive, &mut diagnostics);
+    let manifest = read_manifest(
+        &files,
+        &dirs,
+        &links,
+        is_archive,
+        &options.manifest,
+        &mut diagnostics,
+    );
 
     let executables = manifest.as_ref().map(executable_paths).unwrap_or_default();
     check_links(&links, manifest.as_ref(), &executables, &mut diagnostics);
@@ -261,8 +284,13 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
             ));
         }
     }
-    let inventory =
-        crate::components::inventory(&files, &dirs, manifest.as_ref(), &mut diagnostics);
+    let inventory = crate::components::inventory(
+        &files,
+        &dirs,
+        manifest.as_ref(),
+        &options.skills,
+        &mut diagnostics,
+    );
     let digest = content_digest(&files);
     CollectedBundle {
         files,
@@ -280,6 +308,7 @@ fn read_manifest(
     dirs: &BTreeSet<String>,
     links: &[crate::tree::InsideLink],
     is_archive: bool,
+    options: &ManifestOptions,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Manifest> {
     let Some(entry) = files.get(MANIFEST) else {
@@ -325,7 +354,7 @@ fn read_manifest(
         );
         return None;
     };
-    let report = c2_manifest::validate_manifest(source, &ManifestOptions::default());
+    let report = c2_manifest::validate_manifest(source, options);
     diagnostics.extend(
         report
             .diagnostics
@@ -337,16 +366,7 @@ fn read_manifest(
 
 /// Carries a c2-manifest diagnostic over, naming the file it was found in.
 pub(crate) fn from_document(d: c2_manifest::Diagnostic, file: &str) -> Diagnostic {
-    Diagnostic {
-        code: d.code,
-        severity: d.severity,
-        file: Some(file.to_owned()),
-        pointer: Some(d.pointer),
-        line: Some(d.line),
-        column: Some(d.column),
-        message: d.message,
-        help: d.help,
-    }
+    d.in_file(file)
 }
 
 /// `(owner, path)` of every executable the manifest names that may be a bundle file: a

@@ -1,66 +1,10 @@
-use serde::Serialize;
-
 pub use c2_manifest::Severity;
 
-/// One refusal or warning, as data. `code` is stable kebab-case; `file` is the path relative
-/// to the bundle root when the finding concerns one file (manifest findings use `plugin.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Diagnostic {
-    pub code: &'static str,
-    pub severity: Severity,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-}
-
-impl Diagnostic {
-    pub(crate) fn error(
-        code: &'static str,
-        file: impl Into<Option<String>>,
-        message: String,
-    ) -> Self {
-        Self::new(code, Severity::Error, file.into(), message)
-    }
-
-    pub(crate) fn warning(
-        code: &'static str,
-        file: impl Into<Option<String>>,
-        message: String,
-    ) -> Self {
-        Self::new(code, Severity::Warning, file.into(), message)
-    }
-
-    fn new(code: &'static str, severity: Severity, file: Option<String>, message: String) -> Self {
-        Self {
-            code,
-            severity,
-            file,
-            pointer: None,
-            line: None,
-            column: None,
-            message,
-            help: None,
-        }
-    }
-
-    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
-    }
-
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-}
+/// One refusal or warning, as data: the shared [`c2_manifest::BundleDiagnostic`] (this crate
+/// and c2-manifest use one type, so one renderer, [`c2_manifest::render_diagnostic`], shows
+/// every finding). `code` is stable kebab-case; `file` is the path relative to the bundle root
+/// when the finding concerns one file (manifest findings use `plugin.json`).
+pub use c2_manifest::BundleDiagnostic as Diagnostic;
 
 /// The stable codes this crate emits (manifest codes come from c2-manifest).
 pub mod codes {

@@ -34,7 +34,7 @@ pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
-pub use limits::Limits;
+pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
 pub use store::{
