@@ -6,14 +6,16 @@ use std::path::Path;
 
 use c2_manifest::{ExecutableRef, Manifest, ManifestOptions};
 
-use crate::archive::{ArchiveFormat, read_archive};
+#[cfg(feature = "archive")]
+use crate::archive::read_archive;
+use crate::archive_format::ArchiveFormat;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::digest::content_digest;
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
 use crate::limits::{CollectOptions, Limits};
 use crate::tree::{FileEntry, Tree};
-use crate::walk::{read_bounded, walk_dir};
+use crate::walk::walk_dir;
 
 pub(crate) const MANIFEST: &str = "plugin.json";
 
@@ -157,8 +159,9 @@ pub fn collect_dir(root: &Path, options: impl Into<CollectOptions>) -> Result<Co
     Ok(analyze(tree, None, &options))
 }
 
-/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory. `plugin.json` must be at the
+/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory (feature `archive`, on by default). `plugin.json` must be at the
 /// archive root: an archive wrapping the bundle in one top-level folder is refused.
+#[cfg(feature = "archive")]
 pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
     let options = options.into();
     let limits = &options.limits;
@@ -172,11 +175,13 @@ pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Resul
             path: path.to_owned(),
         });
     }
-    let bytes = read_bounded(file, limits.max_archive_bytes).map_err(Error::io("read", path))?;
+    let bytes = crate::walk::read_bounded(file, limits.max_archive_bytes)
+        .map_err(Error::io("read", path))?;
     Ok(collect_archive_bytes(&bytes, format, &options))
 }
 
-/// [`collect_archive`] for bytes already in memory.
+/// [`collect_archive`] for bytes already in memory (feature `archive`, on by default).
+#[cfg(feature = "archive")]
 pub fn collect_archive_bytes(
     bytes: &[u8],
     format: ArchiveFormat,
@@ -208,15 +213,20 @@ pub fn collect_archive_bytes(
     )
 }
 
-/// A directory, or an archive recognized by its extension, collected under `options` (a
+/// A directory, or an archive recognized by its extension (refused with
+/// [`Error::ArchiveSupportNotBuilt`] when the `archive` feature is off), collected under `options` (a
 /// [`CollectOptions`], or just `&Limits` for the default validator options).
 pub fn collect(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
     let options = options.into();
     if ArchiveFormat::from_path(path).is_some() && path.is_file() {
-        collect_archive(path, &options)
-    } else {
-        collect_dir(path, &options)
+        #[cfg(feature = "archive")]
+        return collect_archive(path, &options);
+        #[cfg(not(feature = "archive"))]
+        return Err(Error::ArchiveSupportNotBuilt {
+            path: path.to_owned(),
+        });
     }
+    collect_dir(path, &options)
 }
 
 fn analyze(

@@ -17,6 +17,8 @@ pub enum Error {
     NotADirectory { path: PathBuf },
     #[error("{} is not a supported archive; use a .tar.gz, .tgz or .zip file", path.display())]
     UnsupportedArchive { path: PathBuf },
+    #[error("{} is an archive, but this build reads directories only (c2-bundle-collector without its `archive` feature); extract it and select the directory, or build with the feature", path.display())]
+    ArchiveSupportNotBuilt { path: PathBuf },
     #[error(
         "the bundle is invalid ({errors} error(s)); run validate to see the diagnostics and fix them"
     )]

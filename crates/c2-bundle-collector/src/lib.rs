@@ -14,7 +14,9 @@
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].
 
+#[cfg(feature = "archive")]
 mod archive;
+mod archive_format;
 mod bundle;
 mod components;
 mod diagnostic;
@@ -28,8 +30,10 @@ mod store;
 mod tree;
 mod walk;
 
-pub use archive::ArchiveFormat;
-pub use bundle::{CollectedBundle, collect, collect_archive, collect_archive_bytes, collect_dir};
+pub use archive_format::ArchiveFormat;
+pub use bundle::{CollectedBundle, collect, collect_dir};
+#[cfg(feature = "archive")]
+pub use bundle::{collect_archive, collect_archive_bytes};
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};

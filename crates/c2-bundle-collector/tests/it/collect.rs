@@ -452,3 +452,19 @@ fn collect_validates_with_the_callers_manifest_and_skill_options() {
         bundle.diagnostics
     );
 }
+
+/// A directory-only build (no `archive` feature) recognizes an archive and says why it cannot
+/// read it, instead of calling it "not a directory".
+#[cfg(not(feature = "archive"))]
+#[test]
+fn without_the_archive_feature_an_archive_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bundle.tgz");
+    std::fs::write(&path, b"not read").unwrap();
+    let error = c2_bundle_collector::collect(&path, &Limits::default()).unwrap_err();
+    assert!(
+        matches!(&error, c2_bundle_collector::Error::ArchiveSupportNotBuilt { path: p } if *p == path),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`archive` feature"), "{error}");
+}
