@@ -47,6 +47,7 @@ pub struct CollectedBundle {
     pub directories: BTreeSet<String>,
     /// The manifest, present exactly when plugin.json itself is valid.
     pub manifest: Option<Manifest>,
+    /// The contributions found (empty when collection stopped at a limit).
     pub inventory: Inventory,
     /// [`crate::content_digest`] of `files`.
     pub digest: String,
@@ -57,14 +58,17 @@ pub struct CollectedBundle {
 }
 
 impl CollectedBundle {
+    /// No diagnostic is an error: the bundle may be stored.
     pub fn is_valid(&self) -> bool {
         self.error_count() == 0
     }
 
+    /// How many diagnostics are errors.
     pub fn error_count(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
+    /// The manifest's `name`; `None` when plugin.json is missing or invalid.
     pub fn name(&self) -> Option<&str> {
         self.manifest.as_ref().map(|m| m.name.as_str())
     }

@@ -14,6 +14,8 @@
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "archive")]
 mod archive;
 mod archive_format;

@@ -12,6 +12,8 @@
 //! `INSTA_UPDATE=always cargo test -p c2-manifest`. The committed docs/schemas/plugin.schema.json
 //! is regenerated with `UPDATE_EXPECT=1 cargo test -p c2-manifest`.
 
+#![warn(missing_docs)]
+
 mod args_schema;
 mod check;
 mod codes;

@@ -11,6 +11,8 @@
 //! [`DeclaredCommand`]s. It is the only crate that defines wire types; c2-host, c2-plugin-sdk and
 //! c2-testkit depend on it, and it depends on no workspace crate.
 
+#![warn(missing_docs)]
+
 mod content_length;
 mod error;
 mod frame;
