@@ -128,6 +128,34 @@ fn validate() -> Result<()> {
             "--locked",
         ],
     )?;
+    // c2-protocol's optional `manifest` feature (`From<&CommandDecl>`): lint and its test.
+    step(
+        "cargo clippy -p c2-protocol --features manifest",
+        &[
+            "clippy",
+            "-p",
+            "c2-protocol",
+            "--features",
+            "manifest",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    step(
+        "cargo test -p c2-protocol --features manifest --lib",
+        &[
+            "test",
+            "-p",
+            "c2-protocol",
+            "--features",
+            "manifest",
+            "--lib",
+            "--locked",
+        ],
+    )?;
     packs::build_rust_packs(&root())?;
     let (tests, test_output) = test_workspace()?;
     if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
