@@ -163,8 +163,9 @@ pub fn collect_dir(root: &Path, options: impl Into<CollectOptions>) -> Result<Co
     Ok(analyze(tree, None, &options))
 }
 
-/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory (feature `archive`, on by default). `plugin.json` must be at the
-/// archive root: an archive wrapping the bundle in one top-level folder is refused.
+/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory (feature `archive`, on by
+/// default). `plugin.json` must be at the archive root: an archive wrapping the bundle in one
+/// top-level folder is refused.
 #[cfg(feature = "archive")]
 pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
     let options = options.into();
@@ -218,8 +219,8 @@ pub fn collect_archive_bytes(
 }
 
 /// A directory, or an archive recognized by its extension (refused with
-/// [`Error::ArchiveSupportNotBuilt`] when the `archive` feature is off), collected under `options` (a
-/// [`CollectOptions`], or just `&Limits` for the default validator options).
+/// [`Error::ArchiveSupportNotBuilt`] when the `archive` feature is off), collected under
+/// `options` (a [`CollectOptions`], or just `&Limits` for the default validator options).
 pub fn collect(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
     let options = options.into();
     if ArchiveFormat::from_path(path).is_some() && path.is_file() {

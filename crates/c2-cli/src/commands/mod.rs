@@ -71,8 +71,8 @@ pub(crate) fn store_failure(error: Error) -> Failure {
         Error::InvalidTarget { .. } => Failure::environment("invalid_target", message),
         Error::CorruptRecord { .. } => Failure::environment("corrupt_store", message),
         Error::Io { .. } => Failure::environment("unreadable_path", message),
-        Error::NotADirectory { .. } | Error::UnsupportedArchive { .. } => {
-            Failure::environment("not_a_bundle", message)
-        }
+        Error::NotADirectory { .. }
+        | Error::UnsupportedArchive { .. }
+        | Error::ArchiveSupportNotBuilt { .. } => Failure::environment("not_a_bundle", message),
     }
 }
