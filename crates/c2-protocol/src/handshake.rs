@@ -244,8 +244,8 @@ pub enum HandshakeError {
 ///
 /// # Cancel safety
 ///
-/// Dropping the future drops the peer unconfirmed: the connection closes as the last clone
-/// goes.
+/// Dropping the future before it completes closes the connection, as a refusal does (the
+/// plugin's stdin closes).
 pub async fn handshake<R, W>(
     reader: R,
     writer: W,
@@ -259,30 +259,35 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let (peer, notifications) = Peer::new(reader, writer, handler, options.peer);
-    let confirmed = async {
-        let result: InitializeResult =
-            tokio::time::timeout(options.timeout, peer.request_as(method::INITIALIZE, params))
-                .await
-                .map_err(|_| HandshakeError::TimedOut {
-                    timeout: options.timeout,
-                })?
-                .map_err(HandshakeError::Initialize)?;
-        let protocol_version =
-            check_protocol_version(&options.host_version, result.protocol_version.as_deref())?;
-        confirm_commands(declared, &result)?;
-        Ok((result, protocol_version))
-    }
-    .await;
-    match confirmed {
-        Ok((result, protocol_version)) => Ok(Handshake {
-            peer,
-            notifications,
-            result,
-            protocol_version,
-        }),
-        Err(error) => {
+    // Closes the connection on every way out but success, a dropped future included: the
+    // peer's own tasks hold clones, so dropping ours would not close it.
+    let mut unconfirmed = CloseOnDrop(Some(peer.clone()));
+    let result: InitializeResult =
+        tokio::time::timeout(options.timeout, peer.request_as(method::INITIALIZE, params))
+            .await
+            .map_err(|_| HandshakeError::TimedOut {
+                timeout: options.timeout,
+            })?
+            .map_err(HandshakeError::Initialize)?;
+    let protocol_version =
+        check_protocol_version(&options.host_version, result.protocol_version.as_deref())?;
+    confirm_commands(declared, &result)?;
+    unconfirmed.0 = None;
+    Ok(Handshake {
+        peer,
+        notifications,
+        result,
+        protocol_version,
+    })
+}
+
+/// Closes the peer it holds when dropped.
+struct CloseOnDrop(Option<Peer>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(peer) = self.0.take() {
             peer.close();
-            Err(error)
         }
     }
 }

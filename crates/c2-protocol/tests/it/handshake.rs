@@ -121,8 +121,8 @@ async fn a_well_behaved_plugin_is_confirmed_and_answers_typed_requests() {
 }
 
 #[tokio::test]
-async fn a_plugin_that_answers_too_late_times_out_and_its_stdin_is_closed() {
-    let fixture = Fixture::new().mode(Mode::SlowInit(30_000));
+async fn a_plugin_that_never_answers_times_out_and_its_stdin_is_closed() {
+    let fixture = Fixture::new().mode(Mode::NoInit);
     let (child, stdout, stdin) = spawn(&fixture);
     let started = Instant::now();
     let error = handshake(
@@ -141,13 +141,25 @@ async fn a_plugin_that_answers_too_late_times_out_and_its_stdin_is_closed() {
     );
     assert!(started.elapsed() < PATIENCE, "{:?}", started.elapsed());
     assert!(error.to_string().contains("within 300 ms"), "{error}");
-    // The fixture is still asleep before its answer; stopping it is the caller's job.
-    let mut child = child;
-    child.start_kill().unwrap();
-    tokio::time::timeout(PATIENCE, child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    // The fixture keeps reading stdin without answering; it exits once stdin closes.
+    exits_cleanly(child).await;
+}
+
+#[tokio::test]
+async fn dropping_the_handshake_future_closes_the_plugins_stdin() {
+    let fixture = Fixture::new().mode(Mode::NoInit);
+    let (child, stdout, stdin) = spawn(&fixture);
+    let declared = declared(&["fixture.echo"]);
+    let params = params();
+    let options = HandshakeOptions::new().with_timeout(PATIENCE * 3);
+    let pending = handshake(stdout, stdin, RejectRequests, &params, &declared, &options);
+    // The caller gives up long before the handshake's own bound.
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), pending).await;
+    assert!(
+        gave_up.is_err(),
+        "the fixture answered initialize in no-init mode"
+    );
+    exits_cleanly(child).await;
 }
 
 #[tokio::test]
