@@ -9,7 +9,8 @@ use serde_json::Value;
 /// Keep in step with the table in docs/ARCHITECTURE.md.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("c2-manifest", &[]),
-    ("c2-protocol", &[]),
+    // Only through the optional `manifest` feature (`From<&CommandDecl> for DeclaredCommand`).
+    ("c2-protocol", &["c2-manifest"]),
     ("c2-kernel", &[]),
     ("c2-policy", &[]),
     ("c2-supervisor", &[]),

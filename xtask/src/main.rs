@@ -25,7 +25,8 @@ const USAGE: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  validate        fmt, clippy -D warnings, the Rust pack's build, tests, the soak, tidy checks,
+  validate        fmt, clippy -D warnings (also the collector without `archive`), the Rust
+                  pack's build, tests, the soak, tidy checks,
                   every pack validated and checked; with CI set, a 3 s smoke of each fuzz target
   tidy            only the tidy checks (crate docs, layering, licences) and the packs
   publish-check   library crates' metadata, `cargo package` of all of them, docs -D warnings
@@ -100,6 +101,60 @@ fn validate() -> Result<()> {
             "--",
             "-D",
             "warnings",
+        ],
+    )?;
+    // A validator-only build (docs/performance.md "A small linter"): the collector without
+    // its default `archive` feature must build, lint clean and pass its own tests.
+    step(
+        "cargo clippy -p c2-bundle-collector --no-default-features",
+        &[
+            "clippy",
+            "-p",
+            "c2-bundle-collector",
+            "--no-default-features",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    step(
+        "cargo test -p c2-bundle-collector --no-default-features",
+        &[
+            "test",
+            "-p",
+            "c2-bundle-collector",
+            "--no-default-features",
+            "--locked",
+        ],
+    )?;
+    // c2-protocol's optional `manifest` feature (`From<&CommandDecl>`): lint and its test.
+    step(
+        "cargo clippy -p c2-protocol --features manifest",
+        &[
+            "clippy",
+            "-p",
+            "c2-protocol",
+            "--features",
+            "manifest",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    step(
+        "cargo test -p c2-protocol --features manifest --lib",
+        &[
+            "test",
+            "-p",
+            "c2-protocol",
+            "--features",
+            "manifest",
+            "--lib",
+            "--locked",
         ],
     )?;
     packs::build_rust_packs(&root())?;

@@ -4,37 +4,14 @@
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::io::{Cursor, Read};
-use std::path::Path;
 
 use zip::CompressionMethod;
 
+use crate::archive_format::ArchiveFormat;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::limits::Limits;
 use crate::tree::{Stop, Tree};
 use crate::walk::{SKIPPED_DIRECTORIES, read_bounded};
-
-/// The archive formats a bundle may be distributed as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchiveFormat {
-    /// `.tar.gz` or `.tgz`.
-    TarGz,
-    /// `.zip` with stored or deflated entries.
-    Zip,
-}
-
-impl ArchiveFormat {
-    /// The format a file name announces, or `None` for anything else (a directory, say).
-    pub fn from_path(path: &Path) -> Option<Self> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
-            Some(Self::TarGz)
-        } else if name.ends_with(".zip") {
-            Some(Self::Zip)
-        } else {
-            None
-        }
-    }
-}
 
 /// `wrapper`: the one top-level folder every entry must sit in and that is removed from
 /// every path (npm's `package/`); `None` for a bundle archive, whose root is the bundle's.

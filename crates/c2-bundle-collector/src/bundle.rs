@@ -6,14 +6,16 @@ use std::path::Path;
 
 use c2_manifest::{ExecutableRef, Manifest, ManifestOptions};
 
-use crate::archive::{ArchiveFormat, read_archive};
+#[cfg(feature = "archive")]
+use crate::archive::read_archive;
+use crate::archive_format::ArchiveFormat;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::digest::content_digest;
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
-use crate::limits::Limits;
+use crate::limits::{CollectOptions, Limits};
 use crate::tree::{FileEntry, Tree};
-use crate::walk::{read_bounded, walk_dir};
+use crate::walk::walk_dir;
 
 pub(crate) const MANIFEST: &str = "plugin.json";
 
@@ -45,6 +47,7 @@ pub struct CollectedBundle {
     pub directories: BTreeSet<String>,
     /// The manifest, present exactly when plugin.json itself is valid.
     pub manifest: Option<Manifest>,
+    /// The contributions found (empty when collection stopped at a limit).
     pub inventory: Inventory,
     /// [`crate::content_digest`] of `files`.
     pub digest: String,
@@ -55,14 +58,17 @@ pub struct CollectedBundle {
 }
 
 impl CollectedBundle {
+    /// No diagnostic is an error: the bundle may be stored.
     pub fn is_valid(&self) -> bool {
         self.error_count() == 0
     }
 
+    /// How many diagnostics are errors.
     pub fn error_count(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
+    /// The manifest's `name`; `None` when plugin.json is missing or invalid.
     pub fn name(&self) -> Option<&str> {
         self.manifest.as_ref().map(|m| m.name.as_str())
     }
@@ -149,15 +155,21 @@ impl CollectedBundle {
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below
-/// is searched). `Err` only when the directory itself cannot be read.
-pub fn collect_dir(root: &Path, limits: &Limits) -> Result<CollectedBundle> {
-    let tree = walk_dir(root, *limits)?;
-    Ok(analyze(tree, None))
+/// is searched) under `options` (a [`CollectOptions`], or just `&Limits` for the default
+/// validator options). `Err` only when the directory itself cannot be read.
+pub fn collect_dir(root: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
+    let tree = walk_dir(root, options.limits)?;
+    Ok(analyze(tree, None, &options))
 }
 
-/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory. `plugin.json` must be at the
-/// archive root: an archive wrapping the bundle in one top-level folder is refused.
-pub fn collect_archive(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+/// Collects a `.tar.gz`, `.tgz` or `.zip` archive in memory (feature `archive`, on by
+/// default). `plugin.json` must be at the archive root: an archive wrapping the bundle in one
+/// top-level folder is refused.
+#[cfg(feature = "archive")]
+pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
+    let limits = &options.limits;
     let format = ArchiveFormat::from_path(path).ok_or_else(|| Error::UnsupportedArchive {
         path: path.to_owned(),
     })?;
@@ -168,16 +180,20 @@ pub fn collect_archive(path: &Path, limits: &Limits) -> Result<CollectedBundle> 
             path: path.to_owned(),
         });
     }
-    let bytes = read_bounded(file, limits.max_archive_bytes).map_err(Error::io("read", path))?;
-    Ok(collect_archive_bytes(&bytes, format, limits))
+    let bytes = crate::walk::read_bounded(file, limits.max_archive_bytes)
+        .map_err(Error::io("read", path))?;
+    Ok(collect_archive_bytes(&bytes, format, &options))
 }
 
-/// [`collect_archive`] for bytes already in memory.
+/// [`collect_archive`] for bytes already in memory (feature `archive`, on by default).
+#[cfg(feature = "archive")]
 pub fn collect_archive_bytes(
     bytes: &[u8],
     format: ArchiveFormat,
-    limits: &Limits,
+    options: impl Into<CollectOptions>,
 ) -> CollectedBundle {
+    let options = options.into();
+    let limits = &options.limits;
     let archive_digest = Some(blake3::hash(bytes).to_hex().to_string());
     if bytes.len() as u64 > limits.max_archive_bytes {
         let mut tree = Tree::new(*limits);
@@ -193,17 +209,28 @@ pub fn collect_archive_bytes(
             .with_help("ship a smaller bundle"),
         );
         tree.stopped = true;
-        return analyze(tree, archive_digest);
+        return analyze(tree, archive_digest, &options);
     }
-    analyze(read_archive(bytes, format, *limits, None), archive_digest)
+    analyze(
+        read_archive(bytes, format, *limits, None),
+        archive_digest,
+        &options,
+    )
 }
 
-/// Collects a tarball made by `npm pack`: every entry sits in npm's `package/` folder, which
-/// is removed (the one wrapping folder accepted, and only here), under the archive limits.
-pub fn collect_npm_tarball_bytes(bytes: &[u8], limits: &Limits) -> CollectedBundle {
+/// Collects a tarball made by `npm pack` (feature `archive`): every entry sits in npm's
+/// `package/` folder, which is removed (the one wrapping folder accepted, and only here),
+/// under the archive limits.
+#[cfg(feature = "archive")]
+pub fn collect_npm_tarball_bytes(
+    bytes: &[u8],
+    options: impl Into<CollectOptions>,
+) -> CollectedBundle {
+    let options = options.into();
+    let limits = &options.limits;
     let archive_digest = Some(blake3::hash(bytes).to_hex().to_string());
     if bytes.len() as u64 > limits.max_archive_bytes {
-        return collect_archive_bytes(bytes, ArchiveFormat::TarGz, limits);
+        return collect_archive_bytes(bytes, ArchiveFormat::TarGz, options);
     }
     analyze(
         read_archive(
@@ -213,22 +240,34 @@ pub fn collect_npm_tarball_bytes(bytes: &[u8], limits: &Limits) -> CollectedBund
             Some(NPM_PACKAGE_FOLDER),
         ),
         archive_digest,
+        &options,
     )
 }
 
 /// The folder `npm pack` puts a package's files in.
 pub const NPM_PACKAGE_FOLDER: &str = "package";
 
-/// A directory, or an archive recognized by its extension.
-pub fn collect(path: &Path, limits: &Limits) -> Result<CollectedBundle> {
+/// A directory, or an archive recognized by its extension (refused with
+/// [`Error::ArchiveSupportNotBuilt`] when the `archive` feature is off), collected under
+/// `options` (a [`CollectOptions`], or just `&Limits` for the default validator options).
+pub fn collect(path: &Path, options: impl Into<CollectOptions>) -> Result<CollectedBundle> {
+    let options = options.into();
     if ArchiveFormat::from_path(path).is_some() && path.is_file() {
-        collect_archive(path, limits)
-    } else {
-        collect_dir(path, limits)
+        #[cfg(feature = "archive")]
+        return collect_archive(path, &options);
+        #[cfg(not(feature = "archive"))]
+        return Err(Error::ArchiveSupportNotBuilt {
+            path: path.to_owned(),
+        });
     }
+    collect_dir(path, &options)
 }
 
-fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
+fn analyze(
+    tree: Tree,
+    archive_digest: Option<String>,
+    options: &CollectOptions,
+) -> CollectedBundle {
     let Tree {
         files,
         dirs,
@@ -253,7 +292,14 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
         };
     }
     let is_archive = archive_digest.is_some();
-    let manifest = read_manifest(&files, &dirs, &links, is_archive, &mut diagnostics);
+    let manifest = read_manifest(
+        &files,
+        &dirs,
+        &links,
+        is_archive,
+        &options.manifest,
+        &mut diagnostics,
+    );
 
     let executables = manifest.as_ref().map(executable_paths).unwrap_or_default();
     check_links(&links, manifest.as_ref(), &executables, &mut diagnostics);
@@ -282,8 +328,13 @@ fn analyze(tree: Tree, archive_digest: Option<String>) -> CollectedBundle {
             ));
         }
     }
-    let inventory =
-        crate::components::inventory(&files, &dirs, manifest.as_ref(), &mut diagnostics);
+    let inventory = crate::components::inventory(
+        &files,
+        &dirs,
+        manifest.as_ref(),
+        &options.skills,
+        &mut diagnostics,
+    );
     let digest = content_digest(&files);
     CollectedBundle {
         files,
@@ -301,6 +352,7 @@ fn read_manifest(
     dirs: &BTreeSet<String>,
     links: &[crate::tree::InsideLink],
     is_archive: bool,
+    options: &ManifestOptions,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Manifest> {
     let Some(entry) = files.get(MANIFEST) else {
@@ -346,7 +398,7 @@ fn read_manifest(
         );
         return None;
     };
-    let report = c2_manifest::validate_manifest(source, &ManifestOptions::default());
+    let report = c2_manifest::validate_manifest(source, options);
     diagnostics.extend(
         report
             .diagnostics
@@ -358,16 +410,7 @@ fn read_manifest(
 
 /// Carries a c2-manifest diagnostic over, naming the file it was found in.
 pub(crate) fn from_document(d: c2_manifest::Diagnostic, file: &str) -> Diagnostic {
-    Diagnostic {
-        code: d.code,
-        severity: d.severity,
-        file: Some(file.to_owned()),
-        pointer: Some(d.pointer),
-        line: Some(d.line),
-        column: Some(d.column),
-        message: d.message,
-        help: d.help,
-    }
+    d.in_file(file)
 }
 
 /// `(owner, path)` of every executable the manifest names that may be a bundle file: a

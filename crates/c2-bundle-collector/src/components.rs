@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2_manifest::Manifest;
+use c2_manifest::{Manifest, SkillOptions};
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, codes};
@@ -15,10 +15,11 @@ pub(crate) fn inventory(
     files: &BTreeMap<String, FileEntry>,
     dirs: &BTreeSet<String>,
     manifest: Option<&Manifest>,
+    skill_options: &SkillOptions,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Inventory {
     let mut found = Vec::new();
-    skills(files, dirs, diagnostics, &mut found);
+    skills(files, dirs, skill_options, diagnostics, &mut found);
     for (path, id) in children(files, "agents/", ".md") {
         found.push(contribution(ContributionKind::Agent, id, Some(path)));
     }
@@ -185,6 +186,7 @@ fn scaffolds(
 fn skills(
     files: &BTreeMap<String, FileEntry>,
     dirs: &BTreeSet<String>,
+    options: &SkillOptions,
     diagnostics: &mut Vec<Diagnostic>,
     found: &mut Vec<Contribution>,
 ) {
@@ -202,7 +204,7 @@ fn skills(
             continue;
         };
         let source = String::from_utf8_lossy(&entry.bytes);
-        let report = c2_manifest::validate_skill(&source, name);
+        let report = c2_manifest::validate_skill_with(&source, name, options);
         // A skill's problems never refuse the bundle: an invalid skill is only skipped.
         diagnostics.extend(report.diagnostics.into_iter().map(|d| as_warning(d, &path)));
         match report.skill {

@@ -35,16 +35,31 @@ pub fn content_digest(files: &BTreeMap<String, FileEntry>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum SourceIdentity {
-    /// A local directory, as an absolute path with symlinks resolved.
-    Local { path: PathBuf },
-    /// An archive, by the BLAKE3 of its bytes: the same archive anywhere is the same source.
-    Archive { digest: String },
-    /// A git repository URL plus the bundle's subdirectory in it (empty for the root).
-    Git { url: String, subdir: String },
-    /// An entry of a `marketplace.json` catalog: the catalog's location (a normalized path
-    /// or URL) and the entry's name. Whatever source and version the entry names, updating
-    /// it replaces the same installed bundle.
-    Catalog { catalog: String, entry: String },
+    /// A local directory.
+    Local {
+        /// The directory as an absolute path with symlinks resolved.
+        path: PathBuf,
+    },
+    /// An archive: the same archive anywhere is the same source.
+    Archive {
+        /// BLAKE3 of the archive bytes, in hex.
+        digest: String,
+    },
+    /// A git repository and the bundle's subdirectory in it.
+    Git {
+        /// The repository URL, without a trailing `/`.
+        url: String,
+        /// The bundle's subdirectory in the repository (empty for the root).
+        subdir: String,
+    },
+    /// An entry of a `marketplace.json` catalog. Whatever source and version the entry
+    /// names, updating it replaces the same installed bundle.
+    Catalog {
+        /// The catalog's location (a normalized path or URL).
+        catalog: String,
+        /// The entry's name.
+        entry: String,
+    },
 }
 
 impl SourceIdentity {

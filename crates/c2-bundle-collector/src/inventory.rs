@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Inventory {
+    /// The contributions found, skipped and disabled ones included.
     pub contributions: Vec<Contribution>,
 }
 
@@ -28,9 +29,12 @@ impl Inventory {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Contribution {
+    /// What sort of contribution it is.
     pub kind: ContributionKind,
     /// Bundle-local id: a skill's folder, a file stem, a manifest id, a scaffold folder.
     pub id: String,
+    /// How this host supports it: the kind's [`ContributionKind::status`], or `Skipped` or
+    /// `Disabled` when it failed its rules.
     pub status: ContributionStatus,
     /// The file or folder it comes from, relative to the bundle root; `None` for manifest
     /// declarations (they live in plugin.json).
@@ -39,6 +43,8 @@ pub struct Contribution {
     /// A display title (a command's title, a UI label, a scaffold's `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// A description: the skill's, command's, UI action's or scaffold's own, or one this
+    /// crate writes (a language server's languages, an MCP server's transport).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// For an MCP server: its declared `type` (`stdio`, `streamable-http`, `sse`) when known.
@@ -81,19 +87,33 @@ impl Contribution {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContributionKind {
+    /// An Agent Skill: `skills/<name>/SKILL.md`.
     Skill,
+    /// A subagent: `agents/*.md`.
     Agent,
+    /// A prompt command: `commands/*.md`, used as skill content.
     PromptCommand,
+    /// One server of the root `mcp.json`.
     McpServer,
+    /// A command declared in `extensions.dev.codetwo.commands`, run by the bundle's runtime.
     RuntimeCommand,
+    /// An external-system connector declared in `extensions.dev.codetwo.connectors`.
     Connector,
+    /// A scene: `scenes/*.scene.json`.
     Scene,
+    /// A pipeline: `scenes/*.pipeline.json`.
     Pipeline,
+    /// A scaffold: a folder under `scaffolds/`.
     Scaffold,
+    /// A template: a folder under `templates/`.
     Template,
+    /// A stdio language server declared in `extensions.dev.codetwo.languageServers`.
     LanguageServer,
+    /// A UI action descriptor declared in `extensions.dev.codetwo.ui`.
     UiAction,
+    /// `hooks/hooks.json`: inventoried, never run on this host.
     Hooks,
+    /// `monitors/monitors.json`: inventoried, never run on this host.
     Monitors,
 }
 
@@ -121,11 +141,19 @@ impl ContributionKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContributionStatus {
+    /// Supported as the standard describes (skills, MCP, scenes, scaffolds, language servers).
     Supported,
+    /// Supported, following the same contract inline where a provider cannot delegate
+    /// (subagents).
     SupportedWithFallback,
+    /// Used as content, compiled to the skill fallback (prompt commands).
     SupportedAsContent,
+    /// Read from the manifest without running anything; the runtime starts on first
+    /// invocation (runtime commands).
     SupportedStatically,
+    /// Drawn by the host from declared data, never by bundle code (connectors, UI actions).
     HostRendered,
+    /// Stored and listed as unsupported; nothing runs it (hooks, monitors).
     InventoriedUnsupported,
     /// One entry of a component failed its rules and is skipped (a bad MCP server entry);
     /// `reason` says why.

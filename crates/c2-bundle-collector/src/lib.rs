@@ -14,7 +14,11 @@
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].
 
+#![warn(missing_docs)]
+
+#[cfg(feature = "archive")]
 mod archive;
+mod archive_format;
 mod bundle;
 mod components;
 mod diagnostic;
@@ -28,16 +32,15 @@ mod store;
 mod tree;
 mod walk;
 
-pub use archive::ArchiveFormat;
-pub use bundle::{
-    CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_archive, collect_archive_bytes,
-    collect_dir, collect_npm_tarball_bytes,
-};
+pub use archive_format::ArchiveFormat;
+pub use bundle::{CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_dir};
+#[cfg(feature = "archive")]
+pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_bytes};
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
-pub use limits::Limits;
+pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
 pub use store::{

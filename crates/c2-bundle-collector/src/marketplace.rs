@@ -24,6 +24,7 @@ pub struct MarketplaceCheck {
 }
 
 impl MarketplaceCheck {
+    /// No diagnostic is an error.
     pub fn is_valid(&self) -> bool {
         !self.diagnostics.iter().any(Diagnostic::is_error)
     }
@@ -32,7 +33,9 @@ impl MarketplaceCheck {
 /// One `local` catalog entry and what was found at its path.
 #[derive(Debug)]
 pub struct CheckedEntry {
+    /// The entry's `name`.
     pub name: String,
+    /// The entry's `version`.
     pub version: String,
     /// The entry's path resolved against the catalog's directory.
     pub path: PathBuf,

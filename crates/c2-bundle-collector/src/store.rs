@@ -75,9 +75,12 @@ pub struct StoreOptions {
 /// What to record about an installation besides the bundle itself.
 #[derive(Debug, Clone)]
 pub struct InstallRequest {
+    /// Where the bundle came from; with the manifest name it fixes the installed id
+    /// ([`crate::installed_id`]).
     pub source: SourceIdentity,
     /// The exact commit, for git sources.
     pub commit: Option<String>,
+    /// The time recorded as [`InstalledRecord::installed_at`].
     pub installed_at: SystemTime,
     /// The catalog entry it was installed from, if any.
     pub origin: Option<CatalogOrigin>,
@@ -117,14 +120,19 @@ impl InstallRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstalledRecord {
+    /// The installed id ([`crate::installed_id`] of the name and source), also the name of
+    /// its directory in the store.
     pub id: String,
+    /// The manifest's `name`.
     pub name: String,
     /// The manifest's `version`; `null` when it declares none (optional in Agent Plugins 1.0.0).
     #[serde(default)]
     pub version: Option<String>,
+    /// Where the bundle was installed from.
     pub source: SourceIdentity,
     /// The content digest ([`crate::content_digest`]) of the stored files.
     pub digest: String,
+    /// The exact commit, for git sources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// The catalog entry it came from (`c2-plugins install NAME --marketplace ...`).
@@ -132,13 +140,16 @@ pub struct InstalledRecord {
     pub origin: Option<CatalogOrigin>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
+    /// The contributions found when the bundle was collected for this install.
     pub inventory: Inventory,
 }
 
 /// One `<id>` directory found by [`Store::list`], with its record or why it is unreadable.
 #[derive(Debug)]
 pub struct ListedBundle {
+    /// The directory name, which is the installed id.
     pub id: String,
+    /// Its `installed.json`, or the error that makes it unreadable.
     pub record: Result<InstalledRecord>,
 }
 
@@ -194,6 +205,7 @@ impl Store {
         Ok(false)
     }
 
+    /// The plugins directory this store was opened at.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

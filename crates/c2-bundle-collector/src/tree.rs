@@ -11,8 +11,10 @@ use crate::limits::Limits;
 /// One stored file: its bytes and whether any execute bit was set. No other mode is kept.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct FileEntry {
+    /// The file's contents, read in full under the limits.
     #[serde(skip)]
     pub bytes: Vec<u8>,
+    /// Whether any execute bit was set (on disk, or in the archive entry's mode).
     pub executable: bool,
 }
 

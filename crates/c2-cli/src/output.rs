@@ -1,6 +1,5 @@
 //! Output in the two formats of docs/cli.md, exit codes, logging and colours.
 
-use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -154,55 +153,11 @@ impl Out {
     }
 }
 
-/// How [`terminal_text`] treats a line break.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lines {
-    /// The text must stay on one line (a table cell, a name): `\n` is escaped too.
-    One,
-    /// Line breaks are kept, but every line after the first that does not start with
-    /// whitespace is indented by two spaces, so it can never pass for a line of the host's.
-    Indented,
-}
-
-/// Text that came from a plugin or a bundle (an error, a log, a name, a message), made safe to
-/// print on a terminal in human format: every control character (C0 but tab and the kept line
-/// breaks, DEL, C1, and the bidirectional overrides that reorder what is shown) is written as a
-/// visible escape such as `\u{1b}`, so ESC and OSC sequences never reach the terminal raw and a
-/// carriage return cannot overwrite the start of a line (decisions.md "Hostile plugins").
-/// The one place the CLI does this; JSON output needs none (JSON escapes control characters).
-pub(crate) fn terminal_text(text: &str, lines: Lines) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\t' && !(c == '\n' && lines == Lines::Indented))
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    let needs_indent = |text: &str| {
-        lines == Lines::Indented
-            && text
-                .split('\n')
-                .skip(1)
-                .any(|line| !line.is_empty() && !line.starts_with([' ', '\t']))
-    };
-    if !text.chars().any(unsafe_char) && !needs_indent(text) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut line_start = false;
-    for c in text.chars() {
-        if line_start && c != ' ' && c != '\t' && c != '\n' {
-            out.push_str("  ");
-        }
-        line_start = false;
-        if c == '\n' && lines == Lines::Indented {
-            out.push('\n');
-            line_start = true;
-        } else if unsafe_char(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
+/// Text from a plugin or a bundle made safe to print on a terminal in human format, and how
+/// it treats line breaks: c2-manifest's `terminal_text`, the one place this is done (the
+/// diagnostic renderer uses it too; decisions.md "Hostile plugins"). JSON output needs none
+/// (JSON escapes control characters).
+pub(crate) use c2_manifest::{TerminalLines as Lines, terminal_text};
 
 /// Logs go to stderr through tracing; `RUST_LOG` overrides the verbosity flags. Every field
 /// of an event (its message included) goes through [`terminal_text`], since plugin log
@@ -261,36 +216,6 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plugin_text_cannot_drive_the_terminal_or_forge_a_host_line() {
-        let hostile = "boom\u{1b}[2J\u{1b}]0;pwned\u{7}\r\nc2-plugins: trusted evil-123\u{202e}";
-        assert_eq!(
-            terminal_text(hostile, Lines::Indented),
-            "boom\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\r\n  c2-plugins: trusted evil-123\\u{202e}"
-        );
-        assert_eq!(terminal_text("a\nb\u{9b}c", Lines::One), "a\\nb\\u{9b}c");
-        // The host's own indented continuation lines and plain text are left alone.
-        let host = "failed; last stderr lines:\n  one\n\ttwo";
-        assert!(matches!(terminal_text(host, Lines::Indented), Cow::Borrowed(t) if t == host));
-        assert!(matches!(
-            terminal_text("plain é 漢 \t", Lines::One),
-            Cow::Borrowed(_)
-        ));
-        for text in [hostile, "x\u{85}y", "\u{7f}"] {
-            for lines in [Lines::One, Lines::Indented] {
-                let safe = terminal_text(text, lines);
-                assert!(
-                    !safe.chars().any(|c| c.is_control() && c != '\n'),
-                    "{safe:?}"
-                );
-                assert!(
-                    safe.split('\n').skip(1).all(|l| l.starts_with(' ')),
-                    "{safe:?}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn durations_parse_with_units_and_refuse_nonsense() {

@@ -1,25 +1,21 @@
 //! Bundle diagnostics and inventories in the two output formats: rustc/ruff-style text with
-//! the offending source line and a caret, and the JSON shapes docs/cli.md promises.
-//!
-//! Collector diagnostics may concern any file of a bundle and may lack a position (a symlink,
-//! a limit), so they are rendered here once for every file, not through c2-manifest's
-//! plugin.json-only renderer.
+//! the offending source line and a caret (c2-manifest's one renderer,
+//! `render_bundle_diagnostics`, which handles every file of a bundle and findings without a
+//! position), and the JSON shapes docs/cli.md promises.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use c2_bundle_collector::{Contribution, Diagnostic, Inventory, Severity};
+use c2_bundle_collector::{Contribution, Diagnostic, Inventory};
+use c2_manifest::RenderOptions;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::output::{Lines, terminal_text};
 
 const RESET: &str = "\x1b[0m";
-const BOLD: &str = "\x1b[1m";
-const BLUE: &str = "\x1b[1;34m";
 const RED: &str = "\x1b[1;31m";
-const YELLOW: &str = "\x1b[1;33m";
 const GREEN: &str = "\x1b[1;32m";
 
 /// ANSI styling that collapses to nothing when colours are off.
@@ -51,84 +47,8 @@ pub(crate) fn render_diagnostics<'a>(
     source: impl Fn(&str) -> Option<Cow<'a, str>>,
     paint: Paint,
 ) -> String {
-    let mut out = String::new();
-    for (i, diagnostic) in diagnostics.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let text = diagnostic.file.as_deref().and_then(&source);
-        render_one(&mut out, diagnostic, text.as_deref(), paint);
-    }
-    out
-}
-
-fn render_one(out: &mut String, d: &Diagnostic, source: Option<&str>, paint: Paint) {
-    let level = paint.style(match d.severity {
-        Severity::Error => RED,
-        Severity::Warning => YELLOW,
-    });
-    let (bold, blue, reset) = (paint.style(BOLD), paint.style(BLUE), paint.reset());
-    let number = d.line.map(|line| line.to_string()).unwrap_or_default();
-    // The message, the help and the file name may quote the bundle.
-    let message = terminal_text(&d.message, Lines::Indented);
-    let help = d
-        .help
-        .as_deref()
-        .map(|help| terminal_text(help, Lines::Indented));
-    let file = d
-        .file
-        .as_deref()
-        .map(|file| terminal_text(file, Lines::One));
-    let pointer = d.pointer.as_deref().map(|p| terminal_text(p, Lines::One));
-    let pad = " ".repeat(number.len().max(1));
-    // Writing to a String cannot fail.
-    let _ = writeln!(
-        out,
-        "{level}{}[{}]{reset}{bold}: {}{reset}",
-        d.severity.as_str(),
-        d.code,
-        message
-    );
-    match (&file, d.line, d.column) {
-        (Some(file), Some(line), Some(column)) => {
-            let _ = writeln!(out, "{pad}{blue}-->{reset} {file}:{line}:{column}");
-        }
-        (Some(file), Some(line), None) => {
-            let _ = writeln!(out, "{pad}{blue}-->{reset} {file}:{line}");
-        }
-        (Some(file), None, _) => {
-            let _ = writeln!(out, "{pad}{blue}-->{reset} {file}");
-        }
-        (None, _, _) => {}
-    }
-    let shown = d.line.zip(source).and_then(|(line, source)| {
-        let index = usize::try_from(line).ok()?.checked_sub(1)?;
-        source.lines().nth(index)
-    });
-    if let Some(text) = shown {
-        // Editors hide a byte-order mark, and the column does not count it.
-        let text = text.trim_start_matches('\u{feff}');
-        let column = d.column.and_then(|c| usize::try_from(c).ok()).unwrap_or(1);
-        // Tabs stay tabs so the caret lines up however the terminal expands them.
-        let lead: String = text
-            .chars()
-            .take(column.saturating_sub(1))
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        let _ = writeln!(out, "{pad} {blue}|{reset}");
-        let _ = writeln!(
-            out,
-            "{blue}{number} |{reset} {}",
-            terminal_text(text, Lines::One)
-        );
-        let _ = writeln!(out, "{pad} {blue}|{reset} {lead}{level}^{reset}");
-    }
-    if let Some(pointer) = pointer.filter(|p| !p.is_empty()) {
-        let _ = writeln!(out, "{pad} {blue}={reset} {bold}at{reset}: {pointer}");
-    }
-    if let Some(help) = help {
-        let _ = writeln!(out, "{pad} {blue}={reset} {bold}help{reset}: {help}");
-    }
+    let options = RenderOptions::new().with_color(paint.color);
+    c2_manifest::render_bundle_diagnostics(diagnostics, source, &options)
 }
 
 /// `N errors, M warnings`, with singular forms.
@@ -302,7 +222,7 @@ pub(crate) fn kebab<T: Serialize>(value: &T) -> String {
 
 #[cfg(test)]
 mod tests {
-    use c2_bundle_collector::{ContributionKind, ContributionStatus};
+    use c2_bundle_collector::{ContributionKind, ContributionStatus, Severity};
 
     use super::*;
 

@@ -608,8 +608,8 @@ impl Session<'_> {
 
     /// The protocol version and the exact command/schema confirmation.
     fn confirm(&self, result: &InitializeResult, report: &mut CheckReport) {
-        let host =
-            semver::Version::parse(PROTOCOL_VERSION).unwrap_or(semver::Version::new(1, 0, 0));
+        let host = c2_protocol::ProtocolVersion::parse(PROTOCOL_VERSION)
+            .unwrap_or(c2_protocol::ProtocolVersion::CURRENT);
         match check_protocol_version(&host, result.protocol_version.as_deref()) {
             Ok(version) => report.pass(
                 "protocol version",

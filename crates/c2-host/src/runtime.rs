@@ -29,8 +29,9 @@ use crate::host::Shared;
 use crate::paths;
 
 /// The protocol version this host speaks.
-fn host_protocol() -> semver::Version {
-    semver::Version::parse(PROTOCOL_VERSION).unwrap_or(semver::Version::new(1, 0, 0))
+fn host_protocol() -> c2_protocol::ProtocolVersion {
+    c2_protocol::ProtocolVersion::parse(PROTOCOL_VERSION)
+        .unwrap_or(c2_protocol::ProtocolVersion::CURRENT)
 }
 
 pub(crate) struct RuntimeInstance {

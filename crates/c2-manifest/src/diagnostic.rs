@@ -187,3 +187,92 @@ pub(crate) fn pointer_push(base: &str, token: &str) -> String {
     }
     out
 }
+
+/// One refusal or warning about a bundle, as data: [`Diagnostic`] with the file it concerns,
+/// and a position only when it has one.
+///
+/// c2-bundle-collector reports every finding in this type (it re-exports it as its
+/// `Diagnostic`), since a finding about a bundle may concern any of its files and may have no
+/// position at all (a symlink, a limit). A document diagnostic converts into it without loss
+/// through [`Diagnostic::in_file`]. `code` is stable kebab-case; `file` is the path relative to
+/// the bundle root (manifest findings use `plugin.json`). [`crate::render_diagnostic`] renders
+/// it for a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDiagnostic {
+    /// Stable kebab-case code: one of [`crate::CODES`] or one of the collector's own codes.
+    pub code: &'static str,
+    /// Whether the finding refuses the bundle.
+    pub severity: Severity,
+    /// Bundle-relative `/`-separated path of the file concerned, when one file is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// JSON pointer inside `file`, for findings in a JSON document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// 1-based line in `file`, when the finding has a position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based column in `file`, counted in chars, when the finding has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// What is wrong, in one lowercase sentence.
+    pub message: String,
+    /// What to do about it, when a fix can be suggested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl BundleDiagnostic {
+    /// An error about `file` (or about the bundle as a whole when `None`), without position.
+    pub fn error(code: &'static str, file: impl Into<Option<String>>, message: String) -> Self {
+        Self::new(code, Severity::Error, file.into(), message)
+    }
+
+    /// A warning about `file` (or about the bundle as a whole when `None`), without position.
+    pub fn warning(code: &'static str, file: impl Into<Option<String>>, message: String) -> Self {
+        Self::new(code, Severity::Warning, file.into(), message)
+    }
+
+    fn new(code: &'static str, severity: Severity, file: Option<String>, message: String) -> Self {
+        Self {
+            code,
+            severity,
+            file,
+            pointer: None,
+            line: None,
+            column: None,
+            message,
+            help: None,
+        }
+    }
+
+    /// The same finding with `help` as its suggested fix.
+    #[must_use]
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// True when the finding refuses the bundle.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl Diagnostic {
+    /// This diagnostic as a [`BundleDiagnostic`] about `file`; nothing is lost (the pointer,
+    /// line and column become `Some`).
+    pub fn in_file(self, file: impl Into<String>) -> BundleDiagnostic {
+        BundleDiagnostic {
+            code: self.code,
+            severity: self.severity,
+            file: Some(file.into()),
+            pointer: Some(self.pointer),
+            line: Some(self.line),
+            column: Some(self.column),
+            message: self.message,
+            help: self.help,
+        }
+    }
+}

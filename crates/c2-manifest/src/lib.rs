@@ -12,6 +12,8 @@
 //! `INSTA_UPDATE=always cargo test -p c2-manifest`. The committed docs/schemas/plugin.schema.json
 //! is regenerated with `UPDATE_EXPECT=1 cargo test -p c2-manifest`.
 
+#![warn(missing_docs)]
+
 mod args_schema;
 mod check;
 mod codes;
@@ -26,9 +28,11 @@ mod options;
 mod render;
 mod schema;
 mod skill;
+#[cfg(test)]
+mod tests;
 
 pub use codes::CODES;
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
@@ -47,7 +51,10 @@ pub use model::{
     Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
 };
 pub use options::{DEFAULT_RESERVED_NAMESPACES, ManifestOptions, SkillOptions};
-pub use render::render_diagnostics;
+pub use render::{
+    RenderOptions, TerminalLines, render_bundle_diagnostics, render_diagnostic, render_diagnostics,
+    terminal_text,
+};
 pub use schema::{PLUGIN_SCHEMA_ID, plugin_json_schema};
 pub use skill::{Skill, SkillReport, validate_skill, validate_skill_with};
 

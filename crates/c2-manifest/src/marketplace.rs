@@ -28,9 +28,13 @@ pub const MARKETPLACE_STANDARD_VERSION: &str = "1.0.0";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Marketplace {
+    /// `standardVersion`: always [`MARKETPLACE_STANDARD_VERSION`].
     pub standard_version: String,
+    /// The catalog's display name; optional.
     pub name: Option<String>,
+    /// A one-line summary of the catalog; optional.
     pub description: Option<String>,
+    /// The entries, in document order.
     pub plugins: Vec<MarketplaceEntry>,
 }
 
@@ -38,11 +42,15 @@ pub struct Marketplace {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MarketplaceEntry {
+    /// The bundle's Agent Plugins name; it must equal the `name` in the bundle's plugin.json.
     pub name: String,
+    /// The bundle's SemVer version; it must equal the `version` in the bundle's plugin.json.
     pub version: String,
+    /// A one-line summary shown in the catalog; optional.
     pub description: Option<String>,
     /// Search terms (`c2-plugins search` matches them); empty when absent.
     pub keywords: Vec<String>,
+    /// Where the bundle is fetched from.
     pub source: MarketplaceSource,
 }
 
@@ -50,25 +58,41 @@ pub struct MarketplaceEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum MarketplaceSource {
+    /// A directory next to the catalog.
     Local {
+        /// Path relative to the catalog's directory, without `..`.
         path: String,
     },
+    /// A GitHub repository.
     Github {
+        /// `owner/name`.
         repo: String,
+        /// The branch, tag or commit to check out, when the entry names one.
         r#ref: Option<String>,
+        /// The bundle's subdirectory in the repository, when it is not at the root.
         path: Option<String>,
     },
+    /// Any git repository.
     Git {
+        /// The clone URL, as written.
         url: String,
+        /// The branch, tag or commit to check out, when the entry names one.
         r#ref: Option<String>,
+        /// The bundle's subdirectory in the repository, when it is not at the root.
         path: Option<String>,
     },
+    /// An npm package whose tarball is the bundle.
     Npm {
+        /// The package name.
         package: String,
+        /// The version to fetch, when the entry names one.
         version: Option<String>,
     },
+    /// A `.tar.gz`, `.tgz` or `.zip` bundle served over HTTPS.
     Archive {
+        /// The `https://` URL of the archive.
         url: String,
+        /// The SHA-256 the archive bytes must have (64 hex digits), when the entry pins one.
         sha256: Option<String>,
     },
 }
@@ -79,6 +103,7 @@ pub enum MarketplaceSource {
 pub struct MarketplaceReport {
     /// `Some` exactly when no diagnostic is an error.
     pub marketplace: Option<Marketplace>,
+    /// Every problem found, in source order.
     pub diagnostics: Vec<Diagnostic>,
 }
 

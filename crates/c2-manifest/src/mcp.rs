@@ -43,6 +43,7 @@ pub const RESERVED_ENV_NAMES: [&str; 2] = ["PLUGIN_ROOT", "PLUGIN_DATA"];
 pub struct McpServer {
     /// The member name under `mcpServers`.
     pub name: String,
+    /// How the server is reached.
     pub transport: McpTransport,
 }
 
@@ -54,19 +55,25 @@ pub enum McpTransport {
     Stdio {
         /// One token: a bare executable name or a `./` plugin-relative path.
         command: String,
+        /// Arguments passed to `command`, in order, as written.
         args: Vec<String>,
+        /// Extra environment variables for the server process, as written.
         env: BTreeMap<String, String>,
         /// `./...`, `${PLUGIN_ROOT}[/...]` or `${PLUGIN_DATA}[/...]`; `None` means the plugin root.
         cwd: Option<String>,
     },
     /// The MCP Streamable HTTP transport.
     StreamableHttp {
+        /// The endpoint URL, as written.
         url: String,
+        /// HTTP headers sent with every request, as written.
         headers: BTreeMap<String, String>,
     },
     /// The deprecated HTTP+SSE transport of MCP 2024-11-05.
     Sse {
+        /// The SSE endpoint URL, as written.
         url: String,
+        /// HTTP headers sent with every request, as written.
         headers: BTreeMap<String, String>,
     },
 }
@@ -86,6 +93,7 @@ impl McpTransport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpSkipped {
+    /// The member name under `mcpServers`.
     pub name: String,
     /// The declared `type` when it was a string.
     pub transport: Option<String>,
@@ -108,6 +116,7 @@ pub struct McpReport {
     /// Every member name under `mcpServers`, in document order, whenever it is an object
     /// (so a disabled document can still say which servers it disables).
     pub declared: Vec<String>,
+    /// Every problem found, in source order.
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -41,7 +41,9 @@ const KNOWN_KEYS: [&str; 6] = [
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Skill {
+    /// The skill's name; it equals its folder's name.
     pub name: String,
+    /// What the skill does and when to use it.
     pub description: String,
     /// Every scalar key, `name` and `description` included; `metadata` and a list
     /// `allowed-tools` are left out.
@@ -58,6 +60,7 @@ pub struct Skill {
 pub struct SkillReport {
     /// `Some` exactly when no diagnostic is an error.
     pub skill: Option<Skill>,
+    /// Every problem found, in source order.
     pub diagnostics: Vec<Diagnostic>,
 }
 

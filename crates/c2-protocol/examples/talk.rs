@@ -1,5 +1,6 @@
-//! Talks to a plugin runtime with c2-protocol alone, no host: spawn it, send `initialize`,
-//! check its protocol version, show the commands it confirms, invoke one, close its stdin.
+//! Talks to a plugin runtime with c2-protocol alone, no host: spawn it, run the handshake
+//! (`initialize` within 10 s, protocol version, exact command confirmation), show the commands
+//! it confirmed, invoke one, close its stdin.
 //!
 //! ```text
 //! cargo run -p c2-protocol --example talk -- DIR COMMAND ARGS_JSON -- PROGRAM [ARG...]
@@ -7,21 +8,23 @@
 //! cargo run -p c2-protocol --example talk -- packs/hello-runtime hello.status '{}' -- node plugin.js
 //! ```
 //!
-//! A real host also checks the confirmed commands against the manifest (`confirm_commands`),
-//! bounds the handshake in time, answers the plugin's `command/call`s and supervises the process
-//! group; c2-host does all of that.
+//! The commands to confirm are the plugin's `plugin.json` declarations; with c2-protocol's
+//! `manifest` feature they convert straight from c2-manifest's `CommandDecl`s (this example
+//! reads the ids from `DIR/plugin.json` with serde_json to stay dependency-free). A real host
+//! also answers the plugin's `command/call`s and supervises the process group; c2-host does.
 
 #![expect(
     clippy::print_stdout,
     reason = "an example that shows what the plugin said"
 )]
 
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use c2_protocol::{
-    CommandInvokeParams, HostInfo, InitializeParams, InitializeResult, PROTOCOL_VERSION, Peer,
-    PeerOptions, RejectRequests, check_protocol_version, method,
+    CommandInvokeParams, DeclaredCommand, HandshakeOptions, HostInfo, InitializeParams,
+    PROTOCOL_VERSION, RejectRequests, handshake, method,
 };
 use serde_json::Value;
 
@@ -64,18 +67,6 @@ async fn talk() -> Result<(), String> {
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let stdin = child.stdin.take().ok_or("no stdin")?;
-    // The plugin may call back (`command/call`); this host offers nothing and says so.
-    let (peer, mut notifications) =
-        Peer::new(stdout, stdin, RejectRequests, PeerOptions::default());
-    tokio::spawn(async move {
-        while let Some(notification) = notifications.recv().await {
-            println!(
-                "<- {} {}",
-                notification.method,
-                notification.params.unwrap_or_default()
-            );
-        }
-    });
 
     let data_dir = std::env::temp_dir().join("c2-protocol-talk");
     std::fs::create_dir_all(&data_dir).map_err(|e| format!("cannot create the data dir: {e}"))?;
@@ -90,28 +81,46 @@ async fn talk() -> Result<(), String> {
         data_dir: data_dir.display().to_string(),
         project_path: None,
     };
-    // The protocol gives the plugin 10 s to answer `initialize`.
-    let answer = tokio::time::timeout(
-        Duration::from_secs(10),
-        peer.request_with(method::INITIALIZE, &params),
+    let declared = declared_commands(Path::new(dir))?;
+    // The plugin may call back (`command/call`); this host offers nothing and says so.
+    let confirmed = handshake(
+        stdout,
+        stdin,
+        RejectRequests,
+        &params,
+        &declared,
+        &HandshakeOptions::default(),
     )
     .await
-    .map_err(|_| "no answer to initialize within 10 s")?
-    .map_err(|e| format!("initialize failed: {e}"))?;
-    let result: InitializeResult =
-        serde_json::from_value(answer).map_err(|e| format!("bad initialize result: {e}"))?;
-    let ours = semver::Version::parse(PROTOCOL_VERSION).map_err(|e| e.to_string())?;
-    check_protocol_version(&ours, result.protocol_version.as_deref()).map_err(|e| e.to_string())?;
-    println!("{} {} confirms:", result.name, result.version);
-    for confirmed in &result.commands {
-        println!("  {}", confirmed.name);
+    .map_err(|e| format!("handshake failed: {e}"))?;
+    let peer = confirmed.peer;
+    let mut notifications = confirmed.notifications;
+    tokio::spawn(async move {
+        while let Some(notification) = notifications.recv().await {
+            println!(
+                "<- {} {}",
+                notification.method,
+                notification.params.unwrap_or_default()
+            );
+        }
+    });
+    let result = confirmed.result;
+    println!(
+        "{} {} (protocol {}) confirms:",
+        result.name, result.version, confirmed.protocol_version
+    );
+    for command in &result.commands {
+        println!("  {}", command.name);
     }
 
     let invoke = CommandInvokeParams {
         name: command.clone(),
         args: invoke_args,
     };
-    match peer.request_with(method::COMMAND_INVOKE, &invoke).await {
+    match peer
+        .request_as::<Value>(method::COMMAND_INVOKE, &invoke)
+        .await
+    {
         Ok(value) => println!("{command} -> {value}"),
         Err(error) => println!("{command} failed: {error}"),
     }
@@ -124,4 +133,30 @@ async fn talk() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!("exited: {status}");
     Ok(())
+}
+
+/// The commands `DIR/plugin.json` declares (`extensions.dev.codetwo.commands`: `id` and
+/// `argsSchema`), which the plugin must confirm exactly.
+fn declared_commands(dir: &Path) -> Result<Vec<DeclaredCommand>, String> {
+    let path = dir.join("plugin.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let manifest: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let commands = manifest["extensions"]["dev.codetwo"]["commands"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    commands
+        .into_iter()
+        .map(|command| {
+            let id = command["id"]
+                .as_str()
+                .ok_or_else(|| format!("a command in {} has no string id", path.display()))?;
+            Ok(DeclaredCommand {
+                id: id.to_owned(),
+                args_schema: command.get("argsSchema").cloned(),
+            })
+        })
+        .collect()
 }

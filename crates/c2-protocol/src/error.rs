@@ -65,11 +65,11 @@ pub enum VersionError {
     /// The initialize result has no `protocolVersion`.
     #[error(
         "the plugin did not state a protocolVersion and this host speaks protocol {host}; return \"protocolVersion\": \"{host}\" (or another {major}.x version) in the initialize result",
-        major = host.major
+        major = host.major()
     )]
     Missing {
         /// The host's version.
-        host: semver::Version,
+        host: crate::ProtocolVersion,
     },
     /// `protocolVersion` is not SemVer.
     #[error(
@@ -77,7 +77,7 @@ pub enum VersionError {
     )]
     Unparseable {
         /// The host's version.
-        host: semver::Version,
+        host: crate::ProtocolVersion,
         /// What the plugin sent.
         found: String,
         /// Why it does not parse.
@@ -86,14 +86,14 @@ pub enum VersionError {
     /// Another major version.
     #[error(
         "the plugin speaks protocol {plugin} but this host speaks protocol {host}, and only the same major version is compatible; use a plugin release for protocol {major}.x or a host that speaks {plugin_major}.x",
-        major = host.major,
-        plugin_major = plugin.major
+        major = host.major(),
+        plugin_major = plugin.major()
     )]
     OtherMajor {
         /// The host's version.
-        host: semver::Version,
+        host: crate::ProtocolVersion,
         /// The plugin's version.
-        plugin: semver::Version,
+        plugin: crate::ProtocolVersion,
     },
 }
 

@@ -3,13 +3,17 @@
 //! ([`LineDecoder`], [`encode_line`]), the Content-Length framing for language servers
 //! ([`ContentLengthDecoder`]), the JSON-RPC 2.0 model and its tolerant-reader classification
 //! ([`Message`], [`classify`]), the typed params and results of each method, the handshake rules
-//! ([`check_protocol_version`], [`confirm_commands`]) and a bounded async [`Peer`] over any tokio
+//! ([`check_protocol_version`], [`confirm_commands`]), the [`handshake`] that runs them over a
+//! spawned plugin's streams, and a bounded async [`Peer`] over any tokio
 //! `AsyncRead`/`AsyncWrite`.
 //!
 //! It deliberately spawns no process and touches no filesystem: the caller hands it streams.
-//! It knows nothing of manifests, realms or policy; declared commands come in as plain
-//! [`DeclaredCommand`]s. It is the only crate that defines wire types; c2-host, c2-plugin-sdk and
-//! c2-testkit depend on it, and it depends on no workspace crate.
+//! It knows nothing of realms or policy; declared commands come in as plain
+//! [`DeclaredCommand`]s (with the optional `manifest` feature, converted from c2-manifest's
+//! `CommandDecl`). It is the only crate that defines wire types; c2-host and c2-plugin-sdk
+//! depend on it, and it depends on no workspace crate unless that feature is on.
+
+#![warn(missing_docs)]
 
 mod content_length;
 mod error;
@@ -18,6 +22,7 @@ mod handshake;
 mod message;
 mod peer;
 mod types;
+mod version;
 
 #[cfg(test)]
 mod tests;
@@ -31,7 +36,10 @@ pub use error::{
 pub use frame::{
     DecodeEvent, DropReason, DroppedLine, EXCERPT_CHARS, FrameOptions, LineDecoder, encode_line,
 };
-pub use handshake::{DeclaredCommand, check_protocol_version, confirm_commands};
+pub use handshake::{
+    DeclaredCommand, Handshake, HandshakeError, HandshakeOptions, INITIALIZE_TIMEOUT,
+    check_protocol_version, confirm_commands, handshake,
+};
 pub use message::{
     Classified, ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response,
     Violation, classify, codes, from_raw, to_raw, value_tree_cost,
@@ -44,6 +52,7 @@ pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
     InitializeParams, InitializeResult, LogLevel, LogParams, PROTOCOL_VERSION, method,
 };
+pub use version::{ParseVersionError, ProtocolVersion};
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.
 #[cfg(doctest)]

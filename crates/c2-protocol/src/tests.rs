@@ -88,7 +88,7 @@ fn handshake_outcome(event: &DecodeEvent) -> Option<String> {
         return None;
     };
     let result: InitializeResult = serde_json::from_str(result.get()).ok()?;
-    let host = semver::Version::parse(PROTOCOL_VERSION).unwrap();
+    let host = ProtocolVersion::parse(PROTOCOL_VERSION).unwrap();
     Some(
         match check_protocol_version(&host, result.protocol_version.as_deref()) {
             Ok(v) => format!("  handshake: protocol {v} accepted"),
@@ -372,8 +372,8 @@ fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
     assert!(serde_json::from_value::<LogParams>(json!({"level": "loud", "message": "m"})).is_err());
 }
 
-fn host_version() -> semver::Version {
-    semver::Version::parse("1.0.0").unwrap()
+fn host_version() -> ProtocolVersion {
+    ProtocolVersion::parse("1.0.0").unwrap()
 }
 
 #[test]
@@ -854,4 +854,45 @@ fn the_tree_cost_estimate_charges_dense_documents_and_ignores_string_contents() 
     let escaped = r#"["a\"b,c", 1]"#;
     // The array and its two elements; the comma inside the string is not a separator.
     assert_eq!(value_tree_cost(escaped), 3 * 80 + escaped.len());
+}
+
+/// `From<&CommandDecl>` takes exactly what the handshake compares: the id and the schema.
+#[cfg(feature = "manifest")]
+#[test]
+fn a_manifest_command_declaration_converts_into_a_declared_command() {
+    let manifest = r#"{
+  "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+  "name": "conv",
+  "extensions": {
+    "dev.codetwo": {
+      "standardVersion": "1.2.0",
+      "commands": [
+        { "id": "conv.a", "title": "A", "argsSchema": { "type": "object" } },
+        { "id": "conv.b", "title": "B", "description": "no schema" }
+      ],
+      "runtime": { "command": "node" }
+    }
+  }
+}"#;
+    let report = c2_manifest::validate_manifest(manifest, &c2_manifest::ManifestOptions::default());
+    let manifest = report.manifest.expect("a valid manifest");
+    let declared: Vec<DeclaredCommand> = manifest
+        .codetwo
+        .commands
+        .iter()
+        .map(DeclaredCommand::from)
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            DeclaredCommand {
+                id: "conv.a".to_owned(),
+                args_schema: Some(json!({"type": "object"})),
+            },
+            DeclaredCommand {
+                id: "conv.b".to_owned(),
+                args_schema: None,
+            },
+        ]
+    );
 }

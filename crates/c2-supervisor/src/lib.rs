@@ -45,6 +45,8 @@
 //! `PR_SET_CHILD_SUBREAPER` and `PR_SET_PDEATHSIG`; Windows (job objects) is out of scope and
 //! nothing here pretends otherwise.
 
+#![warn(missing_docs)]
+
 #[cfg(not(target_os = "linux"))]
 compile_error!(
     "c2-supervisor supports Linux only: it relies on waitid(WNOWAIT) and process groups"

@@ -404,3 +404,67 @@ fn installed_ids_are_the_name_and_eight_hex_of_the_source_identity() {
         installed_id("hello-runtime", &SourceIdentity::archive(b"other bytes"))
     );
 }
+
+#[test]
+fn collect_validates_with_the_callers_manifest_and_skill_options() {
+    let dir = hello_bundle();
+    write(
+        dir.path(),
+        "skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets whoever asks, at some length.\n---\nSay hello.\n",
+    );
+    // The defaults accept both the `hello` namespace and the skill.
+    let default = c2_bundle_collector::collect(dir.path(), &Limits::default()).unwrap();
+    assert_valid(&default);
+    assert!(
+        default
+            .inventory
+            .contributions
+            .iter()
+            .any(|c| c.id == "greet")
+    );
+
+    let mut manifest = c2_manifest::ManifestOptions::default();
+    manifest.reserved_namespaces.insert("hello".to_owned());
+    let skills = c2_manifest::SkillOptions {
+        max_description_chars: 10,
+        ..c2_manifest::SkillOptions::default()
+    };
+    let options = c2_bundle_collector::CollectOptions::new()
+        .with_manifest(manifest)
+        .with_skills(skills);
+    let bundle = c2_bundle_collector::collect(dir.path(), &options).unwrap();
+    let reserved = only_error(&bundle, "command-namespace-reserved");
+    assert_eq!(reserved.file.as_deref(), Some("plugin.json"));
+    assert!(
+        bundle
+            .diagnostics
+            .iter()
+            .any(|d| !d.is_error() && d.file.as_deref() == Some("skills/greet/SKILL.md")),
+        "{:#?}",
+        bundle.diagnostics
+    );
+    // collect_dir takes the same options by value.
+    assert_eq!(
+        collect_dir(dir.path(), options.clone())
+            .unwrap()
+            .diagnostics,
+        bundle.diagnostics
+    );
+}
+
+/// A directory-only build (no `archive` feature) recognizes an archive and says why it cannot
+/// read it, instead of calling it "not a directory".
+#[cfg(not(feature = "archive"))]
+#[test]
+fn without_the_archive_feature_an_archive_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bundle.tgz");
+    std::fs::write(&path, b"not read").unwrap();
+    let error = c2_bundle_collector::collect(&path, &Limits::default()).unwrap_err();
+    assert!(
+        matches!(&error, c2_bundle_collector::Error::ArchiveSupportNotBuilt { path: p } if *p == path),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`archive` feature"), "{error}");
+}

@@ -1,5 +1,6 @@
 //! Adversarial bundles built at test time in temporary directories.
 
+#[cfg(feature = "archive")]
 mod archive;
 mod collect;
 mod components;

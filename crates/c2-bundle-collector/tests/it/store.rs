@@ -3,8 +3,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use c2_bundle_collector::{
-    ArchiveFormat, CollectedBundle, Error, FaultPoint, InstallRequest, Limits, SourceIdentity,
-    Store, StoreOptions, collect_archive_bytes,
+    CollectedBundle, Error, FaultPoint, InstallRequest, Limits, SourceIdentity, Store, StoreOptions,
 };
 
 use crate::support::*;
@@ -203,8 +202,11 @@ fn list_skips_the_hosts_own_files_beside_the_bundles() {
     assert_eq!(listed[0].id, record.id);
 }
 
+#[cfg(feature = "archive")]
 #[test]
 fn a_directory_and_its_tar_gz_install_with_the_same_content_digest() {
+    use c2_bundle_collector::{ArchiveFormat, collect_archive_bytes};
+
     let source = hello_bundle();
     let mut builder = tar::Builder::new(Vec::new());
     builder.append_dir_all(".", source.path()).unwrap();

@@ -73,8 +73,8 @@ pub(crate) fn store_failure(error: Error) -> Failure {
         Error::CorruptRecord { .. } => Failure::environment("corrupt_store", message),
         Error::SettingsTooLarge { .. } => Failure::environment("corrupt_store", message),
         Error::Io { .. } => Failure::environment("unreadable_path", message),
-        Error::NotADirectory { .. } | Error::UnsupportedArchive { .. } => {
-            Failure::environment("not_a_bundle", message)
-        }
+        Error::NotADirectory { .. }
+        | Error::UnsupportedArchive { .. }
+        | Error::ArchiveSupportNotBuilt { .. } => Failure::environment("not_a_bundle", message),
     }
 }

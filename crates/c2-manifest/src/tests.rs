@@ -1,0 +1,188 @@
+//! Unit tests of the renderer and the diagnostic conversions.
+
+use std::borrow::Cow;
+
+use crate::{
+    BundleDiagnostic, Diagnostic, ManifestOptions, RenderOptions, Severity, TerminalLines,
+    render_bundle_diagnostics, render_diagnostic, render_diagnostics, terminal_text,
+    validate_manifest,
+};
+
+fn bundle_diagnostic(line: Option<u32>, column: Option<u32>) -> BundleDiagnostic {
+    BundleDiagnostic {
+        code: "some-code",
+        severity: Severity::Error,
+        file: Some("plugin.json".to_owned()),
+        pointer: Some("/name".to_owned()),
+        line,
+        column,
+        message: "name is wrong".to_owned(),
+        help: Some("fix the name".to_owned()),
+    }
+}
+
+#[test]
+fn a_located_diagnostic_shows_its_line_with_a_caret_under_the_column() {
+    let source = "{\n  \"name\": 5\n}\n";
+    let text = render_diagnostic(
+        &bundle_diagnostic(Some(2), Some(11)),
+        Some(source),
+        &RenderOptions::new(),
+    );
+    let expected = [
+        "error[some-code]: name is wrong",
+        " --> plugin.json:2:11",
+        "  |",
+        "2 |   \"name\": 5",
+        "  |           ^",
+        "  = at: /name",
+        "  = help: fix the name",
+        "",
+    ];
+    assert_eq!(text, expected.join("\n"));
+}
+
+#[test]
+fn a_diagnostic_without_a_position_shows_only_its_file_even_with_a_source() {
+    let text = render_diagnostic(
+        &bundle_diagnostic(None, None),
+        Some("{}\n"),
+        &RenderOptions::new(),
+    );
+    assert_eq!(
+        text,
+        "error[some-code]: name is wrong\n --> plugin.json\n  = at: /name\n  = help: fix the name\n"
+    );
+}
+
+#[test]
+fn a_line_without_a_column_puts_the_caret_at_the_start() {
+    let mut d = bundle_diagnostic(Some(1), None);
+    d.pointer = None;
+    d.help = None;
+    d.severity = Severity::Warning;
+    let text = render_diagnostic(&d, Some("name: x\n"), &RenderOptions::new());
+    assert_eq!(
+        text,
+        "warning[some-code]: name is wrong\n --> plugin.json:1\n  |\n1 | name: x\n  | ^\n"
+    );
+}
+
+#[test]
+fn a_bundle_wide_diagnostic_has_no_location_line() {
+    let d = BundleDiagnostic::error("limit-files", None, "too many files".to_owned())
+        .with_help("ship fewer files");
+    assert!(d.is_error());
+    assert_eq!(
+        render_diagnostic(&d, None, &RenderOptions::new()),
+        "error[limit-files]: too many files\n  = help: ship fewer files\n"
+    );
+}
+
+#[test]
+fn colours_appear_only_when_asked_for() {
+    let d = bundle_diagnostic(Some(1), Some(1));
+    let plain = render_diagnostic(&d, Some("{"), &RenderOptions::new());
+    let coloured = render_diagnostic(&d, Some("{"), &RenderOptions::new().with_color(true));
+    assert!(!plain.contains('\x1b'));
+    assert!(coloured.contains("\x1b[1;31merror[some-code]"));
+    assert!(coloured.contains("\x1b[1;34m-->"));
+}
+
+#[test]
+fn text_from_a_hostile_bundle_cannot_reach_the_terminal_raw() {
+    let mut d = bundle_diagnostic(Some(1), Some(3));
+    d.message = "bad\u{1b}]0;pwned\u{7}\nerror: forged".to_owned();
+    d.file = Some("a\u{1b}[2J.json".to_owned());
+    let text = render_diagnostic(&d, Some("x\u{1b}[31my\n"), &RenderOptions::new());
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.contains("bad\\u{1b}]0;pwned\\u{7}\n  error: forged"));
+    assert!(text.contains(" --> a\\u{1b}[2J.json:1:3"));
+    assert!(text.contains("1 | x\\u{1b}[31my\n"));
+}
+
+#[test]
+fn bundle_diagnostics_ask_for_each_file_and_are_separated_by_blank_lines() {
+    let first = bundle_diagnostic(Some(1), Some(1));
+    let mut second = bundle_diagnostic(Some(1), Some(2));
+    second.file = Some("mcp.json".to_owned());
+    let mut asked = Vec::new();
+    let text = render_bundle_diagnostics(
+        &[first.clone(), second.clone()],
+        |file| {
+            asked.push(file.to_owned());
+            (file == "mcp.json").then_some(Cow::Borrowed("{}"))
+        },
+        &RenderOptions::new(),
+    );
+    assert_eq!(asked, ["plugin.json", "mcp.json"]);
+    let expected = format!(
+        "{}\n{}",
+        render_diagnostic(&first, None, &RenderOptions::new()),
+        render_diagnostic(&second, Some("{}"), &RenderOptions::new())
+    );
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn a_document_diagnostic_converts_into_a_bundle_diagnostic_without_loss() {
+    let source = "{\n  \"name\": \"Bad Name\"\n}\n";
+    let report = validate_manifest(source, &ManifestOptions::default());
+    let d: Diagnostic = report.diagnostics[0].clone();
+    let converted = d.clone().in_file("plugin.json");
+    assert_eq!(converted.code, d.code);
+    assert_eq!(converted.severity, d.severity);
+    assert_eq!(converted.file.as_deref(), Some("plugin.json"));
+    assert_eq!(converted.pointer.as_deref(), Some(d.pointer.as_str()));
+    assert_eq!(
+        (converted.line, converted.column),
+        (Some(d.line), Some(d.column))
+    );
+    assert_eq!((&converted.message, &converted.help), (&d.message, &d.help));
+    // The document renderer is the same renderer.
+    assert_eq!(
+        render_diagnostics("plugin.json", source, &report.diagnostics, true),
+        render_bundle_diagnostics(
+            &report
+                .diagnostics
+                .iter()
+                .map(|d| d.clone().in_file("plugin.json"))
+                .collect::<Vec<_>>(),
+            |_| Some(Cow::Borrowed(source)),
+            &RenderOptions::new().with_color(true),
+        )
+    );
+}
+
+#[test]
+fn plugin_text_cannot_drive_the_terminal_or_forge_a_host_line() {
+    let hostile = "boom\u{1b}[2J\u{1b}]0;pwned\u{7}\r\nc2-plugins: trusted evil-123\u{202e}";
+    assert_eq!(
+        terminal_text(hostile, TerminalLines::Indented),
+        "boom\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\r\n  c2-plugins: trusted evil-123\\u{202e}"
+    );
+    assert_eq!(
+        terminal_text("a\nb\u{9b}c", TerminalLines::One),
+        "a\\nb\\u{9b}c"
+    );
+    // Indented continuation lines and plain text are left alone.
+    let host = "failed; last stderr lines:\n  one\n\ttwo";
+    assert!(matches!(terminal_text(host, TerminalLines::Indented), Cow::Borrowed(t) if t == host));
+    assert!(matches!(
+        terminal_text("plain é 漢 \t", TerminalLines::One),
+        Cow::Borrowed(_)
+    ));
+    for text in [hostile, "x\u{85}y", "\u{7f}"] {
+        for lines in [TerminalLines::One, TerminalLines::Indented] {
+            let safe = terminal_text(text, lines);
+            assert!(
+                !safe.chars().any(|c| c.is_control() && c != '\n'),
+                "{safe:?}"
+            );
+            assert!(
+                safe.split('\n').skip(1).all(|l| l.starts_with(' ')),
+                "{safe:?}"
+            );
+        }
+    }
+}
