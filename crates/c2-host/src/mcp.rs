@@ -457,6 +457,8 @@ impl PluginHost {
         let spec = launch.process_spec(&format!("{id}/{server}"));
         let spawned = c2_supervisor::spawn(&spec, &self.shared.options.supervisor)
             .map_err(|e| refuse("spawn_failed", format!("{id}/{server} did not start: {e}")))?;
+        // The client's handshake is the bridge's business, not the host's: nothing to wait for.
+        spawned.process.handshake_done();
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,

@@ -51,8 +51,8 @@ static FILLING: AtomicBool = AtomicBool::new(false);
 /// Bumped by [`release`]: a shim whose start began before is discarded, not kept.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Hands `spec` to the idle shim, if there is a live one for this shim path; starts the next
-/// one in the background either way. `Ok(None)`: spawn cold.
+/// Hands `spec` to the idle shim, if there is a live one for this shim path. `Ok(None)`: spawn
+/// cold. Either way the next one is started later, by [`refill`].
 pub(crate) fn take(
     spec: &ProcessSpec,
     options: &SupervisorOptions,
@@ -62,13 +62,23 @@ pub(crate) fn take(
         return Ok(None);
     };
     let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).take();
-    refill(shim.clone());
-    let Some(mut idle) = idle else {
-        return Ok(None);
-    };
+    // The next shim is not started here: on two CPUs its start competes with the program's
+    // own. The caller starts it through `Process::handshake_done` (or the stop) once its
+    // start-up exchange is over.
+    Ok(hand_over(idle, spec, shim, prepared))
+}
+
+/// Writes the spec frame to `idle` and takes its pipes; `None` when there is no usable shim.
+fn hand_over(
+    idle: Option<Idle>,
+    spec: &ProcessSpec,
+    shim: &PathBuf,
+    prepared: &Prepared,
+) -> Option<Warm> {
+    let mut idle = idle?;
     if idle.shim != *shim || !matches!(idle.child.try_wait(), Ok(None)) {
         discard(idle);
-        return Ok(None);
+        return None;
     }
     let frame = encode(spec, prepared);
     let pipes = (
@@ -78,12 +88,12 @@ pub(crate) fn take(
     );
     let (Some(mut stdin), Some(stdout), Some(stderr)) = pipes else {
         discard(idle);
-        return Ok(None);
+        return None;
     };
     if stdin.write_all(&frame).is_err() {
         drop(stdin);
         discard(idle);
-        return Ok(None);
+        return None;
     }
     let converted = (
         ChildStdin::from_std(stdin),
@@ -91,15 +101,15 @@ pub(crate) fn take(
         ChildStderr::from_std(stderr),
     );
     match converted {
-        (Ok(stdin), Ok(stdout), Ok(stderr)) => Ok(Some(Warm {
+        (Ok(stdin), Ok(stdout), Ok(stderr)) => Some(Warm {
             child: idle.child,
             stdin,
             stdout,
             stderr,
-        })),
+        }),
         _ => {
             discard(idle);
-            Ok(None)
+            None
         }
     }
 }
@@ -122,8 +132,15 @@ pub fn release() {
     }
 }
 
-/// Starts one idle shim on a short-lived thread, unless one is being started.
-fn refill(shim: PathBuf) {
+/// Starts one idle shim on a short-lived thread, unless one is idle or being started.
+pub(crate) fn refill(shim: PathBuf) {
+    if IDLE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
+    {
+        return;
+    }
     if FILLING.swap(true, Ordering::AcqRel) {
         return;
     }
