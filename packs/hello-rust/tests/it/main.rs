@@ -137,6 +137,32 @@ fn the_built_binary_speaks_the_protocol_keeps_prints_off_stdout_and_exits_on_eof
         greet["result"],
         json!({ "greeting": "Hello, Ada!", "greetingsSoFar": 1 })
     );
+    // The SDK drives its pipes non-blocking on its reactor, through descriptions of its own:
+    // fd 0, which a child of a handler inherits, stays blocking, and fd 1 is stderr.
+    let pid = runtime.child.id();
+    let mut protocol_ends = 0;
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+        let fd = entry.unwrap().file_name().into_string().unwrap();
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .map(|octal| u32::from_str_radix(octal.trim(), 8).unwrap())
+            .unwrap();
+        let nonblocking = flags & 0o4000 != 0;
+        if fd == "0" {
+            assert!(!nonblocking, "fd 0 was made non-blocking: {info}");
+        } else if nonblocking
+            && std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                .is_ok_and(|target| target.to_string_lossy().starts_with("pipe:"))
+        {
+            protocol_ends += 1;
+        }
+    }
+    assert!(
+        protocol_ends >= 2,
+        "the protocol's input and output are not driven by the reactor"
+    );
     let refused = runtime.request(
         3,
         "command/invoke",
