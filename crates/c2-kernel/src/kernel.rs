@@ -390,15 +390,16 @@ impl State {
                 services.insert(service.clone(), entry.value.clone());
             }
         }
+        let owner: Arc<str> = Arc::from(name.as_str());
         let id = self
             .registry
-            .open_scope(realm.clone(), name.clone(), generation, None);
+            .open_scope(realm.clone(), Arc::clone(&owner), generation, None);
         let scope = ScopeHandle {
             inner: inner.clone(),
             id,
             generation,
             realm: realm.clone(),
-            module: name.clone(),
+            module: owner,
         };
         let ctx = ScopeContext {
             scope,
@@ -717,7 +718,7 @@ impl Kernel {
                 self.inner.lock().diagnose(
                     max,
                     Diagnostic {
-                        module,
+                        module: module.to_string(),
                         realm,
                         message,
                     },
@@ -756,7 +757,7 @@ impl Kernel {
             };
             let slot = state
                 .slots_mut(&realm)
-                .and_then(|s| s.get_mut(&module))
+                .and_then(|s| s.get_mut(&*module))
                 .filter(|s| s.scope == Some(root));
             match slot {
                 Some(slot) => {
@@ -771,7 +772,7 @@ impl Kernel {
             state.diagnose(
                 max,
                 Diagnostic {
-                    module,
+                    module: module.to_string(),
                     realm,
                     message: reason,
                 },
@@ -839,7 +840,7 @@ impl Kernel {
             id,
             generation: slot.generation,
             realm: realm.clone(),
-            module: module.to_owned(),
+            module: Arc::from(module),
         })
     }
 
@@ -854,10 +855,10 @@ impl Kernel {
         if state.shut_down {
             return Err(Error::ShutDown);
         }
-        let owner = owner.into();
+        let owner: Arc<str> = Arc::from(owner.into());
         let id = state
             .registry
-            .open_scope(realm.clone(), owner.clone(), 1, None);
+            .open_scope(realm.clone(), Arc::clone(&owner), 1, None);
         let inner = Arc::downgrade(&self.inner);
         Ok(ScopeHandle {
             inner,
@@ -894,7 +895,7 @@ impl Kernel {
     ) -> Result<Value, Error> {
         if !caller.is_current() {
             return Err(Error::StaleScope {
-                module: caller.module.clone(),
+                module: caller.module.to_string(),
                 generation: caller.generation,
             });
         }
