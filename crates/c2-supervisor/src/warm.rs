@@ -1,8 +1,9 @@
 //! One pre-started shim per host process, so that an activation does not wait for the shim's
 //! own start (an exec and its event loop, about a millisecond).
 //!
-//! A warm shim is started in the background (after the first spawn, and again after each one
-//! that used it) with `--warm`: it arms itself exactly like a cold one (subreaper, parent-death
+//! A warm shim is started in the background with `--warm` once a spawn's start-up is over
+//! (`Process::handshake_done`, or its stop), so that its exec does not compete with the
+//! program's own start: it arms itself exactly like a cold one (subreaper, parent-death
 //! signal, the host-is-my-parent check) and then waits for its spec on stdin: one frame, read
 //! unbuffered so not a byte of the program's own stdin is consumed. The host writes the frame
 //! into the pipe that becomes the program's stdin, and from then on the shim is an ordinary one.
