@@ -446,6 +446,8 @@ impl PluginHost {
                 ));
             }
         };
+        // The editor's handshake is the bridge's business, not the host's: nothing to wait for.
+        spawned.process.handshake_done();
         let process = Arc::new(spawned.process);
         // The scope holds only a weak handle: the owner of the `LanguageServer` decides how long
         // the process may live, the scope only how long it is allowed to.

@@ -498,6 +498,8 @@ impl PluginHost {
                     format!("{id}/{server} did not start: {e}"),
                 )
             })?;
+        // The client's handshake is the bridge's business, not the host's: nothing to wait for.
+        spawned.process.handshake_done();
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,

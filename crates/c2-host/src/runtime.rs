@@ -508,6 +508,9 @@ impl RuntimeInstance {
         };
         match self.confirm(answer) {
             Ok(events) => {
+                // The handshake is over: the supervisor may now pre-start the next shim
+                // without competing with this start for the CPU.
+                live.process.handshake_done();
                 if !self.scope.is_current() || *self.stopping.borrow() {
                     live.stop().await;
                     return Err(failure(

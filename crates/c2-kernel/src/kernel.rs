@@ -411,15 +411,16 @@ impl State {
                 services.insert(service.clone(), entry.value.clone());
             }
         }
+        let owner: Arc<str> = Arc::from(name.as_str());
         let id = self
             .registry
-            .open_scope(realm.clone(), name.clone(), generation, None);
+            .open_scope(realm.clone(), Arc::clone(&owner), generation, None);
         let scope = ScopeHandle {
             inner: inner.clone(),
             id,
             generation,
             realm: realm.clone(),
-            module: name.clone(),
+            module: owner,
         };
         let ctx = ScopeContext {
             scope,
@@ -739,7 +740,7 @@ impl Kernel {
                 self.inner.lock().diagnose(
                     max,
                     Diagnostic {
-                        module,
+                        module: module.to_string(),
                         realm,
                         message,
                     },
@@ -778,7 +779,7 @@ impl Kernel {
             };
             let slot = state
                 .slots_mut(&realm)
-                .and_then(|s| s.get_mut(&module))
+                .and_then(|s| s.get_mut(&*module))
                 .filter(|s| s.scope == Some(root));
             match slot {
                 Some(slot) => {
@@ -793,7 +794,7 @@ impl Kernel {
             state.diagnose(
                 max,
                 Diagnostic {
-                    module,
+                    module: module.to_string(),
                     realm,
                     message: reason,
                 },
@@ -861,7 +862,7 @@ impl Kernel {
             id,
             generation: slot.generation,
             realm: realm.clone(),
-            module: module.to_owned(),
+            module: Arc::from(module),
         })
     }
 
@@ -876,10 +877,10 @@ impl Kernel {
         if state.shut_down {
             return Err(Error::ShutDown);
         }
-        let owner = owner.into();
+        let owner: Arc<str> = Arc::from(owner.into());
         let id = state
             .registry
-            .open_scope(realm.clone(), owner.clone(), 1, None);
+            .open_scope(realm.clone(), Arc::clone(&owner), 1, None);
         let inner = Arc::downgrade(&self.inner);
         Ok(ScopeHandle {
             inner,
@@ -916,7 +917,7 @@ impl Kernel {
     ) -> Result<Value, Error> {
         if !caller.is_current() {
             return Err(Error::StaleScope {
-                module: caller.module.clone(),
+                module: caller.module.to_string(),
                 generation: caller.generation,
             });
         }

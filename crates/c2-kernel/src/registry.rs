@@ -22,7 +22,7 @@ pub(crate) type Cleanup = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
 /// A cleanup detached from a disposed scope, still to be awaited outside the lock.
 pub(crate) struct PendingCleanup {
-    pub(crate) module: String,
+    pub(crate) module: Arc<str>,
     pub(crate) realm: Realm,
     pub(crate) run: Cleanup,
 }
@@ -38,7 +38,8 @@ enum Reg {
 
 pub(crate) struct ScopeRecord {
     pub(crate) realm: Realm,
-    pub(crate) module: String,
+    /// Shared with every command entry and call context of the scope: no copy per command.
+    pub(crate) module: Arc<str>,
     pub(crate) generation: u64,
     parent: Option<ScopeId>,
     children: Vec<ScopeId>,
@@ -48,7 +49,7 @@ pub(crate) struct ScopeRecord {
 
 pub(crate) struct CommandEntry {
     pub(crate) spec: CommandSpec,
-    pub(crate) owner: String,
+    pub(crate) owner: Arc<str>,
     pub(crate) scope: ScopeId,
     pub(crate) handler: CommandHandler,
 }
@@ -91,7 +92,7 @@ impl Registry {
     pub(crate) fn open_scope(
         &mut self,
         realm: Realm,
-        module: String,
+        module: Arc<str>,
         generation: u64,
         parent: Option<ScopeId>,
     ) -> ScopeId {
@@ -153,7 +154,7 @@ impl Registry {
             return Err(Error::DuplicateCommand {
                 name,
                 realm: realm.to_string(),
-                owner: global.owner.clone(),
+                owner: global.owner.to_string(),
             });
         }
         let realm_commands = self.commands.entry(realm.clone()).or_default();
@@ -161,7 +162,7 @@ impl Registry {
             Entry::Occupied(existing) => Err(Error::DuplicateCommand {
                 name,
                 realm: realm.to_string(),
-                owner: existing.get().owner.clone(),
+                owner: existing.get().owner.to_string(),
             }),
             Entry::Vacant(slot) => {
                 slot.insert(CommandEntry {
@@ -212,7 +213,7 @@ impl Registry {
                 slot.insert(ServiceEntry {
                     value,
                     provider: scope,
-                    owner,
+                    owner: owner.to_string(),
                     revision,
                 });
                 self.push_reg(scope, Reg::Service { realm, name });
@@ -490,7 +491,7 @@ impl Registry {
                 Some(CommandInfo {
                     name: name.clone(),
                     realm: home,
-                    owner: entry.owner.clone(),
+                    owner: entry.owner.to_string(),
                     spec: entry.spec.clone(),
                 })
             })

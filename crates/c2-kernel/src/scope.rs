@@ -61,7 +61,7 @@ pub struct ScopeHandle {
     pub(crate) id: ScopeId,
     pub(crate) generation: u64,
     pub(crate) realm: Realm,
-    pub(crate) module: String,
+    pub(crate) module: std::sync::Arc<str>,
 }
 
 impl fmt::Debug for ScopeHandle {

@@ -211,8 +211,16 @@ impl Plugin {
             .map_err(Error::Runtime)?;
         let chunk = plugin.options.peer.read_chunk_bytes;
         let result = runtime.block_on(async move {
-            let writer = crate::stdio::blocking_writer(protocol, chunk);
-            plugin.run_with(tokio::io::stdin(), writer).await
+            match crate::stdio::pipes(&protocol) {
+                Some((reader, writer)) => {
+                    drop(protocol);
+                    plugin.run_with(reader, writer).await
+                }
+                None => {
+                    let writer = crate::stdio::blocking_writer(protocol, chunk);
+                    plugin.run_with(tokio::io::stdin(), writer).await
+                }
+            }
         });
         // Handlers still running after the grace period are abandoned, not awaited.
         runtime.shutdown_background();

@@ -21,8 +21,30 @@ pub(crate) fn reserve_stdout() -> Result<File, Error> {
     Ok(File::from(protocol))
 }
 
-/// An async writer whose bytes a task copies to `file` with blocking writes. (tokio writes its
-/// own stdout the same way: a pipe cannot be written asynchronously without a reactor.)
+/// The protocol's two pipes opened afresh through `/proc/self/fd` and driven by the runtime's
+/// reactor (epoll), so a call costs one wake-up of this process's one thread each way instead
+/// of a hop through a blocking thread for every read and every write (tokio's `stdin()` and
+/// [`blocking_writer`]). Each end is a new open file description of the same pipe, so the
+/// non-blocking mode it needs reaches neither fd 0 nor anything that shares it (a child a
+/// handler starts keeps a blocking stdin). `None` when either is not a pipe (a terminal, a
+/// file, a socket): the caller falls back to blocking I/O.
+pub(crate) fn pipes(
+    protocol: &File,
+) -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsRawFd as _;
+    let options = tokio::net::unix::pipe::OpenOptions::new();
+    let reader = options.open_receiver("/proc/self/fd/0").ok()?;
+    let writer = options
+        .open_sender(format!("/proc/self/fd/{}", protocol.as_raw_fd()))
+        .ok()?;
+    Some((reader, writer))
+}
+
+/// An async writer whose bytes a task copies to `file` with blocking writes: the fallback when
+/// the protocol's output is not a pipe (tokio writes its own stdout the same way).
 ///
 /// When a write fails (the host stopped reading), the task ends and the returned stream's
 /// next write fails, which closes the connection.

@@ -281,6 +281,9 @@ pub struct Process {
     report: OnceCell<ExitReport>,
     /// Under a shim, the program's pid once seen.
     program: std::sync::OnceLock<u32>,
+    /// The shim to pre-start for the next spawn once this one's start-up is over
+    /// ([`SupervisorOptions::warm_shim`]); taken by the first of `handshake_done` and `stop`.
+    refill: Mutex<Option<std::path::PathBuf>>,
 }
 
 /// The bounds of [`Process::stop`].
@@ -310,7 +313,8 @@ pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned,
         kill: options.kill_wait,
     };
     let prepared = prepare(spec, &options.containment)?;
-    let (process, pipes) = match crate::warm::take(spec, options, &prepared)? {
+    let refill = prepared.shim.clone().filter(|_| options.warm_shim);
+    let (mut process, pipes) = match crate::warm::take(spec, options, &prepared)? {
         Some(warm) => {
             let process = Process::watch(
                 spec,
@@ -337,6 +341,7 @@ pub fn spawn(spec: &ProcessSpec, options: &SupervisorOptions) -> Result<Spawned,
             (process, pipes)
         }
     };
+    process.refill = Mutex::new(refill);
     // From here on, an early return drops `process`, which kills the group.
     let (Some(stdout), Some(stderr)) = pipes else {
         return Err(no_pipes(spec));
@@ -548,7 +553,24 @@ impl Process {
             waits,
             report: OnceCell::new(),
             program: std::sync::OnceLock::new(),
+            refill: Mutex::new(None),
         })
+    }
+
+    /// Tells the supervisor that the owner's start-up exchange with the child (a handshake,
+    /// say) is over, so the background work held back so as not to compete with it for the
+    /// CPU begins now: pre-starting the shim the next spawn will take
+    /// ([`SupervisorOptions::warm_shim`]). Optional and idempotent; without it that work
+    /// begins when the process is stopped.
+    pub fn handshake_done(&self) {
+        let shim = self
+            .refill
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(shim) = shim {
+            crate::warm::refill(shim);
+        }
     }
 
     /// The direct child's pid, which is also its process group id: under a shim, the shim's.
@@ -633,8 +655,10 @@ impl Process {
                     Some(_) => false,
                     None => self.shared.kill_tree(),
                 };
+                let exit = self.reaped_after_kill().await;
+                self.handshake_done();
                 ExitReport {
-                    exit: self.reaped_after_kill().await,
+                    exit,
                     already_exited,
                     forced,
                 }

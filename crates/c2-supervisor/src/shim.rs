@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
@@ -49,9 +49,6 @@ pub const SHIM_BIN: &str = "c2-supervisor-shim";
 
 /// An environment variable naming the shim explicitly (an absolute path), before any lookup.
 pub const SHIM_ENV: &str = "C2_SUPERVISOR_SHIM";
-
-/// The shim's second argument in its last step, dying by the program's signal.
-const DIE_FLAG: &str = "--die-by";
 
 /// The signal the host sends the shim (to its pid only) to have the tree killed at once.
 pub const KILL_TREE: Signal = Signal::SIGUSR1;
@@ -114,11 +111,7 @@ fn say(message: &str) {
 /// The shim itself; returns the exit code when it does not end by re-raising a signal.
 fn run(args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
-    let first = args.next();
-    if first.as_deref() == Some(OsStr::new(DIE_FLAG)) {
-        return die(args.next());
-    }
-    let host = first.and_then(|pid| {
+    let host = args.next().and_then(|pid| {
         std::str::from_utf8(pid.as_bytes())
             .ok()?
             .parse::<i32>()
@@ -308,27 +301,6 @@ async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, Stri
     Ok(status)
 }
 
-/// The last step of a shim whose program died by a signal the shim handles: this process was
-/// exec'ed afresh (so the signal is back to its default action) only to die by it.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the shim re-raises the runtime's fatal signal on itself"
-)]
-fn die(signal: Option<OsString>) -> i32 {
-    let number = signal
-        .and_then(|number| number.to_str()?.parse::<i32>().ok())
-        .unwrap_or(Signal::SIGKILL as i32);
-    if let Ok(signal) = Signal::try_from(number) {
-        let mut only = SigSet::empty();
-        only.add(signal);
-        let _ = only.thread_unblock();
-        for _ in 0..2 {
-            let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
-        }
-    }
-    128 + number
-}
-
 /// Spawns, retrying briefly on "text file busy" (an executable written moments ago).
 fn spawn_retrying(command: &mut std::process::Command) -> std::io::Result<std::process::Child> {
     let mut backoff = Duration::from_millis(2);
@@ -461,12 +433,9 @@ pub(crate) fn parent_of(pid: i32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Ends the shim the way the runtime ended: its exit code, or death by its signal. A signal
-/// the shim handles cannot be re-raised in place, so the shim execs itself to die by it.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the shim re-raises the runtime's fatal signal on itself"
-)]
+/// Ends the shim the way the runtime ended: its exit code, or death by its signal. A signal the
+/// shim listens for is put back to its default action first, then raised, in this process: no
+/// exec, so a stop costs no more than the program's own exit.
 fn exit_like(status: Option<ExitStatus>) -> i32 {
     let Some(status) = status else {
         // The runtime's status was lost (the bound passed): report a kill.
@@ -476,37 +445,10 @@ fn exit_like(status: Option<ExitStatus>) -> i32 {
         return code;
     }
     let number = status.signal().unwrap_or(Signal::SIGKILL as i32);
-    let handled = [
-        Signal::SIGCHLD,
-        Signal::SIGTERM,
-        Signal::SIGINT,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        KILL_TREE,
-        PARENT_DIED,
-    ];
-    match Signal::try_from(number) {
-        Ok(signal) if handled.contains(&signal) => {
-            if let Ok(exe) = std::env::current_exe() {
-                #[expect(
-                    clippy::disallowed_methods,
-                    reason = "the shim replaces itself (exec, no new process) to die by a signal"
-                )]
-                let error = std::process::Command::new(exe)
-                    .args([OsStr::new(SHIM_FLAG), OsStr::new(DIE_FLAG)])
-                    .arg(number.to_string())
-                    .exec();
-                say(&format!("cannot re-raise signal {number}: {error}"));
-            }
-        }
-        Ok(signal) => {
-            // std's own SIGSEGV/SIGBUS handler resets the action to the default and returns
-            // on a signal that is not a guard-page fault, so the second one is fatal.
-            for _ in 0..2 {
-                let _ = nix::sys::signal::kill(nix::unistd::getpid(), signal);
-            }
-        }
-        Err(_) => {}
+    // Returns only for a signal whose default action does not end a process (a stop, or one
+    // ignored by default), which cannot have ended the program either.
+    if let Err(error) = signal_hook::low_level::emulate_default_handler(number) {
+        say(&format!("cannot re-raise signal {number}: {error}"));
     }
     // Still here: the shell convention stands in for the signal.
     128 + number

@@ -98,7 +98,9 @@ pub struct SupervisorOptions {
     /// before it died (its stdout may be held open by a descendant, so EOF may never come).
     pub exit_drain: Duration,
     /// Keep one shim started ahead (per host process, see `warm.rs`), so that an activation
-    /// does not wait for the shim's own start. Off for a one-shot process, which gains nothing.
+    /// does not wait for the shim's own start; the next one is started at
+    /// [`Process::handshake_done`](crate::Process::handshake_done) or the stop. Off for a
+    /// one-shot process, which gains nothing.
     pub warm_shim: bool,
 }
 

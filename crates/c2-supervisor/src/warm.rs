@@ -1,8 +1,9 @@
 //! One pre-started shim per host process, so that an activation does not wait for the shim's
 //! own start (an exec and its event loop, about a millisecond).
 //!
-//! A warm shim is started in the background (after the first spawn, and again after each one
-//! that used it) with `--warm`: it arms itself exactly like a cold one (subreaper, parent-death
+//! A warm shim is started in the background with `--warm` once a spawn's start-up is over
+//! (`Process::handshake_done`, or its stop), so that its exec does not compete with the
+//! program's own start: it arms itself exactly like a cold one (subreaper, parent-death
 //! signal, the host-is-my-parent check) and then waits for its spec on stdin: one frame, read
 //! unbuffered so not a byte of the program's own stdin is consumed. The host writes the frame
 //! into the pipe that becomes the program's stdin, and from then on the shim is an ordinary one.
@@ -51,8 +52,8 @@ static FILLING: AtomicBool = AtomicBool::new(false);
 /// Bumped by [`release`]: a shim whose start began before is discarded, not kept.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Hands `spec` to the idle shim, if there is a live one for this shim path; starts the next
-/// one in the background either way. `Ok(None)`: spawn cold.
+/// Hands `spec` to the idle shim, if there is a live one for this shim path. `Ok(None)`: spawn
+/// cold. Either way the next one is started later, by [`refill`].
 pub(crate) fn take(
     spec: &ProcessSpec,
     options: &SupervisorOptions,
@@ -62,13 +63,23 @@ pub(crate) fn take(
         return Ok(None);
     };
     let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).take();
-    refill(shim.clone());
-    let Some(mut idle) = idle else {
-        return Ok(None);
-    };
+    // The next shim is not started here: on two CPUs its start competes with the program's
+    // own. The caller starts it through `Process::handshake_done` (or the stop) once its
+    // start-up exchange is over.
+    Ok(hand_over(idle, spec, shim, prepared))
+}
+
+/// Writes the spec frame to `idle` and takes its pipes; `None` when there is no usable shim.
+fn hand_over(
+    idle: Option<Idle>,
+    spec: &ProcessSpec,
+    shim: &PathBuf,
+    prepared: &Prepared,
+) -> Option<Warm> {
+    let mut idle = idle?;
     if idle.shim != *shim || !matches!(idle.child.try_wait(), Ok(None)) {
         discard(idle);
-        return Ok(None);
+        return None;
     }
     let frame = encode(spec, prepared);
     let pipes = (
@@ -78,12 +89,12 @@ pub(crate) fn take(
     );
     let (Some(mut stdin), Some(stdout), Some(stderr)) = pipes else {
         discard(idle);
-        return Ok(None);
+        return None;
     };
     if stdin.write_all(&frame).is_err() {
         drop(stdin);
         discard(idle);
-        return Ok(None);
+        return None;
     }
     let converted = (
         ChildStdin::from_std(stdin),
@@ -91,15 +102,15 @@ pub(crate) fn take(
         ChildStderr::from_std(stderr),
     );
     match converted {
-        (Ok(stdin), Ok(stdout), Ok(stderr)) => Ok(Some(Warm {
+        (Ok(stdin), Ok(stdout), Ok(stderr)) => Some(Warm {
             child: idle.child,
             stdin,
             stdout,
             stderr,
-        })),
+        }),
         _ => {
             discard(idle);
-            Ok(None)
+            None
         }
     }
 }
@@ -122,8 +133,15 @@ pub fn release() {
     }
 }
 
-/// Starts one idle shim on a short-lived thread, unless one is being started.
-fn refill(shim: PathBuf) {
+/// Starts one idle shim on a short-lived thread, unless one is idle or being started.
+pub(crate) fn refill(shim: PathBuf) {
+    if IDLE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
+    {
+        return;
+    }
     if FILLING.swap(true, Ordering::AcqRel) {
         return;
     }

@@ -201,7 +201,7 @@ fn target_dir() -> PathBuf {
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
     step(
-        "cargo build --release -p c2-testkit -p c2-cli --bins",
+        "cargo build --release -p c2-testkit -p c2-cli -p c2-supervisor --bins",
         &[
             "build",
             "--release",
@@ -210,6 +210,8 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
             "c2-testkit",
             "-p",
             "c2-cli",
+            "-p",
+            "c2-supervisor",
             "--bins",
         ],
     )?;
@@ -251,6 +253,14 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         .env(SDK_BIN, target.join("release/examples/bench-echo"))
         .env(CLI_BIN, target.join("release/c2-plugins"))
         .envs(peers.map(|path| (peers::BIN, path)))
+        // The host's shim is the small dedicated binary, as for an embedder that ships it:
+        // re-entering this 79 MB executable costs every activation a far larger exec.
+        .env(
+            c2_supervisor::shim::SHIM_ENV,
+            target_dir()
+                .join("release")
+                .join(c2_supervisor::shim::SHIM_BIN),
+        )
         .current_dir(root())
         .status()
         .context("could not run the release bench")?;

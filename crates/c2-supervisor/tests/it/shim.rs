@@ -254,3 +254,41 @@ async fn a_pre_started_shim_runs_the_next_spec_exactly_as_a_cold_one() {
     c2_supervisor::release_warm_shim();
     assert!(eventually(|| idle_shim().is_none()).await);
 }
+
+#[tokio::test]
+async fn the_next_shim_is_started_only_after_the_handshake_or_the_stop() {
+    let _guard = support::exclusive().await;
+    c2_supervisor::release_warm_shim();
+    let spec = support::sh("read line; echo \"$line\"");
+    // No shim is idle: this spawn is cold and starts none of its own.
+    let first = support::spawn(&spec);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        idle_shim(),
+        None,
+        "a shim was pre-started during the start-up"
+    );
+    first.process.handshake_done();
+    assert!(
+        eventually(|| idle_shim().is_some()).await,
+        "handshake_done started no shim"
+    );
+    let idle = idle_shim().unwrap();
+    first.process.stop().await;
+
+    // The second spawn takes the idle shim (whose command line still says `--warm`) and,
+    // until its handshake, starts no other.
+    let second = support::spawn(&spec);
+    assert_eq!(pid(&second.process), idle, "the idle shim took the spec");
+    let other = || idle_shim().filter(|pid| *pid != idle);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(other(), None, "a shim was pre-started during the start-up");
+    // Without a handshake_done, the stop starts it.
+    second.process.stop().await;
+    assert!(
+        eventually(|| other().is_some()).await,
+        "the stop started no shim"
+    );
+    c2_supervisor::release_warm_shim();
+    assert!(eventually(|| idle_shim().is_none()).await);
+}

@@ -102,6 +102,36 @@ impl Runtime {
     }
 }
 
+/// Whether fd 0 of `pid` is non-blocking, and how many of its pipes are.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "lists a test child's descriptors in /proc; no bundle tree is walked"
+)]
+fn nonblocking_fds(pid: u32) -> (bool, usize) {
+    let mut fd0 = false;
+    let mut pipes = 0;
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+        let fd = entry.unwrap().file_name().into_string().unwrap();
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .map(|octal| u32::from_str_radix(octal.trim(), 8).unwrap())
+            .unwrap();
+        if flags & 0o4000 == 0 {
+            continue;
+        }
+        if fd == "0" {
+            fd0 = true;
+        } else if std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+            .is_ok_and(|target| target.to_string_lossy().starts_with("pipe:"))
+        {
+            pipes += 1;
+        }
+    }
+    (fd0, pipes)
+}
+
 fn bundle_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -136,6 +166,14 @@ fn the_built_binary_speaks_the_protocol_keeps_prints_off_stdout_and_exits_on_eof
     assert_eq!(
         greet["result"],
         json!({ "greeting": "Hello, Ada!", "greetingsSoFar": 1 })
+    );
+    // The SDK drives its pipes non-blocking on its reactor, through descriptions of its own:
+    // fd 0, which a child of a handler inherits, stays blocking, and fd 1 is stderr.
+    let (fd0_nonblocking, protocol_ends) = nonblocking_fds(runtime.child.id());
+    assert!(!fd0_nonblocking, "fd 0 was made non-blocking");
+    assert!(
+        protocol_ends >= 2,
+        "the protocol's input and output are not driven by the reactor"
     );
     let refused = runtime.request(
         3,
