@@ -193,7 +193,7 @@ pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostErro
     HostError::command(
         ErrorKind::Disabled,
         format!(
-            "component {component} of {id} is disabled in {}: run `c2-plugins enable {id} --component {component}{project}` (or `inherit` to drop the override)",
+            "component {component} of {id} is disabled in {}",
             if realm == "global" {
                 "the user scope".to_owned()
             } else {
@@ -201,6 +201,9 @@ pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostErro
             }
         ),
     )
+    .with_hint(format!(
+        "run `c2-plugins enable {id} --component {component}{project}` (or `inherit` to drop the override)"
+    ))
 }
 
 impl PluginHost {

@@ -372,10 +372,14 @@ impl PluginHost {
                     return Err(hub_error(
                         ErrorKind::DuplicateMarketplace,
                         format!(
-                            "a catalog named `{}` at {} is already configured: remove it first with `c2-plugins marketplace remove {}`, or add this one with another --name",
-                            same.name, same.location, same.name
+                            "a catalog named `{}` at {} is already configured",
+                            same.name, same.location
                         ),
-                    ));
+                    )
+                    .with_hint(format!(
+                        "remove it first with `c2-plugins marketplace remove {}`, or add this one with another --name",
+                        same.name
+                    )));
                 }
                 if list.len() >= max {
                     return Err(hub_error(
@@ -427,7 +431,10 @@ impl PluginHost {
             ]),
             None if configured.is_empty() => Err(hub_error(
                 ErrorKind::NoMarketplace,
-                "no catalog is configured: give --marketplace PATH|URL or add one with `c2-plugins marketplace add`",
+                "no catalog was given and none is configured",
+            )
+            .with_hint(
+                "give --marketplace PATH|URL, or add one with `c2-plugins marketplace add`",
             )),
             None => Ok(configured.into_iter().map(|m| m.location).collect()),
         }
@@ -494,9 +501,12 @@ impl PluginHost {
             return Err(hub_error(
                 ErrorKind::InvalidCatalog,
                 format!(
-                    "{normalized} is not a valid catalog ({first}); nothing was installed from it: run `c2-plugins validate` on it"
+                    "{normalized} is not a valid catalog ({first}); nothing was installed from it"
                 ),
-            ));
+            )
+            .with_hint(format!(
+                "`c2-plugins validate {normalized}` shows every problem"
+            )));
         };
         Ok(OpenedCatalog {
             location: normalized,
@@ -526,10 +536,11 @@ impl PluginHost {
             0 => {
                 return Err(hub_error(
                     ErrorKind::EntryNotFound,
-                    format!(
-                        "no catalog lists `{name}`: `c2-plugins search {name}` shows what the catalogs offer"
-                    ),
-                ));
+                    format!("no catalog lists `{name}`"),
+                )
+                .with_hint(format!(
+                    "`c2-plugins search {name}` shows what the catalogs offer"
+                )));
             }
             1 => found.remove(0),
             _ => {
@@ -969,8 +980,11 @@ impl PluginHost {
                     return Err(hub_error(
                         ErrorKind::NotFromCatalog,
                         format!(
-                            "{id} was not installed from a catalog, so it has no catalog entry to update from: reinstall it from its source, or install it with `c2-plugins install NAME --marketplace ...`"
+                            "{id} was not installed from a catalog, so it has no catalog entry to update from"
                         ),
+                    )
+                    .with_hint(
+                        "reinstall it from its source, or install it with `c2-plugins install NAME --marketplace ...`",
                     ));
                 }
                 vec![record.clone()]
@@ -1071,7 +1085,7 @@ fn unknown_marketplace(name: &str, list: &[ConfiguredMarketplace]) -> HostError 
     hub_error(
         ErrorKind::UnknownMarketplace,
         format!(
-            "no configured catalog is named `{name}` (configured: {}): `c2-plugins marketplace list` shows them",
+            "no configured catalog is named `{name}` (configured: {})",
             if known.is_empty() {
                 "none".to_owned()
             } else {
@@ -1079,6 +1093,7 @@ fn unknown_marketplace(name: &str, list: &[ConfiguredMarketplace]) -> HostError 
             }
         ),
     )
+    .with_hint("`c2-plugins marketplace list` shows them")
 }
 
 fn parse_marketplaces(

@@ -39,11 +39,16 @@ fn ok(run: &Run) -> Value {
     run.json()["result"].clone()
 }
 
+/// The error's message and, after it, its hint (the advice a person is shown).
 fn failed(run: &Run, kind: &str) -> String {
     assert_eq!(run.code, 1, "{run:#?}");
     let error = &run.json()["error"];
     assert_eq!(error["kind"], kind, "{run:#?}");
-    error["message"].as_str().unwrap().to_owned()
+    let message = error["message"].as_str().unwrap();
+    match error["hint"].as_str() {
+        Some(hint) => format!("{message}\nhint: {hint}"),
+        None => message.to_owned(),
+    }
 }
 
 fn install(sandbox: &Sandbox) -> Value {

@@ -150,7 +150,8 @@ fn assert_disabled(error: &HostError, text: &str) {
     assert_eq!(error.kind(), "disabled", "{error}");
     let message = error.to_string();
     assert!(message.contains(text), "{message}");
-    assert!(message.contains("--component"), "says how: {message}");
+    let hint = error.hint().unwrap_or_default();
+    assert!(hint.contains("--component"), "says how: {message} / {hint}");
 }
 
 #[tokio::test]
@@ -408,7 +409,13 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
         .await
         .unwrap_err();
     assert_disabled(&refused, "runtime-command:fixture.info");
-    assert!(refused.to_string().contains("--project"), "{refused}");
+    assert!(
+        refused
+            .hint()
+            .is_some_and(|hint| hint.contains("--project")),
+        "{refused}: {:?}",
+        refused.hint()
+    );
     env.invoke("fixture.info", json!({})).await.unwrap();
     env.host
         .invoke(&Target::Project(other.clone()), "fixture.info", json!({}))
