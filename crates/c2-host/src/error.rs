@@ -340,6 +340,11 @@ impl HostError {
             HostError::Policy(error) => match error {
                 c2_policy::Error::StalePlan { .. } => ErrorKind::StalePlan,
                 c2_policy::Error::SafeMode => ErrorKind::SafeMode,
+                // The bundle went away under the change (another process uninstalled it).
+                c2_policy::Error::UnknownModule(_) => ErrorKind::NotInstalled,
+                c2_policy::Error::ProjectScopeNotSupported(_) => {
+                    ErrorKind::ProjectScopeNotSupported
+                }
                 _ => ErrorKind::PolicyRefused,
             },
             HostError::Io { .. } => ErrorKind::Io,

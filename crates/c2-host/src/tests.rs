@@ -134,3 +134,15 @@ fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
     );
     assert_eq!(row.realm_label(), "global");
 }
+
+#[test]
+fn a_policy_change_to_a_bundle_gone_meanwhile_is_not_installed_and_a_user_only_one_says_so() {
+    let gone = HostError::from(c2_policy::Error::UnknownModule("bundle:x".to_owned()));
+    assert_eq!(gone.kind(), ErrorKind::NotInstalled);
+    let scope = HostError::from(c2_policy::Error::ProjectScopeNotSupported(
+        "bundle:x".to_owned(),
+    ));
+    assert_eq!(scope.kind(), ErrorKind::ProjectScopeNotSupported);
+    let other = HostError::from(c2_policy::Error::InheritIsProjectOnly);
+    assert_eq!(other.kind(), ErrorKind::PolicyRefused);
+}

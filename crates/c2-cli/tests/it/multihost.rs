@@ -590,16 +590,17 @@ fn soak_random_changes_from_four_processes_against_two_live_hosts() {
                             "{args:?}: {run:#?}"
                         );
                     }
-                    if worker == 0 {
-                        // End with something runnable, so the final checks see a live owner.
-                        let bundle = bundles[0].to_str().unwrap();
-                        let run = sandbox.run(&["install", bundle, "--trust", "--enable"]);
-                        assert_eq!(run.code, 0, "{run:#?}");
-                    }
                 })
             })
             .collect();
         let ended: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
+        if ended.iter().all(Result::is_ok) {
+            // End with something runnable, so the final checks see a live owner. Only once
+            // every worker is done: a concurrent uninstall may rightly defeat an install.
+            let bundle = bundles[0].to_str().unwrap();
+            let run = sandbox.run(&["install", bundle, "--trust", "--enable"]);
+            assert_eq!(run.code, 0, "{run:#?}");
+        }
         drop(_done);
         activity.join().unwrap();
         for worker in ended {
