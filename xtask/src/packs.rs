@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use c2_bundle_collector::{Limits, collect_dir};
+use c2_bundle_collector::{Limits, check_marketplace, collect_dir};
 
 /// Runs `c2-plugins check`'s logic on a pack: spawn, handshake, exact confirmation, every
 /// invocable command, no stray stdout, exit on stdin EOF.
@@ -87,6 +87,42 @@ pub(crate) fn check(root: &Path) -> Result<Vec<String>> {
     }
     if checked == 0 {
         problems.push("packs/ holds no bundle: the examples are part of the contract".to_owned());
+    }
+    problems.extend(check_catalog(&packs, &dirs_named(&packs)?)?);
+    Ok(problems)
+}
+
+/// The names of the pack directories (those with a plugin.json).
+fn dirs_named(packs: &Path) -> Result<Vec<String>> {
+    #[expect(clippy::disallowed_methods, reason = "xtask lists the example packs")]
+    let entries = std::fs::read_dir(packs).with_context(|| format!("read {}", packs.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.join("plugin.json").is_file())
+        .filter_map(|path| Some(path.file_name()?.to_str()?.to_owned()))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// packs/marketplace.json is the example catalog (README, "Catalogs"): valid, and listing
+/// every pack, each at the name and version its plugin.json declares.
+fn check_catalog(packs: &Path, packs_named: &[String]) -> Result<Vec<String>> {
+    let path = packs.join("marketplace.json");
+    let check = check_marketplace(&path, &Limits::default())
+        .with_context(|| format!("check {}", path.display()))?;
+    let mut problems: Vec<String> = check
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("packs/marketplace.json: [{}] {}", d.code, d.message))
+        .collect();
+    let mut listed: Vec<String> = check.entries.iter().map(|e| e.name.clone()).collect();
+    listed.sort();
+    if check.is_valid() && listed != packs_named {
+        problems.push(format!(
+            "packs/marketplace.json lists {listed:?}, the packs are {packs_named:?}: list every pack"
+        ));
     }
     Ok(problems)
 }
