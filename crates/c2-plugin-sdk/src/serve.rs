@@ -175,10 +175,17 @@ impl Served {
         Ok(serde_json::to_value(&self.confirmation).unwrap_or(Value::Null))
     }
 
-    async fn invoke(&self, params: Option<Value>, peer: Peer) -> Result<Value, ErrorObject> {
+    /// Runs a command. Its params are read from their raw text straight into
+    /// [`CommandInvokeParams`]: one parse builds the args, with no intermediate `Value` of the
+    /// whole params rebuilt after.
+    async fn invoke(
+        &self,
+        params: Option<c2_protocol::RawJson>,
+        peer: Peer,
+    ) -> Result<Value, ErrorObject> {
         let init = self.initialized()?;
-        let params: CommandInvokeParams = serde_json::from_value(params.unwrap_or(Value::Null))
-            .map_err(|e| {
+        let params: CommandInvokeParams =
+            c2_protocol::from_raw(params.as_deref()).map_err(|e| {
                 ErrorObject::new(
                     codes::INVALID_PARAMS,
                     format!("invalid command/invoke params: {e}"),
@@ -303,7 +310,7 @@ impl RequestHandler for Dispatcher {
         Box::pin(async move {
             match request.method.as_str() {
                 method::INITIALIZE => served.initialize(params_value(request.params)?),
-                method::COMMAND_INVOKE => served.invoke(params_value(request.params)?, peer).await,
+                method::COMMAND_INVOKE => served.invoke(request.params, peer).await,
                 other => Err(ErrorObject::new(
                     codes::METHOD_NOT_FOUND,
                     format!(

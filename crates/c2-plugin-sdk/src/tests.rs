@@ -266,6 +266,39 @@ async fn absent_args_reach_the_handler_as_an_empty_object() {
 }
 
 #[tokio::test]
+async fn invoke_params_of_the_wrong_shape_are_refused_as_invalid_params() {
+    let host = Host::start(demo(), RejectRequests);
+    host.initialize(&[]).await;
+    for params in [
+        None,
+        Some(json!({ "args": {} })),
+        Some(json!({ "name": 7, "args": {} })),
+        Some(json!([1, 2])),
+    ] {
+        let error = remote(
+            within(host.peer.request(method::COMMAND_INVOKE, params.clone()))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(error.code, -32602, "{params:?}");
+        assert!(
+            error.message.starts_with("invalid command/invoke params: "),
+            "{params:?}: {}",
+            error.message
+        );
+    }
+    // A big string arg reaches the handler and comes back whole.
+    let text = "x".repeat(64 * 1024);
+    assert_eq!(
+        host.invoke("demo.plain", json!({ "text": text }))
+            .await
+            .unwrap(),
+        json!({ "text": text })
+    );
+    host.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn args_violating_the_schema_are_refused_naming_the_path_before_the_handler_runs() {
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&runs);

@@ -184,22 +184,27 @@ const BYTES_PER_VALUE: usize = 80;
 /// 80 bytes (`BYTES_PER_VALUE`), plus the text itself for string contents. A document of 8 MiB of
 /// `[0,0,...]` costs about 320 MiB as a tree; checking this first lets a consumer refuse it.
 pub fn value_tree_cost(json: &str) -> usize {
+    let bytes = json.as_bytes();
     let mut values = 1usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json.as_bytes() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
         match b {
-            b'"' => in_string = true,
+            // A string's contents are skipped a word at a time up to its closing quote: only a
+            // quote or a backslash can end the run, and an escaped byte is never the end.
+            b'"' => loop {
+                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    None => {
+                        i = bytes.len();
+                        break;
+                    }
+                    Some(k) if bytes[i + k] == b'\\' => i = (i + k + 2).min(bytes.len()),
+                    Some(k) => {
+                        i += k + 1;
+                        break;
+                    }
+                }
+            },
             b',' | b'[' | b'{' | b':' => values += 1,
             _ => {}
         }

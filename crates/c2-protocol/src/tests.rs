@@ -896,3 +896,67 @@ fn a_manifest_command_declaration_converts_into_a_declared_command() {
         ]
     );
 }
+
+/// The byte-at-a-time scan `value_tree_cost` replaced: the skipping scan must charge exactly
+/// what it charged, whatever the text (valid JSON or not, strings cut short included).
+fn value_tree_cost_by_bytes(json: &str) -> usize {
+    let mut values = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json.as_bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' | b':' => values += 1,
+            _ => {}
+        }
+    }
+    values.saturating_mul(80).saturating_add(json.len())
+}
+
+#[test]
+fn the_tree_cost_skips_strings_exactly_like_the_byte_scan() {
+    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(64 * 1024));
+    for text in [
+        "",
+        "\"",
+        "\"\\",
+        "\"\\\"",
+        r#""a\\",1"#,
+        r#"["\\\"",[1,2],{"k":"v\"\\"}]"#,
+        r#"{"é":"\u00e9,[","x":[1,{"y":"\\"}]}"#,
+        "\"unterminated, [ { :",
+        big.as_str(),
+    ] {
+        assert_eq!(
+            value_tree_cost(text),
+            value_tree_cost_by_bytes(text),
+            "{text:.80}"
+        );
+    }
+    assert_eq!(value_tree_cost(&big), 3 * 80 + big.len());
+}
+
+proptest! {
+    #[test]
+    fn the_tree_cost_matches_the_byte_scan_on_any_text(
+        text in "[\"\\\\,:\\[\\]{}a é0]{0,64}",
+    ) {
+        prop_assert_eq!(value_tree_cost(&text), value_tree_cost_by_bytes(&text));
+    }
+
+    #[test]
+    fn the_tree_cost_matches_the_byte_scan_on_any_json(value in json_value()) {
+        let text = value.to_string();
+        prop_assert_eq!(value_tree_cost(&text), value_tree_cost_by_bytes(&text));
+    }
+}

@@ -18,7 +18,7 @@
 //!
 //! `initialize` is answered with `name` `c2-fixture`, `version` `0.1.0`, `protocolVersion`
 //! `1.0.0`, and the commands and events above. `command/invoke` handles these names whether or not
-//! they are declared: `fixture.echo` (returns the args), `fixture.info` (returns `pid`, `pgid`,
+//! they are declared: `fixture.echo` (returns the args' exact text), `fixture.info` (returns `pid`, `pgid`,
 //! `cwd`, `env`, `dataDir`, `projectPath`, `hostCommands`, `config`, `children`; `env` holds the
 //! variables named in args `{"env": [..]}`, or every `C2_*` variable without it), `fixture.call`
 //! (args `{name, args}`: sends `command/call` to the host and answers with the host's result or

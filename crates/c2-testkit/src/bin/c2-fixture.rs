@@ -5,6 +5,9 @@
 //! already buffered the loop holds its answers and writes them together before it next waits
 //! for input, as a plugin answering a burst should: one `write` and one wake-up of the host per
 //! burst, not per answer. A lone request is answered with one `write`, as before.
+//!
+//! `fixture.echo` answers with its args' exact JSON text, read as a borrowed raw value: a big
+//! echo costs one parse and one copy, not a `Value` tree built, re-escaped and dropped.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -15,6 +18,8 @@ use std::time::Duration;
 
 use c2_testkit::{DEFAULT_COMMANDS, ENV_COMMANDS, ENV_EVENTS, ENV_HELPER, ENV_MODE, Mode};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// How long a grandchild, or a fixture ignoring stdin EOF, lives at most.
@@ -126,7 +131,7 @@ impl Writer {
         self.holding = hold;
     }
 
-    fn send(&mut self, message: &Value) {
+    fn send(&mut self, message: &impl Serialize) {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         // Writing a `Value` into a `Vec` cannot fail.
@@ -136,7 +141,7 @@ impl Writer {
         self.line = line;
     }
 
-    fn respond(&mut self, message: &Value) {
+    fn respond(&mut self, message: &impl Serialize) {
         self.send(message);
         if self.reply_twice {
             self.send(message);
@@ -152,6 +157,34 @@ impl Writer {
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
     }
+}
+
+/// A `command/invoke` request, borrowed from its line; any other shape (a missing member, a
+/// member twice) is read as a `Value` instead.
+#[derive(Deserialize)]
+struct EchoCall<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    params: EchoParams<'a>,
+}
+
+#[derive(Deserialize)]
+struct EchoParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    args: &'a RawValue,
+}
+
+/// The answer to `fixture.echo`: the args' text, byte for byte.
+#[derive(Serialize)]
+struct EchoAnswer<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: &'a RawValue,
 }
 
 #[derive(Debug)]
@@ -269,6 +302,19 @@ impl Fixture {
             match stdin.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
+            }
+            if let Ok(call) = serde_json::from_slice::<EchoCall<'_>>(&line)
+                && call.method == "command/invoke"
+                && call.params.name == "fixture.echo"
+            {
+                self.with_out(|out| {
+                    out.respond(&EchoAnswer {
+                        jsonrpc: "2.0",
+                        id: call.id,
+                        result: call.params.args,
+                    });
+                });
+                continue;
             }
             match serde_json::from_slice::<Value>(&line) {
                 Ok(message) => self.handle(message),

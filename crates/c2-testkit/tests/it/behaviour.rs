@@ -41,6 +41,29 @@ fn echo_returns_its_args() {
 }
 
 #[test]
+fn echo_returns_the_exact_text_of_its_args_and_reads_any_other_shape_as_before() {
+    let mut fixture = start(&Fixture::new());
+    fixture.initialize();
+    // Passed through as text: no float rounding, no re-escaping, member order kept.
+    let args = r#"{"z":1E2,"s":"\u00e9\"","big":12345678901234567890123,"a":[ 1 ,2]}"#;
+    fixture.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":"k","method":"command/invoke","params":{{"name":"fixture.echo","args":{args}}}}}"#
+    ));
+    assert_eq!(
+        String::from_utf8(fixture.raw_line()).unwrap(),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":\"k\",\"result\":{args}}}\n")
+    );
+    // Without args (not the borrowed shape) the echo still answers, with null.
+    fixture.send_line(
+        r#"{"jsonrpc":"2.0","id":3,"method":"command/invoke","params":{"name":"fixture.echo"}}"#,
+    );
+    assert_eq!(
+        fixture.json(),
+        json!({"jsonrpc": "2.0", "id": 3, "result": null})
+    );
+}
+
+#[test]
 fn info_reports_the_process_and_what_initialize_carried() {
     let dir = tempfile::tempdir().unwrap();
     let mut fixture = start_in(&Fixture::new().events(json!([])), dir.path());

@@ -80,6 +80,13 @@ impl Running {
         stdin.flush().unwrap();
     }
 
+    /// Writes `line` and a newline as they are.
+    pub(crate) fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// The next stdout line, with its newline.
     pub(crate) fn raw_line(&self) -> Vec<u8> {
         self.lines
