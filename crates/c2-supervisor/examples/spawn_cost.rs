@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Modes: `group` (no shim), `cold` (a shim started for the spawn), `warm` (the shim started
-//! ahead, the default). The example calls `run_if_requested`, so it is its own shim unless
+//! ahead, the default), `warm-settled` (warm, with the stop 10 ms after the start, once the
+//! successor shim `handshake_done` starts is up, so it does not compete with the stop). The example calls `run_if_requested`, so it is its own shim unless
 //! `C2_SUPERVISOR_SHIM` names another one (for example a large executable re-entered).
 
 use std::time::{Duration, Instant};
@@ -79,8 +80,10 @@ async fn once(
             options.warm_shim = false;
         }
         "cold" => options.warm_shim = false,
-        "warm" => {}
-        other => return Err(format!("unknown mode {other}: group, cold or warm").into()),
+        "warm" | "warm-settled" => {}
+        other => {
+            return Err(format!("unknown mode {other}: group, cold, warm or warm-settled").into());
+        }
     }
     let spec = ProcessSpec::new(program, std::env::temp_dir())
         .env("C2_FIXTURE_MODE", "echo")
@@ -94,6 +97,10 @@ async fn once(
         .await?;
     let start = begun.elapsed();
     spawned.process.handshake_done();
+    if mode == "warm-settled" {
+        // The next warm shim, started by `handshake_done`, is up before the stop begins.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let begun = Instant::now();
     spawned.process.stop().await;
     Ok((start, begun.elapsed()))

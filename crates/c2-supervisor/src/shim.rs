@@ -151,7 +151,10 @@ fn run(args: Vec<OsString>) -> i32 {
         }
     };
     let status = runtime.block_on(supervise(host, source));
-    drop(runtime);
+    // The shim ends right after this (its exit or its re-raised signal): tearing the event
+    // loop down first would only delay the exit the host is waiting for, since the kernel
+    // closes its descriptors at exit either way.
+    std::mem::forget(runtime);
     match status {
         Ok(status) => exit_like(status),
         Err(message) => {
@@ -365,6 +368,17 @@ fn note(runtime: Pid, ended: WaitStatus, status: &mut Option<ExitStatus>) {
 fn kill_tree(runtime: Pid, status: &mut Option<ExitStatus>) {
     let start = Instant::now();
     while start.elapsed() < TREE_KILL_BOUND {
+        // The common stop: the runtime is reaped and left nothing behind. No child at all
+        // (waitpid is the authority, re-parented orphans included) ends the kill without
+        // reading the children list.
+        match waitpid(None, Some(WaitPidFlag::WNOHANG | WaitPidFlag::__WALL)) {
+            Err(Errno::ECHILD) => return,
+            Ok(WaitStatus::StillAlive) | Err(_) => {}
+            Ok(ended) => {
+                note(runtime, ended, status);
+                continue;
+            }
+        }
         let children = own_children();
         for child in &children {
             let _ = nix::sys::signal::kill(*child, Signal::SIGKILL);
