@@ -56,93 +56,11 @@ pub(crate) type Problem = (String, String);
 /// problem.
 pub(crate) fn check(schema: &Value, draft: Draft) -> Option<Problem> {
     let error = if is_plain(schema, true) {
-        if draft == Draft::Draft202012 && surely_meta_valid(schema) {
-            return None;
-        }
         jsonschema::meta::validate(schema).err()
     } else {
         jsonschema::options().with_draft(draft).build(schema).err()
     };
     error.map(|e| (e.instance_path().as_str().to_owned(), e.to_string()))
-}
-
-/// The JSON Schema simple type names (draft 2020-12 meta-schema, `simpleTypes`).
-const SIMPLE_TYPES: &[&str] = &[
-    "array", "boolean", "integer", "null", "number", "object", "string",
-];
-
-/// Whether the draft 2020-12 meta-schema surely accepts `schema`, a schema [`is_plain`] has
-/// accepted, judged from each keyword's value alone. Building that meta-schema's validator costs
-/// about a millisecond the first time in a process (its vocabularies and `$dynamicRef`s), the
-/// bulk of a plugin's start, so typical argument schemas are settled here. The rules are
-/// conservative: an answer of `false` only sends the schema to the meta-schema, which then gives
-/// the verdict and the message (the differential property test below holds this to the
-/// compiler's verdict). Walks an explicit stack, not the call stack.
-fn surely_meta_valid(schema: &Value) -> bool {
-    let mut stack = vec![schema];
-    while let Some(schema) = stack.pop() {
-        let members = match schema {
-            Value::Bool(_) => continue,
-            Value::Object(members) => members,
-            _ => return false,
-        };
-        for (key, value) in members {
-            let valid = match key.as_str() {
-                // `is_plain` allowed it at the root only, where the caller matched the draft.
-                "$schema" | "title" | "description" | "$comment" => value.is_string(),
-                "type" => match value {
-                    Value::String(name) => SIMPLE_TYPES.contains(&name.as_str()),
-                    Value::Array(names) => {
-                        !names.is_empty()
-                            && names.iter().enumerate().all(|(i, name)| {
-                                name.as_str().is_some_and(|n| SIMPLE_TYPES.contains(&n))
-                                    && !names[..i].contains(name)
-                            })
-                    }
-                    _ => false,
-                },
-                "required" => value.as_array().is_some_and(|names| {
-                    names
-                        .iter()
-                        .enumerate()
-                        .all(|(i, name)| name.is_string() && !names[..i].contains(name))
-                }),
-                "enum" | "examples" => value.is_array(),
-                "const" | "default" => true,
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                    value.is_number()
-                }
-                "multipleOf" => value.as_f64().is_some_and(|n| n > 0.0),
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-                | "maxProperties" => value.is_u64(),
-                "uniqueItems" | "deprecated" | "readOnly" | "writeOnly" => value.is_boolean(),
-                "properties" => match value.as_object() {
-                    Some(properties) => {
-                        stack.extend(properties.values());
-                        true
-                    }
-                    None => false,
-                },
-                "items" | "additionalProperties" | "not" => {
-                    stack.push(value);
-                    true
-                }
-                "allOf" | "anyOf" | "oneOf" => match value.as_array() {
-                    Some(items) if !items.is_empty() => {
-                        stack.extend(items);
-                        true
-                    }
-                    _ => false,
-                },
-                // `additionalItems` (not a 2020-12 keyword) and anything else: the meta-schema decides.
-                _ => false,
-            };
-            if !valid {
-                return false;
-            }
-        }
-    }
-    true
 }
 
 /// Whether every keyword of `schema`, at every depth, is one whose compilation adds nothing
@@ -309,51 +227,6 @@ mod tests {
         }
     }
 
-    /// Each rule of the fast path on both sides of its edge, against the compiler: what it
-    /// accepts compiles, and what it declines gets the compiler's own verdict.
-    #[test]
-    fn the_fast_path_accepts_only_what_the_meta_schema_accepts() {
-        let accepted = [
-            json!({"type": ["string", "null"], "required": ["a", "b"], "enum": []}),
-            json!({"multipleOf": 0.5, "minimum": -1, "exclusiveMaximum": 2.5}),
-            json!({"minLength": 0, "maxItems": 3, "uniqueItems": true, "deprecated": false}),
-            json!({"items": {"const": null}, "allOf": [true, {"title": "t"}], "examples": [1]}),
-            json!({"properties": {"a": false}, "additionalProperties": {"default": {}}}),
-        ];
-        for schema in &accepted {
-            assert!(surely_meta_valid(schema), "{schema}");
-            assert_eq!(check(schema, Draft::Draft202012), None, "{schema}");
-        }
-        let declined = [
-            json!({"type": "text"}),
-            json!({"type": []}),
-            json!({"type": ["string", "string"]}),
-            json!({"required": ["a", "a"]}),
-            json!({"required": [1]}),
-            json!({"enum": 1}),
-            json!({"multipleOf": 0}),
-            json!({"multipleOf": -1}),
-            json!({"minimum": "1"}),
-            json!({"minLength": -1}),
-            json!({"maxItems": 1.5}),
-            json!({"uniqueItems": 1}),
-            json!({"title": 1}),
-            json!({"items": [true]}),
-            json!({"not": 1}),
-            json!({"anyOf": []}),
-            json!({"properties": {"a": 1}}),
-            json!({"additionalItems": true}),
-        ];
-        for schema in &declined {
-            assert!(!surely_meta_valid(schema), "{schema}");
-            assert_eq!(
-                check(schema, Draft::Draft202012),
-                compiled(schema, Draft::Draft202012),
-                "{schema}"
-            );
-        }
-    }
-
     #[test]
     fn compile_only_problems_are_still_found() {
         let bad_regex = json!({"properties": {"a": {"type": "string", "pattern": "("}}});
@@ -377,7 +250,6 @@ mod tests {
             "additionalProperties": false
         });
         assert!(is_plain(&typical, true));
-        assert!(surely_meta_valid(&typical));
         assert_eq!(check(&typical, Draft::default()), None);
         // `$schema` below the root declares an embedded resource: the compiler decides.
         assert!(!is_plain(&json!({"not": {"$schema": "x"}}), true));
