@@ -46,7 +46,6 @@ pub const MANIFEST_FILE: &str = "plugin.json";
 /// ```
 pub struct Plugin {
     pub(crate) manifest: Manifest,
-    pub(crate) schemas: BTreeMap<String, Arc<jsonschema::Validator>>,
     pub(crate) commands: BTreeMap<String, CommandFn>,
     pub(crate) events: BTreeMap<String, EventFn>,
     duplicated: BTreeSet<String>,
@@ -76,27 +75,21 @@ impl Plugin {
         Plugin::from_manifest_text(&text)
     }
 
-    /// Validates a manifest given as text and compiles each command's `argsSchema` once.
+    /// Validates a manifest given as text (each `argsSchema` included: c2-manifest checks it
+    /// against its draft's meta-schema, and compiles any that uses more than plain keywords).
+    ///
+    /// A command's validator is compiled on that command's first invocation, not here: a
+    /// start does only what answering `initialize` needs, and a command never called costs
+    /// nothing. A schema the manifest check accepted compiles; were it not to, that command's
+    /// invocations answer [`Error::ArgsSchema`]'s message with code `-32000`.
     pub fn from_manifest_text(text: &str) -> Result<Plugin, Error> {
         let report = validate_manifest(text, &ManifestOptions::default());
         let rendered = render_diagnostics(MANIFEST_FILE, text, &report.diagnostics, false);
         let Ok(manifest) = report.into_manifest() else {
             return Err(Error::InvalidManifest { rendered });
         };
-        let mut schemas = BTreeMap::new();
-        for command in &manifest.codetwo.commands {
-            let Some(schema) = command.args_schema.as_ref().filter(|s| !s.is_null()) else {
-                continue;
-            };
-            let validator = jsonschema::validator_for(schema).map_err(|e| Error::ArgsSchema {
-                command: command.id.clone(),
-                reason: e.to_string(),
-            })?;
-            schemas.insert(command.id.clone(), Arc::new(validator));
-        }
         Ok(Plugin {
             manifest,
-            schemas,
             commands: BTreeMap::new(),
             events: BTreeMap::new(),
             duplicated: BTreeSet::new(),

@@ -14,12 +14,42 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
 use crate::context::Context;
+use crate::error::Error;
 use crate::log::LogHandle;
 use crate::plugin::{CommandFn, EventFn, Plugin, describe_path};
 
-struct Bound {
-    validator: Option<Arc<jsonschema::Validator>>,
-    handler: CommandFn,
+/// A declared command and its handler.
+pub(crate) struct Bound {
+    /// The declared `argsSchema`, if any; compiled on the command's first invocation.
+    pub(crate) schema: Option<Value>,
+    /// The compiled schema, or why it did not compile (the [`Error::ArgsSchema`] message).
+    pub(crate) validator: OnceLock<Result<jsonschema::Validator, String>>,
+    pub(crate) handler: CommandFn,
+}
+
+impl Bound {
+    /// The command's validator, compiled the first time it is needed; `None` without a schema.
+    pub(crate) fn validator(
+        &self,
+        id: &str,
+    ) -> Result<Option<&jsonschema::Validator>, ErrorObject> {
+        let Some(schema) = &self.schema else {
+            return Ok(None);
+        };
+        let compiled = self.validator.get_or_init(|| {
+            jsonschema::validator_for(schema).map_err(|e| {
+                Error::ArgsSchema {
+                    command: id.to_owned(),
+                    reason: e.to_string(),
+                }
+                .to_string()
+            })
+        });
+        match compiled {
+            Ok(validator) => Ok(Some(validator)),
+            Err(message) => Err(ErrorObject::new(codes::COMMAND_FAILED, message.clone())),
+        }
+    }
 }
 
 /// Everything a connection serves, shared by the request handler and the event loop.
@@ -102,7 +132,6 @@ impl Served {
     fn new(plugin: Plugin, log_tx: mpsc::Sender<LogParams>) -> Self {
         let Plugin {
             manifest,
-            mut schemas,
             mut commands,
             events,
             options,
@@ -132,8 +161,12 @@ impl Served {
             .iter()
             .filter_map(|c| {
                 let handler = commands.remove(&c.id)?;
-                let validator = schemas.remove(&c.id);
-                Some((c.id.clone(), Bound { validator, handler }))
+                let bound = Bound {
+                    schema: c.args_schema.clone().filter(|s| !s.is_null()),
+                    validator: OnceLock::new(),
+                    handler,
+                };
+                Some((c.id.clone(), bound))
             })
             .collect();
         Served {
@@ -206,7 +239,7 @@ impl Served {
             Value::Null => Value::Object(serde_json::Map::new()),
             args => args,
         };
-        if let Some(validator) = &bound.validator {
+        if let Some(validator) = bound.validator(&params.name)? {
             self.validate(validator, &args)?;
         }
         let _working = Working::start(&self.work);

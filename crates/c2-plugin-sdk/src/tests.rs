@@ -777,3 +777,45 @@ fn errors_debug_print_as_their_readable_message() {
             .starts_with("the argsSchema of `demo.greet` does not compile")
     );
 }
+
+/// A bound command with `schema` and a handler that is never run.
+fn bound(schema: Option<Value>) -> crate::serve::Bound {
+    crate::serve::Bound {
+        schema,
+        validator: std::sync::OnceLock::new(),
+        handler: Arc::new(|_ctx, _args| Box::pin(async { Ok(Value::Null) })),
+    }
+}
+
+#[test]
+fn an_args_schema_compiles_on_first_use_and_only_once() {
+    let command = bound(Some(json!({ "type": "object", "required": ["name"] })));
+    assert!(
+        command.validator.get().is_none(),
+        "compiled before any call"
+    );
+    let first = command.validator("demo.greet").unwrap().unwrap();
+    assert!(!first.is_valid(&json!({})));
+    assert!(first.is_valid(&json!({ "name": "x" })));
+    let first: *const jsonschema::Validator = first;
+    let again: *const jsonschema::Validator = command.validator("demo.greet").unwrap().unwrap();
+    assert!(std::ptr::eq(first, again), "compiled twice");
+    assert!(bound(None).validator("demo.plain").unwrap().is_none());
+}
+
+#[test]
+fn a_schema_that_does_not_compile_fails_its_invocations_with_a_clear_error() {
+    // The manifest check refuses such a schema; built by hand, it reaches the lazy compile.
+    let command = bound(Some(json!({ "type": "string", "pattern": "(" })));
+    for _ in 0..2 {
+        let error = command.validator("demo.broken").err().unwrap();
+        assert_eq!(error.code, c2_protocol::codes::COMMAND_FAILED);
+        assert!(
+            error
+                .message
+                .starts_with("the argsSchema of `demo.broken` does not compile"),
+            "{}",
+            error.message
+        );
+    }
+}
