@@ -16,6 +16,7 @@ use c2_host::{
 use c2_protocol::{CallError, ErrorObject, Id, Notifications, Peer, Request, codes};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -150,21 +151,10 @@ impl Connection {
     /// Answers one request; `peer` is the connection (events need it; unit tests pass none).
     pub(crate) async fn handle(self: Arc<Self>, request: Request, peer: Option<Peer>) -> Answer {
         let method = request.method.as_str();
-        // The frame is already bounded by the peer; a frontend's params are small documents.
-        let params = match request
-            .params
-            .as_deref()
-            .map(|raw| serde_json::from_str(raw.get()))
-        {
-            None => None,
-            Some(Ok(value)) => Some(value),
-            Some(Err(error)) => {
-                return Err(ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    format!("`{method}` params are not JSON: {error}"),
-                ));
-            }
-        };
+        // The params stay the frame's raw text (already bounded and checked to be JSON by the
+        // peer): each method reads its typed params straight from it, never through a `Value`
+        // tree of the whole document first.
+        let params = request.params.as_deref();
         if method == "relay/initialize" {
             return self.initialize(params);
         }
@@ -338,7 +328,7 @@ impl Connection {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn initialize(&self, params: Option<Value>) -> Answer {
+    fn initialize(&self, params: Option<&RawValue>) -> Answer {
         let params: InitializeParams = parse(params)?;
         let theirs = semver::Version::parse(&params.protocol_version).map_err(|error| {
             ErrorObject::new(
@@ -384,7 +374,12 @@ impl Connection {
         }))
     }
 
-    async fn dispatch(&self, method: &str, params: Option<Value>, peer: Option<Peer>) -> Answer {
+    async fn dispatch(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        peer: Option<Peer>,
+    ) -> Answer {
         let host = &self.service.host;
         match method {
             "events/subscribe" => {
@@ -523,9 +518,11 @@ impl Connection {
                 Ok(plan)
             }
             "plugins/apply" => {
-                let mut params = params.unwrap_or_else(|| json!({}));
-                revisions_as_numbers(&mut params["plan"]);
-                let p: ApplyParams = parse(Some(params))?;
+                let mut params: Value = parse(params)?;
+                if let Some(plan) = params.get_mut("plan") {
+                    revisions_as_numbers(plan);
+                }
+                let p: ApplyParams = serde_json::from_value(params).map_err(invalid_params)?;
                 let applied = host.apply_plan(&p.plan).await.map_err(host_error)?;
                 Ok(commands::policy::applied_json(&p.plan.id, &applied))
             }
@@ -733,14 +730,17 @@ pub(crate) fn host_error(error: HostError) -> ErrorObject {
     }
 }
 
-fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, ErrorObject> {
-    let params = params.unwrap_or_else(|| json!({}));
-    serde_json::from_value(params).map_err(|error| {
-        ErrorObject::new(
-            codes::INVALID_PARAMS,
-            format!("invalid params: {error}; docs/relay.md lists each method's params"),
-        )
-    })
+/// Reads a method's typed params from the request's raw text in one pass; absent params read
+/// as `{}`.
+fn parse<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
+    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(invalid_params)
+}
+
+fn invalid_params(error: serde_json::Error) -> ErrorObject {
+    ErrorObject::new(
+        codes::INVALID_PARAMS,
+        format!("invalid params: {error}; docs/relay.md lists each method's params"),
+    )
 }
 
 #[derive(Debug, Deserialize)]

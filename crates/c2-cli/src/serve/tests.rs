@@ -366,3 +366,53 @@ fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
         "the environment's fault exits 2"
     );
 }
+
+/// Params are read typed straight from the request's raw text: params that are not the
+/// method's object (an array, a string, `null`) are invalid params, never a panic of the
+/// request's task (`plugins/apply` used to index its params as an object).
+#[tokio::test]
+async fn params_of_the_wrong_shape_are_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, host) = connection(dir.path()).await;
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": "1.0.0"}),
+    )
+    .await
+    .unwrap();
+    for (id, method) in [
+        "plugins/apply",
+        "command/invoke",
+        "plugins/trust",
+        "realm/commands",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for params in [json!([1]), json!("plan"), Value::Null] {
+            let answer = ask(&conn, id as u64 + 2, method, params.clone()).await;
+            let error = answer.unwrap_err();
+            assert_eq!(error.code, codes::INVALID_PARAMS, "{method} {params}");
+            assert!(
+                error.message.contains("docs/relay.md"),
+                "{method} {params}: {}",
+                error.message
+            );
+        }
+    }
+    // Absent params read as `{}`, as before.
+    let listed = Arc::clone(&conn)
+        .handle(
+            Request {
+                id: Id::from(9u64),
+                method: "realm/commands".to_owned(),
+                params: None,
+            },
+            None,
+        )
+        .await;
+    assert!(listed.as_ref().is_ok_and(Value::is_array), "{listed:?}");
+    host.shutdown().await;
+}
