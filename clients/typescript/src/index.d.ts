@@ -193,6 +193,8 @@ export declare class RelayError extends Error {
   readonly data: unknown;
   /** The host's error kind (e.g. `not_trusted`, `unknown_command`), when the host produced it. */
   readonly kind: string | undefined;
+  /** The host's advice for a person (what to run), kept apart from the message, when it has one. */
+  readonly hint: string | undefined;
 }
 
 export declare class RelayClient {

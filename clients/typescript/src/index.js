@@ -26,6 +26,7 @@ export class RelayError extends Error {
     this.code = error.code;
     this.data = error.data;
     this.kind = error.data && typeof error.data.kind === "string" ? error.data.kind : undefined;
+    this.hint = error.data && typeof error.data.hint === "string" ? error.data.hint : undefined;
   }
 }
 

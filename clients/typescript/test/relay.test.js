@@ -172,7 +172,8 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     const refused = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
     assert.ok(refused instanceof RelayError);
     assert.equal(refused.kind, "disabled");
-    assert.match(refused.message, /--component runtime-command:hello\.status/);
+    assert.match(refused.message, /runtime-command:hello\.status .* is disabled/);
+    assert.match(refused.hint, /--component runtime-command:hello\.status/);
     const listed = (await client.list()).find((b) => b.id === installed.id);
     assert.deepEqual(
       listed.components.find((c) => c.component === "runtime-command:hello.status"),
