@@ -643,42 +643,48 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 project,
                 component,
             } => {
-                let state = StateChange::Enable;
                 let project = project.project.as_deref();
-                match component {
-                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
-                    None => {
-                        commands::policy::run(out, host, id, Change::State(state), project).await
-                    }
-                }
+                commands::policy::switch(
+                    out,
+                    host,
+                    id,
+                    component.as_deref(),
+                    StateChange::Enable,
+                    project,
+                )
+                .await
             }
             Command::Disable {
                 id,
                 project,
                 component,
             } => {
-                let state = StateChange::Disable;
                 let project = project.project.as_deref();
-                match component {
-                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
-                    None => {
-                        commands::policy::run(out, host, id, Change::State(state), project).await
-                    }
-                }
+                commands::policy::switch(
+                    out,
+                    host,
+                    id,
+                    component.as_deref(),
+                    StateChange::Disable,
+                    project,
+                )
+                .await
             }
             Command::Inherit {
                 id,
                 project,
                 component,
             } => {
-                let state = StateChange::Inherit;
                 let project = project.as_deref();
-                match component {
-                    Some(c) => commands::policy::component(out, host, id, c, state, project).await,
-                    None => {
-                        commands::policy::run(out, host, id, Change::State(state), project).await
-                    }
-                }
+                commands::policy::switch(
+                    out,
+                    host,
+                    id,
+                    component.as_deref(),
+                    StateChange::Inherit,
+                    project,
+                )
+                .await
             }
             Command::Catalog { project } => {
                 commands::catalog::catalog(out, host, project.project.as_deref())

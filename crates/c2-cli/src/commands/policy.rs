@@ -58,6 +58,22 @@ pub(crate) async fn run(
     Ok(out.success(applied_json(id, &applied), human.trim_end()))
 }
 
+/// `enable`, `disable` or `inherit`: of one component when `which` names one, else of
+/// the whole bundle.
+pub(crate) async fn switch(
+    out: &mut Out,
+    host: &PluginHost,
+    id: &str,
+    which: Option<&str>,
+    state: StateChange,
+    project: Option<&Path>,
+) -> CmdResult {
+    match which {
+        Some(c) => component(out, host, id, c, state, project).await,
+        None => run(out, host, id, Change::State(state), project).await,
+    }
+}
+
 /// `enable|disable|inherit <ID> --component <KIND>:<LOCAL-ID>`: one component's choice.
 pub(crate) async fn component(
     out: &mut Out,
