@@ -75,7 +75,9 @@ struct TypedSub<T> {
 pub(crate) struct Registry {
     next_id: u64,
     pub(crate) scopes: HashMap<ScopeId, ScopeRecord>,
-    commands: HashMap<Realm, HashMap<String, CommandEntry>>,
+    /// Entries are boxed: a bucket stays a name and a pointer, so growing a realm of many
+    /// thousands of commands moves 32 bytes per command instead of the whole entry.
+    commands: HashMap<Realm, HashMap<String, Box<CommandEntry>>>,
     blockers: HashMap<ProjectKey, HashMap<String, usize>>,
     services: HashMap<Realm, HashMap<String, ServiceEntry>>,
     json: HashMap<String, HashMap<u64, JsonSub>>,
@@ -165,12 +167,12 @@ impl Registry {
                 owner: existing.get().owner.to_string(),
             }),
             Entry::Vacant(slot) => {
-                slot.insert(CommandEntry {
+                slot.insert(Box::new(CommandEntry {
                     spec,
                     owner,
                     scope,
                     handler,
-                });
+                }));
                 self.push_reg(scope, Reg::Command { realm, name });
                 Ok(())
             }
