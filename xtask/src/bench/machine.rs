@@ -1,8 +1,11 @@
 //! The machine a run measured on, and whether its figures may be published: the load average
 //! at start and end, the CPU count, and the floor's own level and spread, free and pinned,
-//! against the quiet values kept in `bench/quiet-floor.json`. A run on a busy machine, or
-//! whose floor is more than [`FLOOR_TOLERANCE`] times off its quiet value either way, is
-//! flagged: its table and JSON say so, and so does the exit message.
+//! against the quiet values kept in `bench/quiet-floor.json`. A run on a busy machine (or a
+//! `--quick` one) is flagged whole. A floor more than [`FLOOR_TOLERANCE`] times off its quiet
+//! value either way flags the rows of its own mode: the free floor the free rows, the pinned
+//! floor the `_pinned` rows, so a run whose free wake-ups drew a slow mode still publishes its
+//! pinned figures and the in-process ones, which no wake-up touches. The table, the JSON and
+//! the exit message say which rows are flagged and why.
 
 use std::path::Path;
 
@@ -10,6 +13,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::pin::Mode;
 use super::stats::{Rounds, median, median_over_rounds, p99};
 
 /// How far (as a factor, either way) a run's floor p50 may be from its quiet value.
@@ -97,6 +101,44 @@ fn round(value: f64) -> Value {
     }
 }
 
+/// The rows a reason keeps from being published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Every row of the run.
+    All,
+    /// The rows measured in free rounds (those with a `_pinned` twin).
+    Free,
+    /// The `_pinned` rows.
+    Pinned,
+}
+
+impl Scope {
+    /// Whether a reason of this scope flags a row measured in `mode` (`None`: a row measured
+    /// in no particular mode, such as an in-process CPU cost).
+    pub(crate) fn covers(self, mode: Option<Mode>) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Free => mode == Some(Mode::Free),
+            Scope::Pinned => mode == Some(Mode::Pinned),
+        }
+    }
+
+    fn rows(self) -> &'static str {
+        match self {
+            Scope::All => "any row of this run",
+            Scope::Free => "the free rows (those with a `_pinned` twin)",
+            Scope::Pinned => "the `_pinned` rows",
+        }
+    }
+}
+
+/// Why some rows of a run are not a measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reason {
+    pub(crate) scope: Scope,
+    pub(crate) text: String,
+}
+
 /// Everything the report says about the machine.
 #[derive(Debug, Clone)]
 pub(crate) struct Machine {
@@ -112,35 +154,54 @@ pub(crate) struct Machine {
 }
 
 impl Machine {
-    /// Why this run's figures are not a measurement; empty when they are.
-    pub(crate) fn reasons(&self) -> Vec<String> {
+    /// Why rows of this run are not a measurement, and which; empty when none is flagged.
+    pub(crate) fn reasons(&self) -> Vec<Reason> {
+        let all = |text: String| Reason {
+            scope: Scope::All,
+            text,
+        };
         let mut reasons = Vec::new();
         if self.quick {
-            reasons.push("--quick is a smoke run with too few samples".to_owned());
+            reasons.push(all("--quick is a smoke run with too few samples".to_owned()));
         }
         match self.load_start {
-            Some([one, ..]) if one > LOAD_PER_CPU * self.cpus as f64 => reasons.push(format!(
+            Some([one, ..]) if one > LOAD_PER_CPU * self.cpus as f64 => reasons.push(all(format!(
                 "the 1-minute load average was {one:.2} at the start, over {LOAD_PER_CPU} per CPU ({:.2} for {} CPUs)",
                 LOAD_PER_CPU * self.cpus as f64,
                 self.cpus
-            )),
+            ))),
             Some(_) => {}
-            None => reasons.push("the load average could not be read (/proc/loadavg)".to_owned()),
+            None => reasons.push(all(
+                "the load average could not be read (/proc/loadavg)".to_owned(),
+            )),
         }
-        for (mode, spread, quiet) in [
-            ("free", &self.floor, self.quiet.floor_p50_us),
-            ("pinned", &self.floor_pinned, self.quiet.floor_p50_us_pinned),
+        for (scope, mode, spread, quiet) in [
+            (Scope::Free, "free", &self.floor, self.quiet.floor_p50_us),
+            (
+                Scope::Pinned,
+                "pinned",
+                &self.floor_pinned,
+                self.quiet.floor_p50_us_pinned,
+            ),
         ] {
             let factor = spread.p50_us / quiet;
             if !(factor.is_finite() && (1.0 / FLOOR_TOLERANCE..=FLOOR_TOLERANCE).contains(&factor))
             {
-                reasons.push(format!(
-                    "the {mode} floor p50 was {:.2} us, {factor:.2}x its quiet value of {quiet} us (allowed: within {FLOOR_TOLERANCE}x)",
-                    spread.p50_us
-                ));
+                reasons.push(Reason {
+                    scope,
+                    text: format!(
+                        "the {mode} floor p50 was {:.2} us, {factor:.2}x its quiet value of {quiet} us (allowed: within {FLOOR_TOLERANCE}x)",
+                        spread.p50_us
+                    ),
+                });
             }
         }
         reasons
+    }
+
+    /// Whether a row measured in `mode` is flagged (see [`Scope::covers`]).
+    pub(crate) fn flags(&self, mode: Option<Mode>) -> bool {
+        self.reasons().iter().any(|r| r.scope.covers(mode))
     }
 
     pub(crate) fn json(&self) -> Value {
@@ -191,9 +252,9 @@ impl Machine {
         if reasons.is_empty() {
             out.push_str("not flagged: a measurement\n\n");
         } else {
-            out.push_str("FLAGGED: not a measurement, do not publish:\n");
+            out.push_str("FLAGGED: not a measurement, do not publish the rows marked *:\n");
             for reason in &reasons {
-                out.push_str(&format!("  - {reason}\n"));
+                out.push_str(&format!("  - {} ({})\n", reason.text, reason.scope.rows()));
             }
             out.push('\n');
         }
@@ -235,7 +296,8 @@ mod tests {
 
     #[test]
     fn a_quiet_machine_near_its_floor_is_not_flagged() {
-        assert_eq!(quiet_machine().reasons(), Vec::<String>::new());
+        assert_eq!(quiet_machine().reasons(), Vec::<Reason>::new());
+        assert!(!quiet_machine().flags(Some(Mode::Free)));
         assert!(quiet_machine().text().contains("not flagged"));
     }
 
@@ -245,30 +307,41 @@ mod tests {
         machine.load_start = Some([0.61, 0.0, 0.0]);
         let reasons = machine.reasons();
         assert_eq!(reasons.len(), 1, "{reasons:?}");
-        assert!(reasons[0].contains("load average was 0.61"));
+        assert!(reasons[0].text.contains("load average was 0.61"));
+        assert_eq!(reasons[0].scope, Scope::All);
+        assert!(machine.flags(None) && machine.flags(Some(Mode::Pinned)));
         machine.load_start = Some([0.59, 0.0, 0.0]);
         assert!(machine.reasons().is_empty());
     }
 
     #[test]
-    fn a_floor_more_than_twice_off_either_way_flags_the_run() {
+    fn a_floor_more_than_twice_off_either_way_flags_the_rows_of_its_mode() {
         let mut machine = quiet_machine();
         machine.floor = Spread::of(&vec![vec![11.5]]);
-        assert!(machine.reasons()[0].contains("free floor p50 was 11.50"));
+        assert!(
+            machine.reasons()[0]
+                .text
+                .contains("free floor p50 was 11.50")
+        );
+        assert!(machine.flags(Some(Mode::Free)));
+        assert!(!machine.flags(Some(Mode::Pinned)) && !machine.flags(None));
         machine.floor = Spread::of(&vec![vec![2.8]]);
-        assert!(machine.reasons()[0].contains("free floor"));
+        assert!(machine.reasons()[0].text.contains("free floor"));
         machine.floor = quiet_machine().floor;
         machine.floor_pinned = Spread::of(&vec![vec![6.1]]);
-        assert!(machine.reasons()[0].contains("pinned floor"));
+        assert!(machine.reasons()[0].text.contains("pinned floor"));
+        assert!(machine.flags(Some(Mode::Pinned)) && !machine.flags(Some(Mode::Free)));
         machine.floor_pinned = Spread::of(&vec![]);
-        assert!(machine.reasons()[0].contains("pinned floor"));
+        assert!(machine.reasons()[0].text.contains("pinned floor"));
+        assert!(machine.text().contains("the `_pinned` rows"));
     }
 
     #[test]
     fn quick_runs_are_always_flagged() {
         let mut machine = quiet_machine();
         machine.quick = true;
-        assert!(machine.reasons()[0].contains("--quick"));
+        assert!(machine.reasons()[0].text.contains("--quick"));
+        assert!(machine.flags(None));
         assert!(machine.text().contains("do not publish"));
     }
 

@@ -322,11 +322,16 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
     } else {
         print!("{}", report::table(&figures, &machine));
     }
-    let failed: Vec<&str> = figures
-        .iter()
-        .filter(|f| f.pass() == Some(false))
-        .map(|f| f.name.as_str())
-        .collect();
+    let flagged = report::flagged(&figures, &machine);
+    let missed = |flagged_rows: bool| -> Vec<&str> {
+        figures
+            .iter()
+            .zip(&flagged)
+            .filter(|(f, flagged)| f.pass() == Some(false) && **flagged == flagged_rows)
+            .map(|(f, _)| f.name.as_str())
+            .collect()
+    };
+    let (failed, failed_flagged) = (missed(false), missed(true));
     if !failed.is_empty() {
         say(&format!(
             "xtask: {} bar(s) missed: {}; docs/performance.md says why",
@@ -334,11 +339,25 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
             failed.join(", ")
         ));
     }
+    if !failed_flagged.is_empty() {
+        say(&format!(
+            "xtask: {} bar(s) missed on flagged rows, which are not a measurement: {}",
+            failed_flagged.len(),
+            failed_flagged.join(", ")
+        ));
+    }
     let reasons = machine.reasons();
     if !reasons.is_empty() {
+        let texts: Vec<&str> = reasons.iter().map(|r| r.text.as_str()).collect();
+        let whole = reasons.iter().any(|r| r.scope == machine::Scope::All);
         say(&format!(
-            "xtask: bench: FLAGGED ({}): not a measurement, do not publish",
-            reasons.join("; ")
+            "xtask: bench: FLAGGED ({}): {}",
+            texts.join("; "),
+            if whole {
+                "not a measurement, do not publish"
+            } else {
+                "do not publish the rows marked *; the others are a measurement"
+            }
         ));
     }
     Ok(())

@@ -4,6 +4,33 @@
 use serde_json::{Value, json};
 
 use super::machine::Machine;
+use super::pin::Mode;
+
+/// The mode each row was measured in: a `_pinned` row in pinned rounds, a row with a `_pinned`
+/// twin in free ones, any other in no particular mode (in-process CPU costs, memory, rates).
+pub(crate) fn modes(figures: &[Figure]) -> Vec<Option<Mode>> {
+    let names: std::collections::HashSet<&str> = figures.iter().map(|f| f.name.as_str()).collect();
+    figures
+        .iter()
+        .map(|f| {
+            if f.name.ends_with(Mode::Pinned.suffix()) {
+                Some(Mode::Pinned)
+            } else if names.contains(format!("{}{}", f.name, Mode::Pinned.suffix()).as_str()) {
+                Some(Mode::Free)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Whether each row is flagged on `machine` (see [`Machine::flags`]).
+pub(crate) fn flagged(figures: &[Figure], machine: &Machine) -> Vec<bool> {
+    modes(figures)
+        .into_iter()
+        .map(|mode| machine.flags(mode))
+        .collect()
+}
 
 /// What a figure's bar is checked against.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,11 +94,12 @@ fn number(value: f64) -> Value {
 }
 
 /// `{"machine":{...},"flagged":bool,"reasons":[...],"benchmarks":[...]}`, one object per
-/// figure.
+/// figure, each with its own `flagged`; a reason is `{"rows": "all"|"free"|"pinned", "reason"}`.
 pub(crate) fn json(figures: &[Figure], machine: &Machine) -> Value {
     let benchmarks: Vec<Value> = figures
         .iter()
-        .map(|f| {
+        .zip(flagged(figures, machine))
+        .map(|(f, flagged)| {
             json!({
                 "name": f.name,
                 "value": number(f.value),
@@ -81,10 +109,22 @@ pub(crate) fn json(figures: &[Figure], machine: &Machine) -> Value {
                 "ratio": number(f.ratio()),
                 "bar": f.bar.text(),
                 "pass": f.pass(),
+                "flagged": flagged,
             })
         })
         .collect();
-    let reasons = machine.reasons();
+    let reasons: Vec<Value> = machine
+        .reasons()
+        .into_iter()
+        .map(|r| {
+            let rows = match r.scope {
+                super::machine::Scope::All => "all",
+                super::machine::Scope::Free => "free",
+                super::machine::Scope::Pinned => "pinned",
+            };
+            json!({"rows": rows, "reason": r.text})
+        })
+        .collect();
     json!({
         "machine": machine.json(),
         "flagged": !reasons.is_empty(),
@@ -103,7 +143,8 @@ fn cell(value: f64) -> String {
     }
 }
 
-/// The machine's state, then an aligned plain-text table.
+/// The machine's state, then an aligned plain-text table; a flagged row's pass column ends in
+/// `*`.
 pub(crate) fn table(figures: &[Figure], machine: &Machine) -> String {
     let header = [
         "name",
@@ -117,11 +158,16 @@ pub(crate) fn table(figures: &[Figure], machine: &Machine) -> String {
     ]
     .map(str::to_owned);
     let mut rows = vec![header.to_vec()];
-    for f in figures {
+    for (f, flagged) in figures.iter().zip(flagged(figures, machine)) {
         let pass = match f.pass() {
             Some(true) => "pass",
             Some(false) => "FAIL",
             None => "-",
+        };
+        let pass = if flagged {
+            format!("{pass}*")
+        } else {
+            pass.to_owned()
         };
         rows.push(vec![
             f.name.clone(),
@@ -131,7 +177,7 @@ pub(crate) fn table(figures: &[Figure], machine: &Machine) -> String {
             cell(f.baseline_value),
             cell(f.ratio()),
             f.bar.text(),
-            pass.to_owned(),
+            pass,
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
@@ -212,8 +258,9 @@ mod tests {
         assert_eq!(entry["ratio"], json!(10.0));
         assert_eq!(entry["pass"], json!(true));
         assert_eq!(doc["flagged"], json!(true));
+        assert_eq!(entry["flagged"], json!(true));
         assert!(doc["machine"]["cpus"].is_number());
-        assert!(!doc["reasons"].as_array().unwrap().is_empty());
+        assert_eq!(doc["reasons"][0]["rows"], json!("all"));
     }
 
     #[test]
@@ -224,6 +271,35 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("name"));
         assert!(text.contains("not a measurement, do not publish"));
-        assert!(lines[1].contains("invoke_warm_p50") && lines[1].ends_with("pass"));
+        assert!(lines[1].contains("invoke_warm_p50") && lines[1].ends_with("pass*"));
+    }
+
+    #[test]
+    fn a_floor_off_flags_only_the_rows_of_its_mode() {
+        let mut machine = Machine::example();
+        machine.load_start = Some([0.1, 0.1, 0.1]);
+        machine.quiet.floor_p50_us = 60.0;
+        machine.quiet.floor_p50_us_pinned = 6.0;
+        let named = |name: &str| Figure {
+            name: name.to_owned(),
+            ..figure(1.0, 1.0, Bar::None)
+        };
+        let figures = [
+            named("invoke_warm_p50"),
+            named("invoke_warm_p50_pinned"),
+            named("validate_manifest"),
+        ];
+        assert_eq!(
+            modes(&figures),
+            [Some(Mode::Free), Some(Mode::Pinned), None]
+        );
+        // The free floor of the example (6 us) is 10x off the quiet 60: the free row only.
+        assert_eq!(flagged(&figures, &machine), [true, false, false]);
+        let text = table(&figures, &machine);
+        assert!(text.contains("the free rows"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("validate_manifest") && l.ends_with('-'))
+        );
     }
 }
