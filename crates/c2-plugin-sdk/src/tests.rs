@@ -778,10 +778,11 @@ fn errors_debug_print_as_their_readable_message() {
     );
 }
 
-/// A bound command with `schema` and a handler that is never run.
+/// A bound command with `schema` (taken as not plain) and a handler that is never run.
 fn bound(schema: Option<Value>) -> crate::serve::Bound {
     crate::serve::Bound {
         schema,
+        plain: None,
         validator: std::sync::OnceLock::new(),
         handler: Arc::new(|_ctx, _args| Box::pin(async { Ok(Value::Null) })),
     }
@@ -818,4 +819,91 @@ fn a_schema_that_does_not_compile_fails_its_invocations_with_a_clear_error() {
             error.message
         );
     }
+}
+
+/// A bound command as a plugin start builds it: the plain schema compiled when there is one.
+fn started(schema: Value) -> crate::serve::Bound {
+    crate::serve::Bound {
+        plain: c2_manifest::plain_schema::PlainSchema::detect(&schema),
+        schema: Some(schema),
+        validator: std::sync::OnceLock::new(),
+        handler: Arc::new(|_ctx, _args| Box::pin(async { Ok(Value::Null) })),
+    }
+}
+
+#[test]
+fn a_plain_schema_checks_args_without_compiling_jsonschema() {
+    let command = started(json!({
+        "type": "object",
+        "properties": { "text": { "type": "string" } },
+        "additionalProperties": false
+    }));
+    assert!(command.plain.is_some(), "the bench's schema is plain");
+    command
+        .check("sdk.echo", &json!({ "text": "hi" }), 16)
+        .unwrap();
+    assert!(
+        command.validator.get().is_none(),
+        "valid args compiled the jsonschema validator"
+    );
+    // A rejection is reported by jsonschema, exactly as for a schema that is not plain.
+    let error = command
+        .check("sdk.echo", &json!({ "text": 5, "more": 1 }), 16)
+        .unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.starts_with("invalid args at "),
+        "{}",
+        error.message
+    );
+    let data = val(error.data);
+    let violations = data["violations"].as_array().unwrap();
+    let paths: Vec<(&str, &str)> = violations
+        .iter()
+        .map(|v| {
+            (
+                v["instancePath"].as_str().unwrap(),
+                v["schemaPath"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        paths.contains(&("/text", "/properties/text/type")),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&("", "/additionalProperties")), "{paths:?}");
+    assert!(command.validator.get().is_some());
+    let limited = command
+        .check("sdk.echo", &json!({ "text": 5, "more": 1 }), 1)
+        .unwrap_err();
+    assert_eq!(val(limited.data)["violations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_schema_that_is_not_plain_still_gets_the_jsonschema_validator() {
+    let command = started(json!({ "type": "string", "pattern": "^a" }));
+    assert!(command.plain.is_none());
+    command.check("demo.p", &json!("abc"), 16).unwrap();
+    assert!(command.validator.get().is_some());
+    let error = command.check("demo.p", &json!("xyz"), 16).unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert_eq!(val(error.data)["violations"][0]["schemaPath"], "/pattern");
+}
+
+#[test]
+fn a_plain_rejection_jsonschema_cannot_report_falls_back_to_the_plain_violation() {
+    // Built by hand: a plain schema beside a jsonschema one that does not compile.
+    let mut command = started(json!({ "properties": { "n": { "type": "integer" } } }));
+    command.schema = Some(json!({ "pattern": "(" }));
+    let error = command
+        .check("demo.n", &json!({ "n": 2.5 }), 16)
+        .unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert_eq!(
+        error.message,
+        "invalid args at `/n`: 2.5 is not of type \"integer\""
+    );
+    let data = val(error.data);
+    assert_eq!(data["violations"][0]["instancePath"], "/n");
+    assert_eq!(data["violations"][0]["schemaPath"], "/properties/n/type");
 }
