@@ -501,6 +501,8 @@ mod tests {
             let Some(plain) = PlainSchema::compile(&schema, draft) else {
                 return Ok(());
             };
+            // The SDK reads the draft from `$schema` as `validator_for` does.
+            prop_assert!(PlainSchema::detect(&schema).is_some(), "{}", schema);
             let validator = jsonschema::validator_for(&schema).unwrap();
             for instance in &instances {
                 let expected = validator.is_valid(instance);
