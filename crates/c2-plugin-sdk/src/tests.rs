@@ -907,3 +907,96 @@ fn a_plain_rejection_jsonschema_cannot_report_falls_back_to_the_plain_violation(
     assert_eq!(data["violations"][0]["instancePath"], "/n");
     assert_eq!(data["violations"][0]["schemaPath"], "/properties/n/type");
 }
+
+mod plain_path {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::started;
+
+    /// Plain schemas over keys `a` and `b`, with the keywords argument schemas use.
+    fn schema() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!({"type": "string"})),
+            Just(json!({"type": "integer", "minimum": 0})),
+            Just(json!({"type": ["number", "null"], "exclusiveMaximum": 2.5})),
+            Just(json!({"type": "string", "minLength": 1, "maxLength": 2})),
+            Just(json!({"enum": ["x", 1, null]})),
+            Just(json!({"const": 3.0})),
+            Just(json!({"type": "array", "items": {"type": "integer"}, "uniqueItems": true})),
+            Just(json!(false)),
+            Just(json!({})),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                (
+                    prop::collection::btree_map("[ab]", inner.clone(), 0..3),
+                    prop::sample::subsequence(vec!["a", "b"], 0..=2),
+                    prop_oneof![
+                        Just(None),
+                        Just(Some(json!(false))),
+                        inner.clone().prop_map(Some)
+                    ],
+                )
+                    .prop_map(|(properties, required, additional)| {
+                        let mut schema = json!({
+                            "type": "object",
+                            "properties": properties,
+                            "required": required,
+                        });
+                        if let Some(additional) = additional {
+                            schema["additionalProperties"] = additional;
+                        }
+                        schema
+                    }),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({"anyOf": s})),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({"oneOf": s})),
+                inner.prop_map(|s| json!({"not": s})),
+            ]
+        })
+    }
+
+    fn args() -> impl Strategy<Value = Value> {
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!(0)),
+            Just(json!(-1)),
+            Just(json!(2)),
+            Just(json!(2.5)),
+            Just(json!(3.0)),
+            Just(json!("")),
+            Just(json!("x")),
+            Just(json!("é日")),
+            Just(json!("abc")),
+        ];
+        scalar.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[abc]", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The SDK's check of a plain schema gives jsonschema's verdict, and a rejection is a
+        /// `-32602` naming a path.
+        #[test]
+        fn the_plain_path_gives_jsonschemas_verdict(schema in schema(), args in args()) {
+            let command = started(schema.clone());
+            prop_assert!(command.plain.is_some(), "not plain: {}", schema);
+            let expected = jsonschema::validator_for(&schema).unwrap().is_valid(&args);
+            match command.check("demo.any", &args, 16) {
+                Ok(()) => prop_assert!(expected, "accepted {} against {}", args, schema),
+                Err(error) => {
+                    prop_assert!(!expected, "refused {} against {}", args, schema);
+                    prop_assert_eq!(error.code, -32602);
+                    prop_assert!(error.message.starts_with("invalid args at "), "{}", error.message);
+                }
+            }
+        }
+    }
+}
