@@ -25,6 +25,7 @@ mod marketplace;
 mod mcp;
 mod model;
 mod options;
+pub mod plain_schema;
 mod render;
 mod schema;
 mod skill;

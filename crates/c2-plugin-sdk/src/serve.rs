@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
+use c2_manifest::plain_schema::{PlainSchema, Violation};
 use c2_protocol::{
     CommandInfo, CommandInvokeParams, ErrorObject, EventEmitParams, HandlerFuture,
     InitializeParams, InitializeResult, LogParams, Notification, PROTOCOL_VERSION, Peer, Request,
@@ -20,14 +21,71 @@ use crate::plugin::{CommandFn, EventFn, Plugin, describe_path};
 
 /// A declared command and its handler.
 pub(crate) struct Bound {
-    /// The declared `argsSchema`, if any; compiled on the command's first invocation.
+    /// The declared `argsSchema`, if any.
     pub(crate) schema: Option<Value>,
+    /// The schema compiled at start when it is plain (see [`PlainSchema`]): it decides every
+    /// invocation without jsonschema, whose first use in a process builds its meta-validator.
+    pub(crate) plain: Option<PlainSchema>,
+    /// The jsonschema validator, compiled on first need: every invocation's check for a schema
+    /// that is not plain, and the report of a rejection by a plain one.
     /// The compiled schema, or why it did not compile (the [`Error::ArgsSchema`] message).
     pub(crate) validator: OnceLock<Result<jsonschema::Validator, String>>,
     pub(crate) handler: CommandFn,
 }
 
 impl Bound {
+    /// Checks `args` against the command's schema: with the plain schema when there is one,
+    /// else with the jsonschema validator. A rejection answers `-32602` listing at most
+    /// `max_reported` violations.
+    pub(crate) fn check(
+        &self,
+        id: &str,
+        args: &Value,
+        max_reported: usize,
+    ) -> Result<(), ErrorObject> {
+        match &self.plain {
+            Some(plain) => match plain.validate(args) {
+                Ok(()) => Ok(()),
+                Err(violation) => Err(self.rejection(id, args, violation, max_reported)),
+            },
+            None => match self.validator(id)? {
+                Some(validator) => report(validator, args, max_reported),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// The `-32602` answer to args the plain schema rejected. It is jsonschema's report, the
+    /// same a schema that is not plain gets (its validator is compiled now, on this rarer
+    /// path); should jsonschema not compile or find nothing, the plain violation is reported.
+    fn rejection(
+        &self,
+        id: &str,
+        args: &Value,
+        violation: Violation,
+        max_reported: usize,
+    ) -> ErrorObject {
+        if let Ok(Some(validator)) = self.validator(id)
+            && let Err(report) = report(validator, args, max_reported)
+        {
+            return report;
+        }
+        ErrorObject {
+            code: codes::INVALID_PARAMS,
+            message: format!(
+                "invalid args at {}: {}",
+                describe_path(&violation.instance_path),
+                violation.message
+            ),
+            data: c2_protocol::to_raw(&serde_json::json!({ "violations": [{
+                "instancePath": violation.instance_path,
+                "schemaPath": violation.schema_path,
+                "message": violation.message,
+            }] }))
+            .ok(),
+        }
+    }
+
     /// The command's validator, compiled the first time it is needed; `None` without a schema.
     pub(crate) fn validator(
         &self,
@@ -161,8 +219,10 @@ impl Served {
             .iter()
             .filter_map(|c| {
                 let handler = commands.remove(&c.id)?;
+                let schema = c.args_schema.clone().filter(|s| !s.is_null());
                 let bound = Bound {
-                    schema: c.args_schema.clone().filter(|s| !s.is_null()),
+                    plain: schema.as_ref().and_then(PlainSchema::detect),
+                    schema,
                     validator: OnceLock::new(),
                     handler,
                 };
@@ -239,38 +299,9 @@ impl Served {
             Value::Null => Value::Object(serde_json::Map::new()),
             args => args,
         };
-        if let Some(validator) = bound.validator(&params.name)? {
-            self.validate(validator, &args)?;
-        }
+        bound.check(&params.name, &args, self.max_reported_violations)?;
         let _working = Working::start(&self.work);
         (bound.handler)(Context::new(peer, init), args).await
-    }
-
-    fn validate(&self, validator: &jsonschema::Validator, args: &Value) -> Result<(), ErrorObject> {
-        let mut errors = validator.iter_errors(args).peekable();
-        let Some(first) = errors.peek() else {
-            return Ok(());
-        };
-        let message = format!(
-            "invalid args at {}: {}",
-            describe_path(first.instance_path().as_str()),
-            first
-        );
-        let violations: Vec<Value> = errors
-            .take(self.max_reported_violations.max(1))
-            .map(|e| {
-                serde_json::json!({
-                    "instancePath": e.instance_path().as_str(),
-                    "schemaPath": e.schema_path().as_str(),
-                    "message": e.to_string(),
-                })
-            })
-            .collect();
-        Err(ErrorObject {
-            code: codes::INVALID_PARAMS,
-            message,
-            data: c2_protocol::to_raw(&serde_json::json!({ "violations": violations })).ok(),
-        })
     }
 
     fn initialized(&self) -> Result<Arc<InitializeParams>, ErrorObject> {
@@ -321,6 +352,38 @@ impl Served {
             drop(working);
         });
     }
+}
+
+/// jsonschema's `-32602` report of `args`, or `Ok` when they are valid.
+fn report(
+    validator: &jsonschema::Validator,
+    args: &Value,
+    max_reported: usize,
+) -> Result<(), ErrorObject> {
+    let mut errors = validator.iter_errors(args).peekable();
+    let Some(first) = errors.peek() else {
+        return Ok(());
+    };
+    let message = format!(
+        "invalid args at {}: {}",
+        describe_path(first.instance_path().as_str()),
+        first
+    );
+    let violations: Vec<Value> = errors
+        .take(max_reported.max(1))
+        .map(|e| {
+            serde_json::json!({
+                "instancePath": e.instance_path().as_str(),
+                "schemaPath": e.schema_path().as_str(),
+                "message": e.to_string(),
+            })
+        })
+        .collect();
+    Err(ErrorObject {
+        code: codes::INVALID_PARAMS,
+        message,
+        data: c2_protocol::to_raw(&serde_json::json!({ "violations": violations })).ok(),
+    })
 }
 
 /// The major version of a SemVer-ish string: everything before the first dot.

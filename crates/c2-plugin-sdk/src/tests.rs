@@ -778,10 +778,11 @@ fn errors_debug_print_as_their_readable_message() {
     );
 }
 
-/// A bound command with `schema` and a handler that is never run.
+/// A bound command with `schema` (taken as not plain) and a handler that is never run.
 fn bound(schema: Option<Value>) -> crate::serve::Bound {
     crate::serve::Bound {
         schema,
+        plain: None,
         validator: std::sync::OnceLock::new(),
         handler: Arc::new(|_ctx, _args| Box::pin(async { Ok(Value::Null) })),
     }
@@ -817,5 +818,185 @@ fn a_schema_that_does_not_compile_fails_its_invocations_with_a_clear_error() {
             "{}",
             error.message
         );
+    }
+}
+
+/// A bound command as a plugin start builds it: the plain schema compiled when there is one.
+fn started(schema: Value) -> crate::serve::Bound {
+    crate::serve::Bound {
+        plain: c2_manifest::plain_schema::PlainSchema::detect(&schema),
+        schema: Some(schema),
+        validator: std::sync::OnceLock::new(),
+        handler: Arc::new(|_ctx, _args| Box::pin(async { Ok(Value::Null) })),
+    }
+}
+
+#[test]
+fn a_plain_schema_checks_args_without_compiling_jsonschema() {
+    let command = started(json!({
+        "type": "object",
+        "properties": { "text": { "type": "string" } },
+        "additionalProperties": false
+    }));
+    assert!(command.plain.is_some(), "the bench's schema is plain");
+    command
+        .check("sdk.echo", &json!({ "text": "hi" }), 16)
+        .unwrap();
+    assert!(
+        command.validator.get().is_none(),
+        "valid args compiled the jsonschema validator"
+    );
+    // A rejection is reported by jsonschema, exactly as for a schema that is not plain.
+    let error = command
+        .check("sdk.echo", &json!({ "text": 5, "more": 1 }), 16)
+        .unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.starts_with("invalid args at "),
+        "{}",
+        error.message
+    );
+    let data = val(error.data);
+    let violations = data["violations"].as_array().unwrap();
+    let paths: Vec<(&str, &str)> = violations
+        .iter()
+        .map(|v| {
+            (
+                v["instancePath"].as_str().unwrap(),
+                v["schemaPath"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        paths.contains(&("/text", "/properties/text/type")),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&("", "/additionalProperties")), "{paths:?}");
+    assert!(command.validator.get().is_some());
+    let limited = command
+        .check("sdk.echo", &json!({ "text": 5, "more": 1 }), 1)
+        .unwrap_err();
+    assert_eq!(val(limited.data)["violations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_schema_that_is_not_plain_still_gets_the_jsonschema_validator() {
+    let command = started(json!({ "type": "string", "pattern": "^a" }));
+    assert!(command.plain.is_none());
+    command.check("demo.p", &json!("abc"), 16).unwrap();
+    assert!(command.validator.get().is_some());
+    let error = command.check("demo.p", &json!("xyz"), 16).unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert_eq!(val(error.data)["violations"][0]["schemaPath"], "/pattern");
+}
+
+#[test]
+fn a_plain_rejection_jsonschema_cannot_report_falls_back_to_the_plain_violation() {
+    // Built by hand: a plain schema beside a jsonschema one that does not compile.
+    let mut command = started(json!({ "properties": { "n": { "type": "integer" } } }));
+    command.schema = Some(json!({ "pattern": "(" }));
+    let error = command
+        .check("demo.n", &json!({ "n": 2.5 }), 16)
+        .unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert_eq!(
+        error.message,
+        "invalid args at `/n`: 2.5 is not of type \"integer\""
+    );
+    let data = val(error.data);
+    assert_eq!(data["violations"][0]["instancePath"], "/n");
+    assert_eq!(data["violations"][0]["schemaPath"], "/properties/n/type");
+}
+
+mod plain_path {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::started;
+
+    /// Plain schemas over keys `a` and `b`, with the keywords argument schemas use.
+    fn schema() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!({"type": "string"})),
+            Just(json!({"type": "integer", "minimum": 0})),
+            Just(json!({"type": ["number", "null"], "exclusiveMaximum": 2.5})),
+            Just(json!({"type": "string", "minLength": 1, "maxLength": 2})),
+            Just(json!({"enum": ["x", 1, null]})),
+            Just(json!({"const": 3.0})),
+            Just(json!({"type": "array", "items": {"type": "integer"}, "uniqueItems": true})),
+            Just(json!(false)),
+            Just(json!({})),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                (
+                    prop::collection::btree_map("[ab]", inner.clone(), 0..3),
+                    prop::sample::subsequence(vec!["a", "b"], 0..=2),
+                    prop_oneof![
+                        Just(None),
+                        Just(Some(json!(false))),
+                        inner.clone().prop_map(Some)
+                    ],
+                )
+                    .prop_map(|(properties, required, additional)| {
+                        let mut schema = json!({
+                            "type": "object",
+                            "properties": properties,
+                            "required": required,
+                        });
+                        if let Some(additional) = additional {
+                            schema["additionalProperties"] = additional;
+                        }
+                        schema
+                    }),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({"anyOf": s})),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|s| json!({"oneOf": s})),
+                inner.prop_map(|s| json!({"not": s})),
+            ]
+        })
+    }
+
+    fn args() -> impl Strategy<Value = Value> {
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!(0)),
+            Just(json!(-1)),
+            Just(json!(2)),
+            Just(json!(2.5)),
+            Just(json!(3.0)),
+            Just(json!("")),
+            Just(json!("x")),
+            Just(json!("é日")),
+            Just(json!("abc")),
+        ];
+        scalar.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[abc]", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The SDK's check of a plain schema gives jsonschema's verdict, and a rejection is a
+        /// `-32602` naming a path.
+        #[test]
+        fn the_plain_path_gives_jsonschemas_verdict(schema in schema(), args in args()) {
+            let command = started(schema.clone());
+            prop_assert!(command.plain.is_some(), "not plain: {}", schema);
+            let expected = jsonschema::validator_for(&schema).unwrap().is_valid(&args);
+            match command.check("demo.any", &args, 16) {
+                Ok(()) => prop_assert!(expected, "accepted {} against {}", args, schema),
+                Err(error) => {
+                    prop_assert!(!expected, "refused {} against {}", args, schema);
+                    prop_assert_eq!(error.code, -32602);
+                    prop_assert!(error.message.starts_with("invalid args at "), "{}", error.message);
+                }
+            }
+        }
     }
 }
