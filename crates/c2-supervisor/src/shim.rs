@@ -470,20 +470,27 @@ fn exit_like(status: Option<ExitStatus>) -> i32 {
 
 /// The shim to start for `containment`: `Ok(None)` for group-only containment, `Err` with the
 /// paths tried when none exists.
+/// A shim path as the host sees it now: a relative one is made absolute against the host's
+/// working directory, where it was found, because the shim is started in the program's
+/// directory (a cold start) or in `/` (a warm one), where the same relative path names nothing.
+fn absolute(path: &std::path::Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
 pub(crate) fn locate(
     containment: &crate::Containment,
 ) -> Result<Option<std::path::PathBuf>, Vec<std::path::PathBuf>> {
     use std::path::PathBuf;
     match containment {
         crate::Containment::Group => Ok(None),
-        crate::Containment::ShimAt(path) if path.is_file() => Ok(Some(path.clone())),
+        crate::Containment::ShimAt(path) if path.is_file() => Ok(Some(absolute(path))),
         crate::Containment::ShimAt(path) => Err(vec![path.clone()]),
         crate::Containment::Shim => {
             let mut looked = Vec::new();
             if let Some(explicit) = std::env::var_os(SHIM_ENV) {
                 let path = PathBuf::from(explicit);
                 return if path.is_file() {
-                    Ok(Some(path))
+                    Ok(Some(absolute(&path)))
                 } else {
                     Err(vec![path])
                 };

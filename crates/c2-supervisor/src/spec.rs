@@ -117,7 +117,8 @@ pub enum Containment {
     /// spawn fails with [`Error::NoShim`](crate::Error::NoShim).
     #[default]
     Shim,
-    /// The shim at this path.
+    /// The shim at this path (a relative one is taken from the host's working directory at
+    /// the spawn, as is `C2_SUPERVISOR_SHIM`).
     ShimAt(PathBuf),
     /// No shim: the child's process group only. A descendant that leaves the group (or a
     /// leader that moves to another group) is out of reach, and nothing outlives a SIGKILLed

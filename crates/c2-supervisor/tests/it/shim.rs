@@ -208,6 +208,40 @@ async fn a_missing_shim_is_an_error_that_says_how_to_provide_one() {
     assert!(message.contains("run_if_requested"), "{message}");
 }
 
+/// A relative shim path names the shim from the host's working directory, though the shim is
+/// started in the program's directory: the spawn runs, and the program runs under it.
+#[tokio::test]
+async fn a_relative_shim_path_is_taken_from_the_hosts_working_directory() {
+    let _guard = support::shared().await;
+    let shim = std::path::PathBuf::from(env!("CARGO_BIN_EXE_c2-supervisor-shim"));
+    let cwd = std::env::current_dir().unwrap();
+    // `../..` up to the common ancestor, then down to the shim.
+    let common = cwd
+        .ancestors()
+        .find(|dir| shim.starts_with(dir))
+        .expect("the shim and the test share an ancestor directory");
+    let mut relative = std::path::PathBuf::new();
+    for _ in cwd.strip_prefix(common).unwrap().components() {
+        relative.push("..");
+    }
+    relative.push(shim.strip_prefix(common).unwrap());
+    assert!(relative.is_relative() && relative.is_file(), "{relative:?}");
+    let options = SupervisorOptions {
+        containment: Containment::ShimAt(relative),
+        ..SupervisorOptions::default()
+    };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let spec = ProcessSpec::new("sh", elsewhere.path())
+        .arg("-c")
+        .arg("echo started; read line");
+    let spawned = c2_supervisor::spawn(&spec, &options).unwrap();
+    assert!(spawned.process.contained());
+    let mut lines = Lines::new(spawned.stdout);
+    assert_eq!(lines.next().await, "started");
+    let report = spawned.process.stop().await;
+    assert!(!report.forced, "{report:?}");
+}
+
 /// The pre-started shim of this process, if one is idle: a child started with `--warm`.
 fn idle_shim() -> Option<i32> {
     support::our_children()
