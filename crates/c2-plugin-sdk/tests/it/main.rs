@@ -51,7 +51,7 @@ fn serve_as_the_plugin() -> ! {
             .run()
     });
     if let Err(e) = ran {
-        eprintln!("{e}");
+        let _ = writeln!(std::io::stderr(), "{e}");
         std::process::exit(1);
     }
     // Ends the process here, as a plugin's `main` would, instead of returning to the harness.
