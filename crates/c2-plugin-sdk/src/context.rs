@@ -21,7 +21,8 @@ impl Context {
     /// Calls an extension-public host command (`command/call`) and waits for its result.
     ///
     /// The host refuses a command it does not publish in this realm; check
-    /// [`Context::has_host_command`] first to degrade gracefully.
+    /// [`Context::has_host_command`] first to degrade gracefully. Once stdin has closed, nothing
+    /// can answer: the call fails at once with [`CallError::Closed`].
     pub async fn call(&self, name: &str, args: Value) -> Result<Value, CallError> {
         let params = CommandCallParams {
             name: name.to_owned(),

@@ -207,6 +207,7 @@ impl Plugin {
             .build()
             .map_err(Error::Runtime)?;
         let chunk = plugin.options.peer.read_chunk_bytes;
+        let flush_timeout = plugin.options.flush_timeout;
         let result = runtime.block_on(async move {
             match crate::stdio::pipes(&protocol) {
                 Some((reader, writer)) => {
@@ -214,8 +215,12 @@ impl Plugin {
                     plugin.run_with(reader, writer).await
                 }
                 None => {
-                    let writer = crate::stdio::blocking_writer(protocol, chunk);
-                    plugin.run_with(tokio::io::stdin(), writer).await
+                    let (writer, copier) = crate::stdio::blocking_writer(protocol, chunk);
+                    let result = plugin.run_with(tokio::io::stdin(), writer).await;
+                    // The connection is closed and its end of the copy dropped: the copier
+                    // writes what it still holds, then ends. Bounded like the peer's flush.
+                    let _ = tokio::time::timeout(flush_timeout, copier).await;
+                    result
                 }
             }
         });

@@ -7,12 +7,12 @@ use std::sync::{Arc, OnceLock};
 use c2_manifest::plain_schema::{PlainSchema, Violation};
 use c2_protocol::{
     CommandInfo, CommandInvokeParams, ErrorObject, EventEmitParams, HandlerFuture,
-    InitializeParams, InitializeResult, LogParams, Notification, PROTOCOL_VERSION, Peer, Request,
-    RequestHandler, codes, method,
+    InitializeParams, InitializeResult, InputEnd, LogParams, Notification, PROTOCOL_VERSION, Peer,
+    PeerOptions, Request, RequestHandler, codes, method,
 };
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::context::Context;
 use crate::error::Error;
@@ -149,13 +149,19 @@ where
     let options = plugin.options;
     let (log_tx, log_rx) = mpsc::channel(options.log_queue.max(1));
     let served = Arc::new(Served::new(plugin, log_tx));
+    // The end of stdin is a half-close: what the host asked before it is still answered.
+    let peer_options = PeerOptions {
+        on_input_end: InputEnd::HalfClose,
+        ..options.peer
+    };
     let (peer, mut notifications) = Peer::new(
         reader,
         writer,
         Dispatcher(Arc::clone(&served)),
-        options.peer,
+        peer_options,
     );
-    let forwarder = tokio::spawn(forward_logs(peer.clone(), log_rx));
+    let (stop_logs, logs_stopped) = oneshot::channel();
+    let forwarder = tokio::spawn(forward_logs(peer.clone(), log_rx, logs_stopped));
     loop {
         tokio::select! {
             // Events that arrived before the end are still delivered.
@@ -164,7 +170,7 @@ where
                 Some(notification) => served.notification(notification, &peer),
                 None => break,
             },
-            _ = peer.closed() => break,
+            _ = peer.input_ended() => break,
         }
     }
     let mut work = served.work.subscribe();
@@ -173,17 +179,52 @@ where
     if let Some((log, _)) = &served.log {
         log.disconnect();
     }
-    forwarder.abort();
+    // What the handlers answered and logged is written out, within the flush bound.
+    let deadline = tokio::time::Instant::now() + options.flush_timeout;
+    let _ = stop_logs.send(());
+    if tokio::time::timeout_at(deadline, forwarder).await.is_err() {
+        tracing::debug!("log lines were still being forwarded when the flush bound passed");
+    }
+    let within = deadline.saturating_duration_since(tokio::time::Instant::now());
+    if let Err(e) = peer.flush(within).await {
+        // Stdout is the host's; stderr is where an unwritten answer can still be told.
+        tracing::debug!(error = %e, "not everything was written before exiting");
+    }
+    peer.close();
 }
 
-async fn forward_logs(peer: Peer, mut queue: mpsc::Receiver<LogParams>) {
-    while let Some(params) = queue.recv().await {
-        let params = serde_json::to_value(params).unwrap_or(Value::Null);
-        // A full outbound queue drops the line: logging must never hold up the protocol.
-        if peer.notify(method::LOG, Some(params)).await.is_err() && peer.close_reason().is_some() {
-            break;
+/// Sends queued log events as `log` notifications until told to stop, then sends what is
+/// still queued and ends.
+async fn forward_logs(
+    peer: Peer,
+    mut queue: mpsc::Receiver<LogParams>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    loop {
+        let params = tokio::select! {
+            biased;
+            params = queue.recv() => match params {
+                Some(params) => params,
+                None => return,
+            },
+            _ = &mut stop => break,
+        };
+        if !forward(&peer, params).await {
+            return;
         }
     }
+    while let Ok(params) = queue.try_recv() {
+        if !forward(&peer, params).await {
+            return;
+        }
+    }
+}
+
+/// Sends one log event; `false` once the connection is closed.
+async fn forward(peer: &Peer, params: LogParams) -> bool {
+    let params = serde_json::to_value(params).unwrap_or(Value::Null);
+    // A full outbound queue drops the line: logging must never hold up the protocol.
+    !(peer.notify(method::LOG, Some(params)).await.is_err() && peer.close_reason().is_some())
 }
 
 impl Served {

@@ -5,6 +5,7 @@ use std::io::Write as _;
 
 use nix::fcntl::{FcntlArg, FdFlag, fcntl};
 use tokio::io::{AsyncReadExt as _, DuplexStream};
+use tokio::task::JoinHandle;
 
 use crate::error::Error;
 
@@ -47,11 +48,13 @@ pub(crate) fn pipes(
 /// the protocol's output is not a pipe (tokio writes its own stdout the same way).
 ///
 /// When a write fails (the host stopped reading), the task ends and the returned stream's
-/// next write fails, which closes the connection.
-pub(crate) fn blocking_writer(file: File, chunk_bytes: usize) -> DuplexStream {
+/// next write fails, which closes the connection. Once the stream is dropped the task writes
+/// what is still buffered and ends: await its handle (bounded) before the runtime stops, or
+/// those bytes are lost.
+pub(crate) fn blocking_writer(file: File, chunk_bytes: usize) -> (DuplexStream, JoinHandle<()>) {
     let chunk_bytes = chunk_bytes.max(1);
     let (ours, mut theirs) = tokio::io::duplex(chunk_bytes);
-    tokio::spawn(async move {
+    let copier = tokio::spawn(async move {
         let mut buf = vec![0; chunk_bytes];
         let mut file = file;
         loop {
@@ -72,5 +75,5 @@ pub(crate) fn blocking_writer(file: File, chunk_bytes: usize) -> DuplexStream {
             }
         }
     });
-    ours
+    (ours, copier)
 }

@@ -1000,3 +1000,129 @@ mod plain_path {
         }
     }
 }
+
+/// Runs `plugin` fed `input` with its stdin closed right after, and collects every line it
+/// writes until it closes its output; returns them with `run_with`'s result.
+async fn one_shot(plugin: Plugin, input: String) -> (Vec<Value>, Result<(), Error>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let (mut host_out, plugin_in) = tokio::io::duplex(64 * 1024);
+    let (plugin_out, mut host_in) = tokio::io::duplex(64 * 1024);
+    let run = tokio::spawn(plugin.run_with(plugin_in, plugin_out));
+    host_out.write_all(input.as_bytes()).await.unwrap();
+    host_out.shutdown().await.unwrap();
+    let mut text = String::new();
+    within(host_in.read_to_string(&mut text)).await.unwrap();
+    let result = within(run).await.unwrap();
+    let lines = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (lines, result)
+}
+
+fn init_then_invoke(name: &str) -> String {
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "1.0.0",
+        "host": { "name": "test-host", "version": "0.0.0", "commands": ["git.status"] },
+        "dataDir": "/data/demo"
+    }});
+    let invoke = json!({ "jsonrpc": "2.0", "id": 2, "method": "command/invoke",
+        "params": { "name": name, "args": {} } });
+    format!("{init}\n{invoke}\n")
+}
+
+#[tokio::test]
+async fn requests_sent_just_before_stdin_closes_are_answered_with_their_log_lines() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let (layer, handle) = LogLayer::new(tracing::Level::INFO);
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    let plugin = Plugin::from_manifest_text(MANIFEST)
+        .unwrap()
+        .command("demo.greet", greet)
+        .command("demo.count", count)
+        .command("demo.plain", |_ctx, _args: Value| async move {
+            tracing::info!("working");
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            tracing::info!("done");
+            Ok::<_, CommandError>(json!("answered"))
+        })
+        .log_handle(handle);
+    let (lines, result) = one_shot(plugin, init_then_invoke("demo.plain")).await;
+    result.unwrap();
+    let answer = |id: u64| lines.iter().find(|m| m["id"] == id).cloned();
+    assert_eq!(answer(1).unwrap()["result"]["name"], "demo", "{lines:?}");
+    assert_eq!(answer(2).unwrap()["result"], "answered", "{lines:?}");
+    // Log lines travel their own queue, so they may follow the answer; none is lost.
+    let logged: Vec<&Value> = lines
+        .iter()
+        .filter(|m| m["method"] == "log")
+        .map(|m| &m["params"]["message"])
+        .collect();
+    assert_eq!(logged, [&json!("working"), &json!("done")], "{lines:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+}
+
+#[tokio::test]
+async fn a_call_to_the_host_after_stdin_closed_fails_at_once_without_waiting_for_the_grace() {
+    let plugin = Plugin::from_manifest_text(MANIFEST)
+        .unwrap()
+        .command("demo.greet", greet)
+        .command("demo.count", count)
+        .command("demo.plain", |ctx: Context, _args: Value| async move {
+            // Give the end of stdin time to arrive first, then ask the host.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok::<_, CommandError>(ctx.call("git.status", json!({ "cwd": "." })).await?)
+        })
+        .with_options(RunOptions {
+            shutdown_grace: WAIT,
+            ..RunOptions::default()
+        });
+    let started = std::time::Instant::now();
+    let (lines, result) = one_shot(plugin, init_then_invoke("demo.plain")).await;
+    result.unwrap();
+    let answer = lines.iter().find(|m| m["id"] == 2).unwrap();
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("closed its output"),
+        "{answer}"
+    );
+    assert!(
+        lines.iter().all(|m| m["method"] != "command/call"),
+        "a call nobody can answer was sent: {lines:?}"
+    );
+    // Far under the grace (10 s) it would have waited out.
+    assert!(started.elapsed() < WAIT / 2, "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_handler_slower_than_the_grace_is_abandoned_and_the_rest_still_gets_out() {
+    let grace = Duration::from_millis(100);
+    let flush = Duration::from_millis(100);
+    let plugin = Plugin::from_manifest_text(MANIFEST)
+        .unwrap()
+        .command("demo.greet", greet)
+        .command("demo.count", count)
+        .command("demo.plain", |_ctx, _args: Value| async move {
+            std::future::pending::<()>().await;
+            Ok::<_, CommandError>(Value::Null)
+        })
+        .with_options(RunOptions {
+            shutdown_grace: grace,
+            flush_timeout: flush,
+            ..RunOptions::default()
+        });
+    let started = std::time::Instant::now();
+    let (lines, result) = one_shot(plugin, init_then_invoke("demo.plain")).await;
+    result.unwrap();
+    let took = started.elapsed();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["id"], 1);
+    assert!(
+        took >= grace,
+        "the handler was not given its grace: {took:?}"
+    );
+    // Generous: it bounds a hang under load, it does not time the exit.
+    assert!(took < grace + flush + Duration::from_secs(3), "{took:?}");
+}

@@ -268,6 +268,26 @@ impl fmt::Display for CloseReason {
     }
 }
 
+/// Why [`Peer::flush`](crate::Peer::flush) returned before everything was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FlushError {
+    /// The connection closed first; what was still queued is dropped.
+    #[error("the connection closed before everything queued was written: {0}")]
+    Closed(CloseReason),
+    /// The caller's bound passed first.
+    #[error(
+        "{unanswered} incoming requests were still unanswered and {queued_bytes} bytes still unwritten after {within:?}; the other side is not reading, or a handler is still running"
+    )]
+    TimedOut {
+        /// The caller's bound.
+        within: std::time::Duration,
+        /// Incoming requests whose answer was not yet queued.
+        unanswered: usize,
+        /// Bytes queued or being written.
+        queued_bytes: usize,
+    },
+}
+
 /// A call through a peer that did not produce a result.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {

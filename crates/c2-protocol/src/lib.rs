@@ -31,7 +31,8 @@ pub use content_length::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
 };
 pub use error::{
-    CallError, CloseReason, CommandMismatch, ConfirmationError, Error, HeaderError, VersionError,
+    CallError, CloseReason, CommandMismatch, ConfirmationError, Error, FlushError, HeaderError,
+    VersionError,
 };
 pub use frame::{
     DecodeEvent, DropReason, DroppedLine, EXCERPT_CHARS, FrameOptions, LineDecoder, encode_line,
@@ -45,7 +46,8 @@ pub use message::{
     Violation, classify, codes, from_raw, to_raw, value_tree_cost,
 };
 pub use peer::{
-    HandlerFuture, Notifications, Peer, PeerOptions, PeerStats, RejectRequests, RequestHandler,
+    HandlerFuture, InputEnd, Notifications, Peer, PeerOptions, PeerStats, RejectRequests,
+    RequestHandler,
 };
 pub use serde_json::value::RawValue;
 pub use types::{

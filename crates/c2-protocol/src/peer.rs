@@ -23,11 +23,29 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc
 use tokio::task::AbortHandle;
 use tracing::Instrument;
 
-use crate::error::{CallError, CloseReason, Error};
+use crate::error::{CallError, CloseReason, Error, FlushError};
 use crate::frame::{DecodeEvent, DroppedLine, FrameOptions, LineDecoder, encode_line};
 use crate::message::{
     ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response, codes,
 };
+
+/// What a [`Peer`] does when the other side ends its output (its reader reaches end of file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InputEnd {
+    /// The whole connection closes with [`CloseReason::StreamClosed`]: every pending call
+    /// fails and the writer is dropped with whatever is still queued. This is the host's
+    /// side: when a plugin's stdout closes, the plugin has nothing more to say and is gone.
+    #[default]
+    Close,
+    /// A half-close, for a side that must still answer what it was asked (a plugin whose
+    /// stdin closed right after the host's last request). Reading stops; this side's own
+    /// pending requests fail at once with [`CloseReason::StreamClosed`], as does every later
+    /// one, since nothing can answer them; incoming requests already taken in are still
+    /// answered and notifications still go out. [`Peer::input_ended`] says when this happens;
+    /// the connection stays open until the owner calls [`Peer::close`] (after
+    /// [`Peer::flush`]) or a write fails. No queue can grow any more: nothing new comes in.
+    HalfClose,
+}
 
 /// The bounds of one connection; the defaults are decisions.md's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +80,9 @@ pub struct PeerOptions {
     pub dropped_line_warnings_per_second: u32,
     /// Bytes asked of the reader per read (default 64 KiB).
     pub read_chunk_bytes: usize,
+    /// What the end of input does (default [`InputEnd::Close`]). A read error or an oversized
+    /// frame closes the connection either way.
+    pub on_input_end: InputEnd,
 }
 
 impl Default for PeerOptions {
@@ -77,6 +98,7 @@ impl Default for PeerOptions {
             max_outbound_bytes: 16 * 1024 * 1024,
             dropped_line_warnings_per_second: 10,
             read_chunk_bytes: 64 * 1024,
+            on_input_end: InputEnd::Close,
         }
     }
 }
@@ -230,6 +252,14 @@ struct Shared {
     pending: Mutex<HashMap<u64, Reply>>,
     reason: OnceLock<CloseReason>,
     closed: Notify,
+    /// Why reading stopped: [`CloseReason::StreamClosed`] for a half-close, else the close
+    /// reason. Set before `reason` on a half-close, with it on a close.
+    input_end: OnceLock<CloseReason>,
+    input_ended: Notify,
+    /// Incoming requests taken in whose answer is not yet queued.
+    serving: AtomicUsize,
+    /// Wakes [`Peer::flush`]: a batch was written, a request answered, or the connection closed.
+    settled: Notify,
     outgoing: Semaphore,
     incoming: Arc<Semaphore>,
     /// One permit per frame queued or being written; the writer returns them once written.
@@ -260,7 +290,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// incoming requests through a [`RequestHandler`] and queues incoming notifications.
 ///
 /// Cloning is cheap and every clone is the same connection. Dropping the clones does not close
-/// it; [`Peer::close`] does, as do the stream ending, an oversized frame and a write error.
+/// it; [`Peer::close`] does, as do the stream ending (unless [`PeerOptions::on_input_end`] is
+/// [`InputEnd::HalfClose`]), a read error, an oversized frame and a write error.
 #[derive(Clone)]
 pub struct Peer {
     shared: Arc<Shared>,
@@ -306,6 +337,10 @@ impl Peer {
             pending: Mutex::new(HashMap::new()),
             reason: OnceLock::new(),
             closed: Notify::new(),
+            input_end: OnceLock::new(),
+            input_ended: Notify::new(),
+            serving: AtomicUsize::new(0),
+            settled: Notify::new(),
             outgoing: Semaphore::new(options.max_outgoing_requests.min(Semaphore::MAX_PERMITS)),
             incoming: Arc::new(Semaphore::new(
                 options.max_incoming_requests.min(Semaphore::MAX_PERMITS),
@@ -377,18 +412,30 @@ impl Peer {
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&s.pending);
-            // Checked under the lock `close` drains, so no waiter is ever left behind.
+            // Checked under the lock `close` and a half-close drain, so no waiter is ever left
+            // behind.
             self.check_open()?;
+            self.check_input()?;
             pending.insert(id, tx);
         }
         let _forget = Forget { shared: s, id };
         let request = OutgoingRequest { id, method, params };
-        self.write_message(&request, Kind::Request, 0).await?;
+        if s.options.on_input_end == InputEnd::HalfClose {
+            // A request still waiting for room when input ends could never be answered.
+            tokio::select! {
+                written = self.write_message(&request, Kind::Request, 0) => written?,
+                reason = self.input_ended() => return Err(CallError::Closed(reason)),
+            }
+        } else {
+            self.write_message(&request, Kind::Request, 0).await?;
+        }
         match rx.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(CallError::Remote(error)),
             Err(_) => Err(CallError::Closed(
-                self.close_reason().unwrap_or(CloseReason::Cancelled),
+                self.close_reason()
+                    .or_else(|| s.input_end.get().copied())
+                    .unwrap_or(CloseReason::Cancelled),
             )),
         }
     }
@@ -410,7 +457,7 @@ impl Peer {
     /// Closes the connection with [`CloseReason::Cancelled`]: every pending call fails, the reader
     /// stops, and the writer is dropped at once (for a child process: its stdin closes), with any
     /// frame still queued or half written. Callers of [`Peer::notify`] learn of a frame only that
-    /// it was queued.
+    /// it was queued; [`Peer::flush`] first to have it written.
     pub fn close(&self) {
         self.close_with(CloseReason::Cancelled);
     }
@@ -430,6 +477,71 @@ impl Peer {
         }
         notified.await;
         self.close_reason().unwrap_or(CloseReason::Cancelled)
+    }
+
+    /// Waits until this side stops reading and returns why: [`CloseReason::StreamClosed`] when
+    /// input ended in an [`InputEnd::HalfClose`] (the connection is still open for writing),
+    /// else the reason the connection closed. Unlike [`Peer::closed`], it resolves at a
+    /// half-close.
+    pub async fn input_ended(&self) -> CloseReason {
+        let s = &*self.shared;
+        let notified = s.input_ended.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(reason) = s.input_end.get() {
+            return *reason;
+        }
+        notified.await;
+        s.input_end.get().copied().unwrap_or(CloseReason::Cancelled)
+    }
+
+    /// Waits, for at most `within`, until every incoming request already taken in has its
+    /// answer queued and every queued frame is written (flushed to the writer). A handler that
+    /// is still running holds it up; so does another side that does not read.
+    ///
+    /// # Errors
+    ///
+    /// [`FlushError::Closed`] when the connection closes first, [`FlushError::TimedOut`] when
+    /// `within` passes first.
+    pub async fn flush(&self, within: Duration) -> Result<(), FlushError> {
+        let s = &*self.shared;
+        let settle = async {
+            loop {
+                // Registered before looking, so progress made between the look and the wait
+                // is seen.
+                let progress = s.settled.notified();
+                tokio::pin!(progress);
+                progress.as_mut().enable();
+                if let Some(reason) = self.close_reason() {
+                    return Err(FlushError::Closed(reason));
+                }
+                if self.unsettled() == (0, 0) {
+                    return Ok(());
+                }
+                progress.await;
+            }
+        };
+        match tokio::time::timeout(within, settle).await {
+            Ok(settled) => settled,
+            Err(_) => {
+                let (unanswered, queued_bytes) = self.unsettled();
+                Err(FlushError::TimedOut {
+                    within,
+                    unanswered,
+                    queued_bytes,
+                })
+            }
+        }
+    }
+
+    /// Incoming requests not yet answered, and bytes queued or being written.
+    fn unsettled(&self) -> (usize, usize) {
+        let s = &*self.shared;
+        let outbox = lock(&s.outbox);
+        (
+            s.serving.load(Ordering::Acquire),
+            outbox.bytes.len() + outbox.in_flight,
+        )
     }
 
     /// The counters, read now.
@@ -457,6 +569,30 @@ impl Peer {
         }
     }
 
+    /// A request needs an answer, so it needs input: fails once input ended.
+    fn check_input(&self) -> Result<(), CallError> {
+        match self.shared.input_end.get() {
+            Some(reason) => Err(CallError::Closed(*reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The half-close: reading has stopped, so every request of ours still waiting for an
+    /// answer fails now; answers and notifications still go out.
+    fn end_input(&self) {
+        let s = &*self.shared;
+        let waiters = {
+            let mut pending = lock(&s.pending);
+            if s.reason.get().is_some() || s.input_end.set(CloseReason::StreamClosed).is_err() {
+                return;
+            }
+            std::mem::take(&mut *pending)
+        };
+        // Dropping the senders wakes every waiter, which then reads the input's end.
+        drop(waiters);
+        s.input_ended.notify_waiters();
+    }
+
     /// The single close path: the first reason wins, every waiter resolves with it.
     fn close_with(&self, reason: CloseReason) {
         let s = &*self.shared;
@@ -465,6 +601,8 @@ impl Peer {
             if s.reason.set(reason).is_err() {
                 return;
             }
+            // Reading stops with the connection (it may have stopped already, at a half-close).
+            let _ = s.input_end.set(reason);
             std::mem::take(&mut *pending)
         };
         // Dropping the senders wakes every waiter, which then reads the reason.
@@ -478,6 +616,8 @@ impl Peer {
         s.write_slots.close();
         s.outbox_room.notify_waiters();
         s.closed.notify_waiters();
+        s.input_ended.notify_waiters();
+        s.settled.notify_waiters();
     }
 
     /// Keeps a connection task's handle for [`Peer::close_with`], or stops the task at once if
@@ -704,22 +844,26 @@ impl Peer {
         };
         let size = request.method.len() + request.params.as_ref().map_or(0, |p| p.get().len());
         let held = s.incoming_bytes.fetch_add(size, Ordering::Relaxed);
+        s.serving.fetch_add(1, Ordering::AcqRel);
         let bytes = IncomingBytes {
             shared: Arc::clone(&self.shared),
             size,
         };
         if held > 0 && held.saturating_add(size) > s.options.max_incoming_request_bytes {
-            drop(bytes);
             bump(&s.counters.busy_rejections, 1);
             let limit = s.options.max_incoming_request_bytes;
             let message =
                 format!("busy: requests of {limit} bytes are already being handled; retry later");
             self.answer_at_once(request.id, ErrorObject::new(codes::HOST_BUSY, message));
+            // Given back once its answer is queued, so a flush cannot miss the answer.
+            drop(bytes);
             return;
         }
         let peer = self.clone();
         tokio::spawn(
             async move {
+                // Dropped last: after `unanswered`, so the request counts as served only once
+                // its answer (or the panic's) is queued.
                 let _bytes = bytes;
                 let mut unanswered = Unanswered {
                     peer: peer.clone(),
@@ -784,7 +928,8 @@ impl Drop for Unanswered {
     }
 }
 
-/// Gives an incoming request's bytes back when its handling ends, however it ends.
+/// Gives an incoming request's bytes back, and counts it served, when its handling ends,
+/// however it ends.
 struct IncomingBytes {
     shared: Arc<Shared>,
     size: usize,
@@ -795,6 +940,8 @@ impl Drop for IncomingBytes {
         self.shared
             .incoming_bytes
             .fetch_sub(self.size, Ordering::Relaxed);
+        self.shared.serving.fetch_sub(1, Ordering::AcqRel);
+        self.shared.settled.notify_waiters();
     }
 }
 
@@ -901,6 +1048,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
         lock(&s.outbox).in_flight = 0;
         s.write_slots.add_permits(frames);
         s.outbox_room.notify_waiters();
+        s.settled.notify_waiters();
     }
 }
 
@@ -925,7 +1073,11 @@ async fn read_loop<R: AsyncRead + Unpin>(peer: Peer, mut reader: R) {
         }
     };
     warnings.flush();
-    peer.close_with(reason);
+    if reason == CloseReason::StreamClosed && s.options.on_input_end == InputEnd::HalfClose {
+        peer.end_input();
+    } else {
+        peer.close_with(reason);
+    }
 }
 
 /// Keeps a flood of junk lines from flooding the log: a few warnings a second, then a count.

@@ -3,8 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use c2_protocol::{
-    CallError, CloseReason, Error, ErrorObject, FrameOptions, Notifications, Peer, PeerOptions,
-    RejectRequests, Request, RequestHandler, codes, method,
+    CallError, CloseReason, Error, ErrorObject, FlushError, FrameOptions, InputEnd, Notifications,
+    Peer, PeerOptions, RejectRequests, Request, RequestHandler, codes, method,
 };
 use serde_json::{Value, json};
 use tokio::io::{
@@ -878,4 +878,134 @@ async fn incoming_requests_over_the_byte_bound_are_answered_busy() {
         .await;
     gate.add_permits(1);
     assert_eq!(raw.recv().await["id"], 3);
+}
+
+fn half_closing() -> PeerOptions {
+    PeerOptions {
+        on_input_end: InputEnd::HalfClose,
+        ..PeerOptions::default()
+    }
+}
+
+/// A handler that answers `"late"` once `gate` gets a permit.
+fn gated(gate: &Arc<Semaphore>) -> impl RequestHandler {
+    let gate = Arc::clone(gate);
+    move |_r: Request, _p: Peer| {
+        let gate = Arc::clone(&gate);
+        async move {
+            gate.acquire().await.unwrap().forget();
+            Ok(json!("late"))
+        }
+    }
+}
+
+#[tokio::test]
+async fn after_a_half_close_requests_taken_in_are_still_answered_and_notifications_go_out() {
+    let gate = Arc::new(Semaphore::new(0));
+    let (peer, _n, mut raw) = raw_peer(half_closing(), gated(&gate), 64 * 1024);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"slow"}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"slow"}"#)
+        .await;
+    raw.write.shutdown().await.unwrap();
+    assert_eq!(
+        timeout(PATIENCE, peer.input_ended()).await.unwrap(),
+        CloseReason::StreamClosed
+    );
+    assert_eq!(
+        peer.close_reason(),
+        None,
+        "a half-close keeps the output open"
+    );
+    // Both requests were taken in before the end, and neither is answered yet.
+    assert!(matches!(
+        peer.flush(Duration::from_millis(20)).await,
+        Err(FlushError::TimedOut { unanswered: 2, .. })
+    ));
+    gate.add_permits(2);
+    peer.notify("log", Some(json!({"level": "info", "message": "bye"})))
+        .await
+        .unwrap();
+    timeout(PATIENCE, peer.flush(PATIENCE))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut seen: Vec<Value> = Vec::new();
+    for _ in 0..3 {
+        seen.push(raw.recv().await);
+    }
+    let mut ids: Vec<Value> = seen.iter().map(|m| m["id"].clone()).collect();
+    ids.sort_by_key(|id| id.as_u64());
+    assert_eq!(ids, [Value::Null, json!(1), json!(2)]);
+    assert!(
+        seen.iter()
+            .filter(|m| !m["id"].is_null())
+            .all(|m| m["result"] == "late")
+    );
+    peer.close();
+    assert_eq!(raw.recv_line().await, None, "close ends the output");
+}
+
+#[tokio::test]
+async fn after_a_half_close_our_own_requests_fail_at_once_and_later_ones_are_refused() {
+    let (peer, mut raw) = peer_with_raw(half_closing());
+    let pending = spawn_request(&peer, "a", None);
+    raw.recv().await;
+    raw.write.shutdown().await.unwrap();
+    assert_eq!(closed_with(join(pending).await), CloseReason::StreamClosed);
+    assert_eq!(
+        closed_with(peer.request("b", None).await),
+        CloseReason::StreamClosed
+    );
+    assert_eq!(peer.close_reason(), None);
+    peer.notify("still", None).await.unwrap();
+    assert_eq!(raw.recv().await["method"], "still");
+    assert_eq!(peer.flush(PATIENCE).await, Ok(()));
+}
+
+#[tokio::test]
+async fn a_request_waiting_for_outbound_room_fails_when_input_ends() {
+    // One frame's worth of bytes, and an other side that does not read: the second request
+    // waits for room that never comes.
+    let options = PeerOptions {
+        max_outbound_bytes: 64,
+        ..half_closing()
+    };
+    let (peer, _n, raw) = raw_peer(options, RejectRequests, 64);
+    let big = json!({ "pad": "x".repeat(200) });
+    let first = spawn_request(&peer, "first", Some(big.clone()));
+    let second = spawn_request(&peer, "second", Some(big));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let Raw { lines, mut write } = raw;
+    write.shutdown().await.unwrap();
+    assert_eq!(closed_with(join(second).await), CloseReason::StreamClosed);
+    assert_eq!(closed_with(join(first).await), CloseReason::StreamClosed);
+    drop(lines);
+}
+
+#[tokio::test]
+async fn by_default_the_end_of_input_closes_everything_and_drops_unfinished_answers() {
+    let gate = Arc::new(Semaphore::new(0));
+    let (peer, _n, mut raw) = raw_peer(PeerOptions::default(), gated(&gate), 64 * 1024);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"slow"}"#)
+        .await;
+    raw.write.shutdown().await.unwrap();
+    assert_eq!(
+        timeout(PATIENCE, peer.closed()).await.unwrap(),
+        CloseReason::StreamClosed
+    );
+    assert_eq!(
+        timeout(PATIENCE, peer.input_ended()).await.unwrap(),
+        CloseReason::StreamClosed
+    );
+    gate.add_permits(1);
+    assert_eq!(
+        raw.recv_line().await,
+        None,
+        "the answer is dropped with the writer"
+    );
+    assert_eq!(
+        peer.flush(PATIENCE).await,
+        Err(FlushError::Closed(CloseReason::StreamClosed))
+    );
 }
