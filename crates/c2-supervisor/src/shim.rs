@@ -468,8 +468,6 @@ fn exit_like(status: Option<ExitStatus>) -> i32 {
     128 + number
 }
 
-/// The shim to start for `containment`: `Ok(None)` for group-only containment, `Err` with the
-/// paths tried when none exists.
 /// A shim path as the host sees it now: a relative one is made absolute against the host's
 /// working directory, where it was found, because the shim is started in the program's
 /// directory (a cold start) or in `/` (a warm one), where the same relative path names nothing.
@@ -477,6 +475,8 @@ fn absolute(path: &std::path::Path) -> std::path::PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
+/// The shim to start for `containment`: `Ok(None)` for group-only containment, `Err` with the
+/// paths tried when none exists.
 pub(crate) fn locate(
     containment: &crate::Containment,
 ) -> Result<Option<std::path::PathBuf>, Vec<std::path::PathBuf>> {
