@@ -24,6 +24,8 @@ use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use jsonschema::Draft;
 use serde_json::{Map, Number, Value};
 
+use crate::diagnostic::pointer_push;
+
 /// A plain schema, compiled: see the [module docs](self) for what qualifies.
 ///
 /// ```
@@ -538,12 +540,10 @@ impl Failure {
 
 /// Segments (innermost first) as a JSON pointer.
 fn pointer(segments: &[String]) -> String {
-    let mut out = String::new();
-    for segment in segments.iter().rev() {
-        out.push('/');
-        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
-    }
-    out
+    segments
+        .iter()
+        .rev()
+        .fold(String::new(), |out, segment| pointer_push(&out, segment))
 }
 
 /// Adds one level of instance and schema path to a failure from below.

@@ -26,9 +26,9 @@ pub(crate) struct Bound {
     /// The schema compiled at start when it is plain (see [`PlainSchema`]): it decides every
     /// invocation without jsonschema, whose first use in a process builds its meta-validator.
     pub(crate) plain: Option<PlainSchema>,
-    /// The jsonschema validator, compiled on first need: every invocation's check for a schema
-    /// that is not plain, and the report of a rejection by a plain one.
-    /// The compiled schema, or why it did not compile (the [`Error::ArgsSchema`] message).
+    /// The jsonschema validator, or why the schema did not compile (the [`Error::ArgsSchema`]
+    /// message), compiled on first need: every invocation's check for a schema that is not
+    /// plain, and the report of a rejection by a plain one.
     pub(crate) validator: OnceLock<Result<jsonschema::Validator, String>>,
     pub(crate) handler: CommandFn,
 }
