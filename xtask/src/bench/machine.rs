@@ -123,6 +123,15 @@ impl Scope {
         }
     }
 
+    /// The scope's name in the JSON report.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::Free => "free",
+            Scope::Pinned => "pinned",
+        }
+    }
+
     fn rows(self) -> &'static str {
         match self {
             Scope::All => "any row of this run",
@@ -199,7 +208,9 @@ impl Machine {
         reasons
     }
 
-    /// Whether a row measured in `mode` is flagged (see [`Scope::covers`]).
+    /// Whether a row measured in `mode` is flagged (see [`Scope::covers`]); the report asks
+    /// [`report::flagged`](super::report::flagged), which reads the reasons once for all rows.
+    #[cfg(test)]
     pub(crate) fn flags(&self, mode: Option<Mode>) -> bool {
         self.reasons().iter().any(|r| r.scope.covers(mode))
     }

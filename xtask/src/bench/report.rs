@@ -24,11 +24,12 @@ pub(crate) fn modes(figures: &[Figure]) -> Vec<Option<Mode>> {
         .collect()
 }
 
-/// Whether each row is flagged on `machine` (see [`Machine::flags`]).
+/// Whether each row is flagged on `machine`: a reason whose scope covers the row's mode.
 pub(crate) fn flagged(figures: &[Figure], machine: &Machine) -> Vec<bool> {
+    let reasons = machine.reasons();
     modes(figures)
         .into_iter()
-        .map(|mode| machine.flags(mode))
+        .map(|mode| reasons.iter().any(|r| r.scope.covers(mode)))
         .collect()
 }
 
@@ -116,14 +117,7 @@ pub(crate) fn json(figures: &[Figure], machine: &Machine) -> Value {
     let reasons: Vec<Value> = machine
         .reasons()
         .into_iter()
-        .map(|r| {
-            let rows = match r.scope {
-                super::machine::Scope::All => "all",
-                super::machine::Scope::Free => "free",
-                super::machine::Scope::Pinned => "pinned",
-            };
-            json!({"rows": rows, "reason": r.text})
-        })
+        .map(|r| json!({"rows": r.scope.as_str(), "reason": r.text}))
         .collect();
     json!({
         "machine": machine.json(),
