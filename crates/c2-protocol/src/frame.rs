@@ -126,7 +126,7 @@ impl LineDecoder {
         // The partial line may hold a trailing `\r` beyond the limit, hence the `+ 1`.
         let hold = self.options.max_frame_bytes.saturating_add(1);
         while !input.is_empty() {
-            let newline = memchr::memchr(b'\n', input);
+            let newline = crate::scan::find(b'\n', input);
             let chunk_len = newline.unwrap_or(input.len());
             let (chunk, rest) = input.split_at(chunk_len);
             *input = match newline {

@@ -21,6 +21,7 @@ mod frame;
 mod handshake;
 mod message;
 mod peer;
+mod scan;
 mod types;
 mod version;
 

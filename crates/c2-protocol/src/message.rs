@@ -193,7 +193,7 @@ pub fn value_tree_cost(json: &str) -> usize {
             // A string's contents are skipped a word at a time up to its closing quote: only a
             // quote or a backslash can end the run, and an escaped byte is never the end.
             b'"' => loop {
-                match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                match crate::scan::find_either(b'"', b'\\', &bytes[i..]) {
                     None => {
                         i = bytes.len();
                         break;
