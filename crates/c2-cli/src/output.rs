@@ -81,13 +81,16 @@ impl Out {
         self.format == Format::Json
     }
 
-    /// Writes text to stdout. A closed stdout (for example `| head`) is not an error worth a panic.
+    /// Writes text to stdout, ending in a newline, in one `write_all`: a reader on a pipe gets
+    /// the whole output in one read, not the part up to its last newline and then the rest. A
+    /// closed stdout (for example `| head`) is not an error worth a panic.
     pub(crate) fn print(&mut self, text: &str) {
         let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(text.as_bytes());
-        if !text.ends_with('\n') {
-            let _ = stdout.write_all(b"\n");
-        }
+        let _ = if text.ends_with('\n') {
+            stdout.write_all(text.as_bytes())
+        } else {
+            stdout.write_all(format!("{text}\n").as_bytes())
+        };
         let _ = stdout.flush();
     }
 
