@@ -102,6 +102,15 @@ export class RelayClient {
     }
     const id = this.nextId++;
     const signal = options.signal;
+    const message = { jsonrpc: "2.0", id, method };
+    if (params !== undefined) message.params = params;
+    if (!signal) {
+      // The common call: no abort listener to add and remove, so no closures per call.
+      return new Promise((resolve, reject) => {
+        this.pending.set(id, { method, resolve, reject });
+        this.#write(message);
+      });
+    }
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         if (!this.pending.delete(id)) return;
@@ -109,16 +118,12 @@ export class RelayClient {
         reject(new RelayError(method, { code: REQUEST_CANCELLED, message: "cancelled by the caller" }));
       };
       const settle = (fn) => (value) => {
-        signal?.removeEventListener("abort", onAbort);
+        signal.removeEventListener("abort", onAbort);
         fn(value);
       };
       this.pending.set(id, { method, resolve: settle(resolve), reject: settle(reject) });
-      if (signal) {
-        if (signal.aborted) return onAbort();
-        signal.addEventListener("abort", onAbort, { once: true });
-      }
-      const message = { jsonrpc: "2.0", id, method };
-      if (params !== undefined) message.params = params;
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
       this.#write(message);
     });
   }
@@ -319,10 +324,16 @@ export class RelayClient {
     for (;;) {
       const newline = chunk.indexOf(10, start);
       if (newline === -1) break;
-      this.chunks.push(chunk.subarray(start, newline));
-      const line = Buffer.concat(this.chunks).toString("utf8");
-      this.chunks = [];
-      this.buffered = 0;
+      let line;
+      if (this.chunks.length === 0) {
+        // The whole line is in this chunk (the usual case): decode it in place.
+        line = chunk.toString("utf8", start, newline);
+      } else {
+        this.chunks.push(chunk.subarray(start, newline));
+        line = Buffer.concat(this.chunks).toString("utf8");
+        this.chunks = [];
+        this.buffered = 0;
+      }
       start = newline + 1;
       this.#dispatch(line);
     }
@@ -338,7 +349,7 @@ export class RelayClient {
   }
 
   #dispatch(line) {
-    if (line.trim() === "") return;
+    // A blank line is not JSON either, so it is dropped by the same catch.
     let message;
     try {
       message = JSON.parse(line);
