@@ -194,6 +194,9 @@ impl RuntimeInstance {
             None => request.await,
         };
         guard.live = None;
+        // The call that activated the process is answered: its start-up no longer competes
+        // with the supervisor's pre-start of the next shim (idempotent, and a no-op once done).
+        live.process.handshake_done();
         match result {
             Ok(raw) => self.read_result(name, &raw),
             Err(CallError::Remote(error)) => {
@@ -508,9 +511,17 @@ impl RuntimeInstance {
         };
         match self.confirm(answer) {
             Ok(events) => {
-                // The handshake is over: the supervisor may now pre-start the next shim
-                // without competing with this start for the CPU.
-                live.process.handshake_done();
+                // The supervisor's pre-start of the next shim (an exec of about a millisecond
+                // of CPU) waits until the call that activated this process is answered, so
+                // that on a busy or one-CPU machine it does not delay that first answer; a
+                // first call that runs long starts it after `REFILL_AFTER` all the same.
+                let weak = Arc::downgrade(&live);
+                tokio::spawn(async move {
+                    tokio::time::sleep(REFILL_AFTER).await;
+                    if let Some(live) = weak.upgrade() {
+                        live.process.handshake_done();
+                    }
+                });
                 if !self.scope.is_current() || *self.stopping.borrow() {
                     live.stop().await;
                     return Err(failure(
@@ -741,6 +752,10 @@ fn display_exact(value: &impl std::fmt::Display) -> String {
     let _ = std::fmt::write(&mut text, format_args!("{value}"));
     text
 }
+
+/// How long after an activation's handshake the next shim is pre-started when the call that
+/// activated the process has not been answered by then.
+const REFILL_AFTER: Duration = Duration::from_millis(50);
 
 /// The names the host publishes on the bus, which a plugin may not emit (decisions.md
 /// "Hostile plugins": a plugin cannot pose as the host).

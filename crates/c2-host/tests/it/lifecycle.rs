@@ -260,6 +260,108 @@ async fn a_cancelled_call_stops_the_process_and_the_next_call_starts_it_again() 
     env.host.shutdown().await;
 }
 
+/// This process's idle pre-started shims: children started with `--warm`.
+fn idle_shims() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "listing processes in /proc is not bundle collection"
+    )]
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // The parent is the second field after the parenthesised command name.
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_owned));
+            parent.as_deref() == Some(me.as_str())
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"--warm"))
+        })
+        .collect()
+}
+
+/// Set in the child this test re-executes itself as (see below).
+const ALONE_VAR: &str = "C2_HOST_IT_ALONE";
+
+/// The pool of pre-started shims is one per process and every other test's activations fill
+/// and take it, so the test re-executes this binary to run alone in a process of its own.
+#[tokio::test]
+async fn the_next_shim_is_pre_started_while_an_activating_call_runs_long_and_gone_at_shutdown() {
+    if std::env::var_os(ALONE_VAR).is_none() {
+        let test = "lifecycle::the_next_shim_is_pre_started_while_an_activating_call_runs_long_and_gone_at_shutdown";
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test re-executes this test binary to run in a process of its own"
+        )]
+        let child = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args([test, "--exact", "--test-threads=1", "--nocapture"])
+            .env(ALONE_VAR, "1")
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(60), child)
+            .await
+            .expect("the test's own process did not finish within 60 s")
+            .unwrap();
+        let report = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.status.success(), "{report}");
+        assert!(
+            report.contains("1 passed"),
+            "the test did not run alone: {report}"
+        );
+        return;
+    }
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("refill")
+        .commands(&["fixture.sleep"])
+        .write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    assert_eq!(
+        idle_shims(),
+        Vec::<u32>::new(),
+        "a shim before any activation"
+    );
+    // The activating call runs for seconds: the pre-start does not wait for its answer.
+    let slow = env.invoke("fixture.sleep", json!({"ms": 5000}));
+    tokio::pin!(slow);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(4);
+    let started = loop {
+        tokio::select! {
+            answer = &mut slow => panic!("the slow call answered first: {answer:?}"),
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        if !idle_shims().is_empty() {
+            break true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break false;
+        }
+    };
+    assert!(
+        started,
+        "no shim was pre-started while the activating call ran"
+    );
+    env.host.shutdown().await;
+    assert!(slow.await.is_err(), "shutdown cancels the slow call");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !idle_shims().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        idle_shims(),
+        Vec::<u32>::new(),
+        "shutdown leaves the idle shim behind"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unloading_during_the_handshake_stops_the_process_at_once() {
     let env = Env::new().await;
