@@ -25,37 +25,3 @@ pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     }
     memchr::memchr2(a, b, haystack)
 }
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    proptest! {
-        #[test]
-        fn find_agrees_with_a_plain_search(hay in proptest::collection::vec(any::<u8>(), 0..200), needle: u8) {
-            prop_assert_eq!(find(needle, &hay), hay.iter().position(|&b| b == needle));
-        }
-
-        #[test]
-        fn find_either_agrees_with_a_plain_search(
-            hay in proptest::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), any::<u8>()], 0..200),
-        ) {
-            prop_assert_eq!(
-                find_either(b'"', b'\\', &hay),
-                hay.iter().position(|&b| b == b'"' || b == b'\\')
-            );
-        }
-    }
-
-    #[test]
-    fn long_haystacks_are_searched_to_their_end() {
-        let mut hay = vec![b'x'; 64 * 1024 + 7];
-        assert_eq!(find(b'\n', &hay), None);
-        *hay.last_mut().unwrap() = b'\n';
-        assert_eq!(find(b'\n', &hay), Some(64 * 1024 + 6));
-        hay[40_000] = b'\\';
-        assert_eq!(find_either(b'"', b'\\', &hay), Some(40_000));
-    }
-}

@@ -960,3 +960,31 @@ proptest! {
         prop_assert_eq!(value_tree_cost(&text), value_tree_cost_by_bytes(&text));
     }
 }
+
+// The byte searches (scan.rs) against a plain search.
+proptest! {
+    #[test]
+    fn scan_find_agrees_with_a_plain_search(hay in proptest::collection::vec(any::<u8>(), 0..200), needle: u8) {
+        prop_assert_eq!(crate::scan::find(needle, &hay), hay.iter().position(|&b| b == needle));
+    }
+
+    #[test]
+    fn scan_find_either_agrees_with_a_plain_search(
+        hay in proptest::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), any::<u8>()], 0..200),
+    ) {
+        prop_assert_eq!(
+            crate::scan::find_either(b'"', b'\\', &hay),
+            hay.iter().position(|&b| b == b'"' || b == b'\\')
+        );
+    }
+}
+
+#[test]
+fn scan_searches_long_haystacks_to_their_end() {
+    let mut hay = vec![b'x'; 64 * 1024 + 7];
+    assert_eq!(crate::scan::find(b'\n', &hay), None);
+    *hay.last_mut().unwrap() = b'\n';
+    assert_eq!(crate::scan::find(b'\n', &hay), Some(64 * 1024 + 6));
+    hay[40_000] = b'\\';
+    assert_eq!(crate::scan::find_either(b'"', b'\\', &hay), Some(40_000));
+}
