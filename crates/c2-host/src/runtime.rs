@@ -515,8 +515,9 @@ impl RuntimeInstance {
                 // of CPU) waits until the call that activated this process is answered, so
                 // that on a busy or one-CPU machine it does not delay that first answer; a
                 // first call that runs long starts it after `REFILL_AFTER` all the same.
+                // A scope already disposed refuses the task; the stop then does the pre-start.
                 let weak = Arc::downgrade(&live);
-                tokio::spawn(async move {
+                let _ = self.scope.spawn(async move {
                     tokio::time::sleep(REFILL_AFTER).await;
                     if let Some(live) = weak.upgrade() {
                         live.process.handshake_done();
