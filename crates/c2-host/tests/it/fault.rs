@@ -14,7 +14,7 @@ use c2_host::{HostOptions, PluginHost, StateChange, Target};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::support::{Env, FixtureBundle, alive, gone, pid_of};
+use crate::support::{Env, FixtureBundle, alive, all_pids, gone, pid_of, stat_field};
 
 /// The bystander's one command; the fixture answers any declared command with `{command, args}`.
 const BYSTANDER: &str = "bystander.echo";
@@ -181,23 +181,9 @@ fn plugin_processes(root: &Path) -> Vec<u32> {
         .collect()
 }
 
-fn all_pids() -> Vec<u32> {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "listing /proc to find leaked processes is not bundle collection"
-    )]
-    let entries = std::fs::read_dir("/proc").unwrap();
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-        .collect()
-}
-
 /// The process group of `pid`, from the fifth field of /proc/<pid>/stat.
 fn pgid(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    stat_field(pid, 1)
 }
 
 /// Live members of process group `group`.

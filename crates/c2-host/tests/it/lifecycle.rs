@@ -6,7 +6,7 @@ use serde_json::json;
 
 use c2_host::{InstallOptions, StateChange, Target};
 
-use crate::support::{Env, FixtureBundle, gone, pid_of};
+use crate::support::{Env, FixtureBundle, all_pids, gone, pid_of, stat_field};
 
 #[tokio::test]
 async fn an_enabled_trusted_bundle_stays_dormant_until_its_first_command() {
@@ -262,23 +262,11 @@ async fn a_cancelled_call_stops_the_process_and_the_next_call_starts_it_again() 
 
 /// This process's idle pre-started shims: children started with `--warm`.
 fn idle_shims() -> Vec<u32> {
-    let me = std::process::id().to_string();
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "listing processes in /proc is not bundle collection"
-    )]
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    let me = std::process::id();
+    all_pids()
+        .into_iter()
         .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // The parent is the second field after the parenthesised command name.
-            let parent = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_owned));
-            parent.as_deref() == Some(me.as_str())
+            stat_field(*pid, 0) == Some(me)
                 && std::fs::read(format!("/proc/{pid}/cmdline"))
                     .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"--warm"))
         })

@@ -178,6 +178,26 @@ pub(crate) fn alive(pid: u32) -> bool {
     }
 }
 
+/// Every pid in /proc.
+pub(crate) fn all_pids() -> Vec<u32> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "listing /proc to find processes is not bundle collection"
+    )]
+    let entries = std::fs::read_dir("/proc").unwrap();
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Field `index` after the state in /proc/<pid>/stat: 0 is the parent, 1 the process group.
+pub(crate) fn stat_field(pid: u32, index: usize) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(index + 1)?.parse().ok()
+}
+
 /// Waits until `pid` is gone; false if it is still alive after `limit`.
 pub(crate) async fn gone(pid: u32, limit: Duration) -> bool {
     let start = Instant::now();
