@@ -163,7 +163,7 @@ impl RuntimeInstance {
 
     /// Invokes a declared command, activating the process on first use.
     pub(crate) async fn invoke(&self, name: &str, args: Value) -> Result<Value, KernelError> {
-        let live = self.live().await?;
+        let (live, activated) = self.live().await?;
         let mut guard = CancelGuard {
             live: Some(live.clone()),
         };
@@ -194,9 +194,11 @@ impl RuntimeInstance {
             None => request.await,
         };
         guard.live = None;
-        // The call that activated the process is answered: its start-up no longer competes
-        // with the supervisor's pre-start of the next shim (idempotent, and a no-op once done).
-        live.process.handshake_done();
+        if activated {
+            // The call that activated the process is answered: its start-up no longer
+            // competes with the supervisor's pre-start of the next shim.
+            live.process.handshake_done();
+        }
         match result {
             Ok(raw) => self.read_result(name, &raw),
             Err(CallError::Remote(error)) => {
@@ -280,13 +282,13 @@ impl RuntimeInstance {
         }
     }
 
-    /// The live process, activating it if dormant. Concurrent first callers queue on the slot
-    /// and share the one activation.
-    async fn live(&self) -> Result<Arc<Live>, KernelError> {
+    /// The live process, activating it if dormant, and whether this call activated it.
+    /// Concurrent first callers queue on the slot and share the one activation.
+    async fn live(&self) -> Result<(Arc<Live>, bool), KernelError> {
         let mut slot = self.slot.lock().await;
         loop {
             match &*slot {
-                Slot::Live(live) if live.healthy() => return Ok(live.clone()),
+                Slot::Live(live) if live.healthy() => return Ok((live.clone(), false)),
                 Slot::Live(live) => {
                     let live = live.clone();
                     let cancelled = live.cancelled.load(Ordering::Relaxed);
@@ -316,7 +318,7 @@ impl RuntimeInstance {
                 Slot::Dormant => match self.activate().await {
                     Ok(live) => {
                         *slot = Slot::Live(live.clone());
-                        return Ok(live);
+                        return Ok((live, true));
                     }
                     Err(error) => {
                         let message = format!(
