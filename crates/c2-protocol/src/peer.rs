@@ -1055,10 +1055,14 @@ async fn write_loop<W: AsyncWrite + Unpin>(peer: Peer, mut sink: W) {
 async fn read_loop<R: AsyncRead + Unpin>(peer: Peer, mut reader: R) {
     let s = &*peer.shared;
     let mut decoder = LineDecoder::new(s.options.frame);
-    let mut buf = vec![0; s.options.read_chunk_bytes.max(1)];
+    // Read into the buffer's spare capacity, never zeroed: a zeroed chunk is written whole
+    // when it is allocated, which in a process that just started is one page fault for each
+    // of its 16 pages before the first byte arrives; unwritten capacity costs nothing.
+    let mut buf = Vec::with_capacity(s.options.read_chunk_bytes.max(1));
     let mut warnings = WarnLimiter::new(s.options.dropped_line_warnings_per_second);
     let reason = 'read: loop {
-        let n = match reader.read(&mut buf).await {
+        buf.clear();
+        let n = match reader.read_buf(&mut buf).await {
             Ok(0) => break CloseReason::StreamClosed,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
