@@ -188,15 +188,17 @@ impl Plugin {
     /// Runs the plugin on the process's stdio until stdin closes, on a single-threaded tokio
     /// runtime. It first checks the handlers against the manifest, then reserves stdout for the
     /// protocol (a later `println!` goes to stderr) and installs a [`LogLayer`] as the global
-    /// `tracing` subscriber unless one is already set.
+    /// `tracing` subscriber unless one is already set. That subscriber keeps no spans (nothing
+    /// it forwards reads them); to have spans recorded, install your own subscriber with the
+    /// layer first and pass its handle to [`Plugin::log_handle`].
     pub fn run(self) -> Result<(), Error> {
         self.check_handlers()?;
         let protocol = crate::stdio::reserve_stdout()?;
         let mut plugin = self;
         if plugin.log.is_none() {
             let (layer, handle) = LogLayer::new(plugin.options.log_level);
-            use tracing_subscriber::layer::SubscriberExt as _;
-            let subscriber = tracing_subscriber::registry().with(layer);
+            use tracing_subscriber::Layer as _;
+            let subscriber = layer.with_subscriber(crate::log::EventsOnly::new());
             // An author who installed a subscriber first keeps it, and its output.
             if tracing::subscriber::set_global_default(subscriber).is_ok() {
                 plugin.log = Some(handle);

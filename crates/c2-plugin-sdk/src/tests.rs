@@ -664,6 +664,66 @@ async fn tracing_events_are_forwarded_as_log_notifications_up_to_the_level() {
 }
 
 #[tokio::test]
+async fn the_subscriber_run_installs_forwards_events_inside_spans_and_keeps_none() {
+    use tracing::Instrument as _;
+    use tracing_subscriber::Layer as _;
+    let (layer, handle) = LogLayer::new(tracing::Level::INFO);
+    // The layer's level is its hint, so `tracing` skips a debug callsite up front.
+    assert_eq!(
+        tracing_subscriber::Layer::<crate::log::EventsOnly>::max_level_hint(&layer),
+        Some(tracing::level_filters::LevelFilter::INFO)
+    );
+    // What `Plugin::run` installs globally, set for this thread only.
+    let subscriber = layer.with_subscriber(crate::log::EventsOnly::new());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let plugin = Plugin::from_manifest_text(MANIFEST)
+        .unwrap()
+        .command("demo.greet", |_ctx, args: GreetArgs| async move {
+            let outer = tracing::info_span!("outer", who = args.name.as_deref());
+            let _entered = outer.enter();
+            let inner = tracing::info_span!("inner");
+            assert_ne!(outer.id(), inner.id(), "every span gets its own id");
+            async {
+                tracing::debug!("not forwarded at info");
+                tracing::info!("inside both spans");
+            }
+            .instrument(inner)
+            .await;
+            Ok::<_, CommandError>(Value::Null)
+        })
+        .command("demo.count", count)
+        .command("demo.plain", plain)
+        .log_handle(handle.clone());
+    let mut host = Host::start(plugin, RejectRequests);
+    host.initialize(&[]).await;
+    host.invoke("demo.greet", json!({ "name": "Ada" }))
+        .await
+        .unwrap();
+    let forwarded = host.next_notification().await;
+    assert_eq!(forwarded.method, "log");
+    assert_eq!(
+        val(forwarded.params),
+        json!({ "level": "info", "message": "inside both spans" })
+    );
+    host.finish().await.unwrap();
+}
+
+#[test]
+fn span_ids_of_the_run_subscriber_are_never_zero_even_when_the_counter_wraps() {
+    let dispatch = tracing::Dispatch::new(crate::log::EventsOnly::new());
+    tracing::dispatcher::with_default(&dispatch, || {
+        let first = tracing::info_span!("first");
+        let second = tracing::info_span!("second");
+        assert!(first.id().is_some());
+        assert_ne!(first.id(), second.id());
+        let subscriber = dispatch.downcast_ref::<crate::log::EventsOnly>().unwrap();
+        subscriber.wrap_to_zero_for_tests();
+        let wrapped = tracing::info_span!("wrapped");
+        assert_eq!(wrapped.id().map(|id| id.into_u64()), Some(1));
+    });
+}
+
+#[tokio::test]
 async fn log_events_beyond_the_queue_are_dropped_and_counted() {
     use tracing_subscriber::layer::SubscriberExt as _;
     let (layer, handle) = LogLayer::new(tracing::Level::INFO);
