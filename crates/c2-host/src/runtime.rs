@@ -196,8 +196,16 @@ impl RuntimeInstance {
         guard.live = None;
         if activated {
             // The call that activated the process is answered: its start-up no longer
-            // competes with the supervisor's pre-start of the next shim.
-            live.process.handshake_done();
+            // competes with the supervisor's pre-start of the next shim. That pre-start
+            // starts a thread, so it runs as a task once this answer is on its way to the
+            // caller instead of before it. A scope disposed meanwhile refuses the task; the
+            // stop then does the pre-start.
+            let weak = Arc::downgrade(&live);
+            let _ = self.scope.spawn(async move {
+                if let Some(live) = weak.upgrade() {
+                    live.process.handshake_done();
+                }
+            });
         }
         match result {
             Ok(raw) => self.read_result(name, &raw),

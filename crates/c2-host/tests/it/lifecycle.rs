@@ -277,34 +277,77 @@ fn idle_shims() -> Vec<u32> {
 const ALONE_VAR: &str = "C2_HOST_IT_ALONE";
 
 /// The pool of pre-started shims is one per process and every other test's activations fill
-/// and take it, so the test re-executes this binary to run alone in a process of its own.
+/// and take it, so a test of it re-executes this binary to run alone in a process of its own:
+/// true in the test's first process, once the re-executed one passed; false in that one.
+async fn ran_alone(test: &str) -> bool {
+    if std::env::var_os(ALONE_VAR).is_some() {
+        return false;
+    }
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test re-executes this test binary to run in a process of its own"
+    )]
+    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1", "--nocapture"])
+        .env(ALONE_VAR, "1")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), child)
+        .await
+        .expect("the test's own process did not finish within 60 s")
+        .unwrap();
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("1 passed"),
+        "the test did not run alone: {report}"
+    );
+    true
+}
+
+#[tokio::test]
+async fn the_next_shim_is_pre_started_once_the_activating_call_is_answered() {
+    if ran_alone("lifecycle::the_next_shim_is_pre_started_once_the_activating_call_is_answered")
+        .await
+    {
+        return;
+    }
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("answered").write(&env.path("bundles"));
+    let id = env.install_ready(&dir).await;
+    assert_eq!(
+        idle_shims(),
+        Vec::<u32>::new(),
+        "a shim before any activation"
+    );
+    assert_eq!(
+        env.invoke("fixture.echo", json!(1)).await.unwrap(),
+        json!(1)
+    );
+    // The runtime stays live: the pre-start comes from the answer, not from a stop.
+    let deadline = std::time::Instant::now() + Duration::from_secs(4);
+    while idle_shims().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        idle_shims().len(),
+        1,
+        "no shim was pre-started after the answer"
+    );
+    assert!(
+        env.host.runtime_pid(&id, &Target::User).unwrap().is_some(),
+        "the runtime was stopped meanwhile"
+    );
+    env.host.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_next_shim_is_pre_started_while_an_activating_call_runs_long_and_gone_at_shutdown() {
-    if std::env::var_os(ALONE_VAR).is_none() {
-        let test = "lifecycle::the_next_shim_is_pre_started_while_an_activating_call_runs_long_and_gone_at_shutdown";
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test re-executes this test binary to run in a process of its own"
-        )]
-        let child = tokio::process::Command::new(std::env::current_exe().unwrap())
-            .args([test, "--exact", "--test-threads=1", "--nocapture"])
-            .env(ALONE_VAR, "1")
-            .kill_on_drop(true)
-            .output();
-        let output = tokio::time::timeout(Duration::from_secs(60), child)
-            .await
-            .expect("the test's own process did not finish within 60 s")
-            .unwrap();
-        let report = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(output.status.success(), "{report}");
-        assert!(
-            report.contains("1 passed"),
-            "the test did not run alone: {report}"
-        );
+    if ran_alone("lifecycle::the_next_shim_is_pre_started_while_an_activating_call_runs_long_and_gone_at_shutdown").await {
         return;
     }
     let env = Env::new().await;
