@@ -187,6 +187,40 @@ pub(crate) type BySide = Vec<super::stats::Rounds>;
 /// the leading side rotating (like [`super::stats::interleave`]); the affinity of the whole
 /// process tree is set before each side's round. Each closure is told the mode it runs in.
 /// Returns the samples of the free rounds, then of the pinned ones.
+/// How long [`settle`] waits at most for the background work of the last round to end.
+const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Waits until no thread of this process tree but the caller's is running or runnable, and no
+/// shim pre-start thread (`c2-shim-warm`) is left, or [`SETTLE_BOUND`] has passed. A round's
+/// background work, above all the supervisor's pre-start of the next shim (an exec of about a
+/// millisecond of CPU), then ends before the next round starts instead of landing in it: it is
+/// charged to the round that started it, or to none, never to another side's measurement.
+pub(crate) fn settle() {
+    let deadline = std::time::Instant::now() + SETTLE_BOUND;
+    let me = std::process::id();
+    let caller = nix::unistd::gettid().as_raw();
+    while std::time::Instant::now() < deadline && busy(me, caller) {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// Whether a thread of `root`'s tree other than `caller` is running, runnable or in a
+/// pre-start.
+fn busy(root: u32, caller: i32) -> bool {
+    tree(root).into_iter().any(|pid| {
+        tasks(pid).into_iter().any(|tid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat"));
+            let Ok(stat) = stat else { return false };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let comm = &stat[open + 1..close];
+            let state = stat[close + 1..].trim_start().chars().next();
+            tid != caller && (matches!(state, Some('R' | 'D')) || comm == "c2-shim-warm")
+        })
+    })
+}
+
 pub(crate) fn interleave_modes(
     affinity: &Affinity,
     rounds: usize,
@@ -201,6 +235,7 @@ pub(crate) fn interleave_modes(
             // side that leads rotates from round to round.
             let (side, m) = ((round + k / 2) % n, k % 2);
             let mode = Mode::BOTH[m];
+            settle();
             affinity.apply(mode)?;
             let samples = sides[side](mode);
             out[m][side].push(samples);
@@ -223,6 +258,38 @@ mod tests {
         assert_eq!(parent_of("42 (a) b) S 7 42 42 0"), Some(7));
         assert_eq!(parent_of("1 (init) S 0 1 1"), Some(0));
         assert_eq!(parent_of("garbage"), None);
+    }
+
+    #[test]
+    fn settling_waits_for_a_running_thread_and_for_a_shim_pre_start() {
+        let spin = std::time::Duration::from_millis(40);
+        let spinner = std::thread::spawn(move || {
+            let until = std::time::Instant::now() + spin;
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        });
+        let start = std::time::Instant::now();
+        settle();
+        assert!(
+            start.elapsed() >= spin / 2,
+            "settled while a thread still ran"
+        );
+        spinner.join().unwrap();
+        let pre_start = std::thread::Builder::new()
+            .name("c2-shim-warm".to_owned())
+            .spawn(move || std::thread::sleep(spin))
+            .unwrap();
+        let start = std::time::Instant::now();
+        settle();
+        assert!(
+            start.elapsed() >= spin / 2,
+            "settled while a pre-start thread was left"
+        );
+        pre_start.join().unwrap();
+        let start = std::time::Instant::now();
+        settle();
+        assert!(start.elapsed() < SETTLE_BOUND, "nothing ran, yet it waited");
     }
 
     #[test]
