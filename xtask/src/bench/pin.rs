@@ -183,10 +183,6 @@ pub(crate) fn threads_of(pid: u32) -> Vec<i32> {
 /// Samples of every side in one mode: one [`Rounds`](super::stats::Rounds) per side.
 pub(crate) type BySide = Vec<super::stats::Rounds>;
 
-/// Runs `rounds` rounds of every side in both modes, free and pinned rounds alternating and
-/// the leading side rotating (like [`super::stats::interleave`]); the affinity of the whole
-/// process tree is set before each side's round. Each closure is told the mode it runs in.
-/// Returns the samples of the free rounds, then of the pinned ones.
 /// How long [`settle`] waits at most for the background work of the last round to end.
 const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -195,7 +191,7 @@ const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_millis(100);
 /// background work, above all the supervisor's pre-start of the next shim (an exec of about a
 /// millisecond of CPU), then ends before the next round starts instead of landing in it: it is
 /// charged to the round that started it, or to none, never to another side's measurement.
-pub(crate) fn settle() {
+fn settle() {
     let deadline = std::time::Instant::now() + SETTLE_BOUND;
     let me = std::process::id();
     let caller = nix::unistd::gettid().as_raw();
@@ -221,6 +217,10 @@ fn busy(root: u32, caller: i32) -> bool {
     })
 }
 
+/// Runs `rounds` rounds of every side in both modes, free and pinned rounds alternating and
+/// the leading side rotating (like [`super::stats::interleave`]); before each side's round it
+/// [`settle`]s, then sets the affinity of the whole process tree. Each closure is told the
+/// mode it runs in. Returns the samples of the free rounds, then of the pinned ones.
 pub(crate) fn interleave_modes(
     affinity: &Affinity,
     rounds: usize,
