@@ -198,8 +198,8 @@ impl RuntimeInstance {
             // The call that activated the process is answered: its start-up no longer
             // competes with the supervisor's pre-start of the next shim. That pre-start
             // starts a thread, so it runs as a task once this answer is on its way to the
-            // caller instead of before it. A scope disposed meanwhile refuses the task; the
-            // stop then does the pre-start.
+            // caller instead of before it. A scope disposed meanwhile refuses or aborts the
+            // task; the stop then does the pre-start.
             let weak = Arc::downgrade(&live);
             let _ = self.scope.spawn(async move {
                 if let Some(live) = weak.upgrade() {

@@ -131,8 +131,8 @@ impl<S: Subscriber> Layer<S> for LogLayer {
 /// The subscriber [`Plugin::run`](crate::Plugin::run) puts under its [`LogLayer`]: it takes
 /// every event the layer lets through and keeps no spans, because nothing the SDK forwards
 /// reads them. A span gets a fresh id and is otherwise ignored. (tracing-subscriber's
-/// `Registry` stores every span; building one, its slab of shards included, is about a fifth of
-/// what a plugin does between its start and its first answer: some 20 us and seven page faults
+/// `Registry` stores every span; building one, its slab of shards included, is about a tenth of
+/// what a plugin does between its `main` and its first answer: some 20 us and seven page faults
 /// in a fresh process.) An author who wants spans installs a registry with the layer before
 /// [`Plugin::run`](crate::Plugin::run), which then keeps it.
 #[derive(Debug)]
