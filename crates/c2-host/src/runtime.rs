@@ -198,14 +198,8 @@ impl RuntimeInstance {
             // The call that activated the process is answered: its start-up no longer
             // competes with the supervisor's pre-start of the next shim. That pre-start
             // starts a thread, so it runs as a task once this answer is on its way to the
-            // caller instead of before it. A scope disposed meanwhile refuses or aborts the
-            // task; the stop then does the pre-start.
-            let weak = Arc::downgrade(&live);
-            let _ = self.scope.spawn(async move {
-                if let Some(live) = weak.upgrade() {
-                    live.process.handshake_done();
-                }
-            });
+            // caller instead of before it.
+            self.pre_start_next_shim(&live, Duration::ZERO);
         }
         match result {
             Ok(raw) => self.read_result(name, &raw),
@@ -342,6 +336,22 @@ impl RuntimeInstance {
                 },
             }
         }
+    }
+
+    /// Has the supervisor pre-start the next shim (`Process::handshake_done`, idempotent)
+    /// from a task of this runtime's scope, `after` from now, unless the process is gone by
+    /// then. A scope disposed first refuses or aborts the task; the stop then does the
+    /// pre-start.
+    fn pre_start_next_shim(&self, live: &Arc<Live>, after: Duration) {
+        let weak = Arc::downgrade(live);
+        let _ = self.scope.spawn(async move {
+            if !after.is_zero() {
+                tokio::time::sleep(after).await;
+            }
+            if let Some(live) = weak.upgrade() {
+                live.process.handshake_done();
+            }
+        });
     }
 
     fn crash_bounds(&self) -> (usize, Duration) {
@@ -525,14 +535,7 @@ impl RuntimeInstance {
                 // of CPU) waits until the call that activated this process is answered, so
                 // that on a busy or one-CPU machine it does not delay that first answer; a
                 // first call that runs long starts it after `REFILL_AFTER` all the same.
-                // A scope already disposed refuses the task; the stop then does the pre-start.
-                let weak = Arc::downgrade(&live);
-                let _ = self.scope.spawn(async move {
-                    tokio::time::sleep(REFILL_AFTER).await;
-                    if let Some(live) = weak.upgrade() {
-                        live.process.handshake_done();
-                    }
-                });
+                self.pre_start_next_shim(&live, REFILL_AFTER);
                 if !self.scope.is_current() || *self.stopping.borrow() {
                     live.stop().await;
                     return Err(failure(
