@@ -626,28 +626,40 @@ async fn a_handler_emits_an_event_to_the_host() {
     host.finish().await.unwrap();
 }
 
+/// The demo plugin with `greet` bound to `demo.greet` and its logs forwarded through `handle`,
+/// initialized and past one `demo.greet` invocation.
+async fn greeted_with_logs<F, Fut>(greet: F, handle: &crate::LogHandle) -> Host
+where
+    F: Fn(Context, GreetArgs) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, CommandError>> + Send + 'static,
+{
+    let plugin = Plugin::from_manifest_text(MANIFEST)
+        .unwrap()
+        .command("demo.greet", greet)
+        .command("demo.count", count)
+        .command("demo.plain", plain)
+        .log_handle(handle.clone());
+    let host = Host::start(plugin, RejectRequests);
+    host.initialize(&[]).await;
+    host.invoke("demo.greet", json!({ "name": "Ada" }))
+        .await
+        .unwrap();
+    host
+}
+
 #[tokio::test]
 async fn tracing_events_are_forwarded_as_log_notifications_up_to_the_level() {
     use tracing_subscriber::layer::SubscriberExt as _;
     let (layer, handle) = LogLayer::new(tracing::Level::INFO);
     // The test runtime is single-threaded, so every task sees this thread's default.
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
-    let plugin = Plugin::from_manifest_text(MANIFEST)
-        .unwrap()
-        .command("demo.greet", |_ctx, args: GreetArgs| async move {
-            tracing::debug!("not forwarded at info");
-            tracing::info!(who = args.name.as_deref().unwrap_or("?"), "greeting");
-            tracing::warn!("done");
-            Ok::<_, CommandError>(Value::Null)
-        })
-        .command("demo.count", count)
-        .command("demo.plain", plain)
-        .log_handle(handle.clone());
-    let mut host = Host::start(plugin, RejectRequests);
-    host.initialize(&[]).await;
-    host.invoke("demo.greet", json!({ "name": "Ada" }))
-        .await
-        .unwrap();
+    let greet = |_ctx, args: GreetArgs| async move {
+        tracing::debug!("not forwarded at info");
+        tracing::info!(who = args.name.as_deref().unwrap_or("?"), "greeting");
+        tracing::warn!("done");
+        Ok::<_, CommandError>(Value::Null)
+    };
+    let mut host = greeted_with_logs(greet, &handle).await;
     let first = host.next_notification().await;
     let second = host.next_notification().await;
     assert_eq!(first.method, "log");
@@ -676,29 +688,20 @@ async fn the_subscriber_run_installs_forwards_events_inside_spans_and_keeps_none
     // What `Plugin::run` installs globally, set for this thread only.
     let subscriber = layer.with_subscriber(crate::log::EventsOnly::new());
     let _guard = tracing::subscriber::set_default(subscriber);
-    let plugin = Plugin::from_manifest_text(MANIFEST)
-        .unwrap()
-        .command("demo.greet", |_ctx, args: GreetArgs| async move {
-            let outer = tracing::info_span!("outer", who = args.name.as_deref());
-            let _entered = outer.enter();
-            let inner = tracing::info_span!("inner");
-            assert_ne!(outer.id(), inner.id(), "every span gets its own id");
-            async {
-                tracing::debug!("not forwarded at info");
-                tracing::info!("inside both spans");
-            }
-            .instrument(inner)
-            .await;
-            Ok::<_, CommandError>(Value::Null)
-        })
-        .command("demo.count", count)
-        .command("demo.plain", plain)
-        .log_handle(handle.clone());
-    let mut host = Host::start(plugin, RejectRequests);
-    host.initialize(&[]).await;
-    host.invoke("demo.greet", json!({ "name": "Ada" }))
-        .await
-        .unwrap();
+    let greet = |_ctx, args: GreetArgs| async move {
+        let outer = tracing::info_span!("outer", who = args.name.as_deref());
+        let _entered = outer.enter();
+        let inner = tracing::info_span!("inner");
+        assert_ne!(outer.id(), inner.id(), "every span gets its own id");
+        async {
+            tracing::debug!("not forwarded at info");
+            tracing::info!("inside both spans");
+        }
+        .instrument(inner)
+        .await;
+        Ok::<_, CommandError>(Value::Null)
+    };
+    let mut host = greeted_with_logs(greet, &handle).await;
     let forwarded = host.next_notification().await;
     assert_eq!(forwarded.method, "log");
     assert_eq!(
