@@ -134,8 +134,16 @@ fn tasks(pid: i32) -> Vec<i32> {
 /// The parent pid from a `/proc/<pid>/stat` text (the field after the state, which follows
 /// the parenthesised command name, itself free to contain spaces and parentheses).
 pub(crate) fn parent_of(stat: &str) -> Option<i32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
+    let (_, rest) = split_stat(stat)?;
     rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A `/proc/<pid>/stat` line's command name (which may hold spaces and parentheses) and the
+/// fields after it, from the state on.
+fn split_stat(stat: &str) -> Option<(&str, &str)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    Some((stat.get(open + 1..close)?, &stat[close + 1..]))
 }
 
 /// `root` and every process descended from it, by parent links read now.
@@ -206,12 +214,10 @@ fn busy(root: u32, caller: i32) -> bool {
     tree(root).into_iter().any(|pid| {
         tasks(pid).into_iter().any(|tid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat"));
-            let Ok(stat) = stat else { return false };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            let Some((comm, rest)) = stat.as_deref().ok().and_then(split_stat) else {
                 return false;
             };
-            let comm = &stat[open + 1..close];
-            let state = stat[close + 1..].trim_start().chars().next();
+            let state = rest.trim_start().chars().next();
             tid != caller && (matches!(state, Some('R' | 'D')) || comm == "c2-shim-warm")
         })
     })
@@ -269,27 +275,23 @@ mod tests {
                 std::hint::spin_loop();
             }
         });
-        let start = std::time::Instant::now();
-        settle();
-        assert!(
-            start.elapsed() >= spin / 2,
-            "settled while a thread still ran"
-        );
+        let settling = || {
+            let start = std::time::Instant::now();
+            settle();
+            start.elapsed()
+        };
+        assert!(settling() >= spin / 2, "settled while a thread still ran");
         spinner.join().unwrap();
         let pre_start = std::thread::Builder::new()
             .name("c2-shim-warm".to_owned())
             .spawn(move || std::thread::sleep(spin))
             .unwrap();
-        let start = std::time::Instant::now();
-        settle();
         assert!(
-            start.elapsed() >= spin / 2,
+            settling() >= spin / 2,
             "settled while a pre-start thread was left"
         );
         pre_start.join().unwrap();
-        let start = std::time::Instant::now();
-        settle();
-        assert!(start.elapsed() < SETTLE_BOUND, "nothing ran, yet it waited");
+        assert!(settling() < SETTLE_BOUND, "nothing ran, yet it waited");
     }
 
     #[test]
