@@ -7,10 +7,12 @@
 //! cargo run --release -p c2-supervisor --example spawn_cost -- target/release/c2-fixture 300
 //! ```
 //!
-//! Modes: `group` (no shim), `cold` (a shim started for the spawn), `warm` (the shim started
-//! ahead, the default), `warm-settled` (warm, with the stop 10 ms after the start, once the
-//! successor shim `handshake_done` starts is up, so it does not compete with the stop). The example calls `run_if_requested`, so it is its own shim unless
-//! `C2_SUPERVISOR_SHIM` names another one (for example a large executable re-entered).
+//! Modes: `raw` (the bench's baseline: a plain std spawn, then SIGKILL and wait), `group` (no
+//! shim), `cold` (a shim started for the spawn), `warm` (the shim started ahead, the default),
+//! `warm-settled` (warm, with the stop 10 ms after the start, once the successor shim
+//! `handshake_done` starts is up, so it does not compete with the stop). The example calls
+//! `run_if_requested`, so it is its own shim unless `C2_SUPERVISOR_SHIM` names another one (for
+//! example a large executable re-entered).
 
 use std::time::{Duration, Instant};
 
@@ -73,6 +75,9 @@ async fn once(
     program: &str,
     mode: &str,
 ) -> Result<(Duration, Duration), Box<dyn std::error::Error>> {
+    if mode == "raw" {
+        return raw_once(program);
+    }
     let mut options = SupervisorOptions::default();
     match mode {
         "group" => {
@@ -82,7 +87,9 @@ async fn once(
         "cold" => options.warm_shim = false,
         "warm" | "warm-settled" => {}
         other => {
-            return Err(format!("unknown mode {other}: group, cold, warm or warm-settled").into());
+            return Err(
+                format!("unknown mode {other}: raw, group, cold, warm or warm-settled").into(),
+            );
         }
     }
     let spec = ProcessSpec::new(program, std::env::temp_dir())
@@ -103,6 +110,31 @@ async fn once(
     }
     let begun = Instant::now();
     spawned.process.stop().await;
+    Ok((start, begun.elapsed()))
+}
+
+/// The bench's baseline: std spawn, one echoed line, SIGKILL and wait.
+fn raw_once(program: &str) -> Result<(Duration, Duration), Box<dyn std::error::Error>> {
+    use std::io::{BufRead, Write};
+    let begun = Instant::now();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the raw baseline spawns directly"
+    )]
+    let mut child = std::process::Command::new(program)
+        .env("C2_FIXTURE_MODE", "echo")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let mut stdout = std::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    stdin.write_all(b"ping\n")?;
+    let mut line = String::new();
+    stdout.read_line(&mut line)?;
+    let start = begun.elapsed();
+    let begun = Instant::now();
+    child.kill()?;
+    child.wait()?;
     Ok((start, begun.elapsed()))
 }
 

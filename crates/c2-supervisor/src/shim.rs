@@ -13,10 +13,13 @@
 //!    wakes it, and checks that the host is still its parent (it may have died before);
 //! 3. starts the real program with the stdio, environment and directory it was given, in the
 //!    shim's own process group (so the host's group signals reach both);
-//! 4. waits for signals (handlers on a one-thread event loop, never a blocked mask, which the
-//!    program would inherit). When the runtime exits, when the host asks ([`KILL_TREE`]) or when
-//!    the host dies, it kills the tree and exits the way the runtime did (same code, same
-//!    signal), so the host's exit report is the runtime's.
+//! 4. waits for signals, with no event loop: until the program is started, handlers note them
+//!    (a handler is reset by the exec, while a blocked mask would be inherited: std's spawn does
+//!    not clear it); from then on they are blocked and read from a signalfd, so a stop wakes the
+//!    shim only to read what it must act on, and its exit has little to tear down. When the
+//!    runtime exits, when the host asks ([`KILL_TREE`]) or when the host dies, it kills the tree
+//!    and exits the way the runtime did (same code, same signal), so the host's exit report is
+//!    the runtime's.
 //!
 //! Killing the tree never signals a pid the shim does not pin: it SIGKILLs its own unreaped
 //! children only, reaps them, and repeats; the grandchildren of a killed child are re-parented to
@@ -30,14 +33,18 @@
 //! uses `ptrace` or a new PID namespace is still a descendant and still killed.
 
 use std::ffi::{OsStr, OsString};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::signal::Signal;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
@@ -139,23 +146,7 @@ fn run(args: Vec<OsString>) -> i32 {
         return 2;
     };
     let host = Pid::from_raw(host);
-    // One thread, no worker pool: the shim's children are listed from its one task.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            say(&format!("cannot start its event loop: {error}"));
-            return EXEC_FAILED;
-        }
-    };
-    let status = runtime.block_on(supervise(host, source));
-    // The shim ends right after this (its exit or its re-raised signal): tearing the event
-    // loop down first would only delay the exit the host is waiting for, since the kernel
-    // closes its descriptors at exit either way.
-    std::mem::forget(runtime);
-    match status {
+    match supervise(host, source) {
         Ok(status) => exit_like(status),
         Err(message) => {
             say(&message);
@@ -188,23 +179,119 @@ fn read_stdin(buf: &mut [u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The signals the shim takes: the runtime ended (SIGCHLD), the host stops it (SIGTERM,
+/// [`KILL_TREE`]), the host may be gone ([`PARENT_DIED`]), and the ones the shim must outlive
+/// because they are the program's business (SIGINT, SIGHUP, SIGQUIT, sent to the whole group by
+/// a terminal).
+const TAKEN: [Signal; 7] = [
+    Signal::SIGCHLD,
+    Signal::SIGTERM,
+    KILL_TREE,
+    PARENT_DIED,
+    Signal::SIGINT,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+];
+
+/// How the shim hears its signals: until the program is started, through handlers that note
+/// them (a handler is reset to the default action by the exec, while a blocked mask would be
+/// inherited by the program: std's spawn does not clear it); from then on, blocked and read
+/// from a signalfd, so the shim runs no event loop and a signal wakes it only to be read.
+struct Signals {
+    /// Noted by a handler, per signal of [`TAKEN`].
+    noted: [Arc<AtomicBool>; TAKEN.len()],
+    /// Once the program is started.
+    fd: Option<SignalFd>,
+}
+
+impl Signals {
+    /// Installs the handlers; from here on no signal of [`TAKEN`] ends the shim.
+    fn listen() -> Result<Self, String> {
+        let noted: [Arc<AtomicBool>; TAKEN.len()] = Default::default();
+        for (signal, flag) in TAKEN.iter().zip(&noted) {
+            signal_hook::flag::register(*signal as i32, Arc::clone(flag))
+                .map_err(|error| format!("cannot listen for signals: {error}"))?;
+        }
+        Ok(Self { noted, fd: None })
+    }
+
+    /// Called once the program is started: blocks the signals and opens the signalfd.
+    fn block(&mut self) -> Result<(), String> {
+        let mut set = SigSet::empty();
+        for signal in TAKEN {
+            set.add(signal);
+        }
+        set.thread_block()
+            .map_err(|error| format!("cannot block its signals: {error}"))?;
+        let fd = SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+            .map_err(|error| format!("cannot listen for signals: {error}"))?;
+        self.fd = Some(fd);
+        Ok(())
+    }
+
+    /// Whether the handler noted `signal` (before the block); clears the note.
+    fn noted(&self, signal: Signal) -> bool {
+        TAKEN
+            .iter()
+            .position(|taken| *taken == signal)
+            .is_some_and(|i| self.noted[i].swap(false, Ordering::AcqRel))
+    }
+
+    /// The next signal, waiting for it; `None` when the signalfd failed.
+    fn next(&self) -> Option<Signal> {
+        let fd = self.fd.as_ref()?;
+        loop {
+            match fd.read_signal() {
+                Ok(Some(info)) => {
+                    if let Ok(signal) = Signal::try_from(info.ssi_signo as i32) {
+                        return Some(signal);
+                    }
+                }
+                Ok(None) => {
+                    let mut ready = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                    match poll(&mut ready, PollTimeout::NONE) {
+                        Ok(_) | Err(Errno::EINTR) => {}
+                        Err(_) => return None,
+                    }
+                }
+                Err(Errno::EINTR) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Why the shim stops waiting for the runtime.
+enum Wake {
+    /// Check for ended children and wait again.
+    Again,
+    /// Kill the tree now.
+    Kill,
+}
+
+/// What one signal asks of the shim. `early`: it came before the program could have been
+/// signalled with the group.
+fn act(signal: Signal, early: bool, runtime: Pid, host: Pid) -> Wake {
+    match signal {
+        // A SIGTERM to the group that came before the program existed missed it: pass it on.
+        Signal::SIGTERM if early => terminate(runtime),
+        Signal::SIGTERM => forward_term(runtime),
+        signal if signal == KILL_TREE => return Wake::Kill,
+        // A parent-death signal also comes when the host *thread* that spawned the shim ends
+        // while the host lives on: only a changed parent means the host is gone.
+        signal if signal == PARENT_DIED && nix::unistd::getppid() != host => return Wake::Kill,
+        // SIGCHLD is handled by the reap that follows every wake; SIGINT, SIGHUP and SIGQUIT
+        // are the program's business.
+        _ => {}
+    }
+    Wake::Again
+}
+
 /// Arms the guards, starts the program and waits for a reason to kill its tree; returns the
 /// program's status (`None` when it was lost).
-async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let listen = |kind: SignalKind| {
-        signal(kind).map_err(|error| format!("cannot listen for signals: {error}"))
-    };
-    // Handlers, not a blocked mask: a mask would be inherited by the program, while caught
-    // signals return to their default on exec. All are in place before anything can arrive.
-    let mut child = listen(SignalKind::child())?;
-    let mut term = listen(SignalKind::terminate())?;
-    let mut kill_now = listen(SignalKind::from_raw(KILL_TREE as i32))?;
-    let mut parent_died = listen(SignalKind::from_raw(PARENT_DIED as i32))?;
-    // SIGINT, SIGHUP and SIGQUIT are the program's business; the shim outlives them.
-    let _interrupt = listen(SignalKind::interrupt())?;
-    let _hangup = listen(SignalKind::hangup())?;
-    let _quit = listen(SignalKind::quit())?;
+fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
+    // Listening before anything can arrive.
+    let mut signals = Signals::listen()?;
     // A shim that cannot hold the tree must not run the program unguarded.
     nix::sys::prctl::set_child_subreaper(true)
         .map_err(|error| format!("cannot become a child subreaper: {error}"))?;
@@ -244,19 +331,9 @@ async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, Stri
         )
     })?;
     let runtime = Pid::from_raw(i32::try_from(started.id()).unwrap_or(i32::MAX));
-    // A SIGTERM to the group that came before the program existed missed it: pass it on.
-    // Such a signal may still sit in the runtime's signal pipe (an idle shim waits for its
-    // spec in a blocking read): yielding lets the driver deliver it before the check, and a
-    // later one reached the program through the group.
-    tokio::task::yield_now().await;
-    let early = tokio::select! {
-        biased;
-        _ = term.recv() => true,
-        () = std::future::ready(()) => false,
-    };
-    if early {
-        terminate(runtime);
-    }
+    // Never waited through std: the shim reaps every child with waitpid(-1).
+    drop(started);
+    let blocked = signals.block();
     // The shim lets go of the program's stdin and stdout: the host must see stdout EOF when
     // the program closes it, exactly as without a shim. Its stderr stays for its own messages.
     let null = std::fs::File::options()
@@ -275,33 +352,52 @@ async fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, Stri
         kill_tree(runtime, &mut None);
         return Err("the program was not started".to_owned());
     }
+    if let Err(message) = blocked {
+        say(&format!("{message}; killing the program"));
+        kill_tree(runtime, &mut None);
+        return Err("the program was not started".to_owned());
+    }
     // The shim keeps no hold on the bundle or project directory (and is not mistaken for a
     // process working in it).
     let _ = std::env::set_current_dir("/");
-    // Never waited through std: the shim reaps every child with waitpid(-1).
-    drop(started);
     let mut status = None;
-    loop {
-        // A SIGCHLD that came before the stream polled is not lost: reap before waiting.
+    // What the handlers noted came before the block, maybe before the program existed.
+    let mut wake = Wake::Again;
+    for signal in TAKEN {
+        if signals.noted(signal) && matches!(act(signal, true, runtime, host), Wake::Kill) {
+            wake = Wake::Kill;
+        }
+    }
+    while matches!(wake, Wake::Again) {
+        // A SIGCHLD read with an earlier signal, or noted before the block, is not lost: reap
+        // before waiting.
         reap_ready(runtime, &mut status);
         if status.is_some() {
             break;
         }
-        tokio::select! {
-            _ = child.recv() => {}
-            _ = term.recv() => forward_term(runtime),
-            _ = kill_now.recv() => break,
-            // A parent-death signal also comes when the host *thread* that spawned the shim
-            // ends while the host lives on: only a changed parent means the host is gone.
-            _ = parent_died.recv() => {
-                if nix::unistd::getppid() != host {
-                    break;
-                }
+        wake = match signals.next() {
+            Some(signal) => act(signal, false, runtime, host),
+            // The signalfd failed, which leaves no way to learn of the program's exit but to
+            // wait for it.
+            None => {
+                wait_for(runtime, &mut status);
+                Wake::Kill
             }
-        }
+        };
     }
     kill_tree(runtime, &mut status);
     Ok(status)
+}
+
+/// Blocks until the runtime is reaped (the signalfd is gone, so nothing else can be waited on).
+fn wait_for(runtime: Pid, status: &mut Option<ExitStatus>) {
+    while status.is_none() {
+        match waitpid(None, Some(WaitPidFlag::__WALL)) {
+            Ok(ended) => note(runtime, ended, status),
+            Err(Errno::EINTR) => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// Spawns, retrying briefly on "text file busy" (an executable written moments ago).
@@ -404,8 +500,8 @@ fn kill_tree(runtime: Pid, status: &mut Option<ExitStatus>) {
     say("the runtime's process tree did not die within the bound; exiting anyway");
 }
 
-/// The shim's children: its event loop runs on its one thread, the task that spawned them and
-/// the one orphans are re-parented to.
+/// The shim's children: it has one thread, the one that spawned them and the one orphans are
+/// re-parented to.
 fn own_children() -> Vec<Pid> {
     children_of(std::process::id())
 }

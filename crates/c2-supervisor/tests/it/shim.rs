@@ -167,6 +167,49 @@ async fn exit_codes_and_signals_of_the_program_are_reported_through_the_shim() {
     }
 }
 
+/// The signals the shim takes (HUP, INT, QUIT, USR1, USR2, TERM, CHLD), as a /proc mask.
+const SHIM_SIGNALS: u64 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 9 | 1 << 11 | 1 << 14 | 1 << 16;
+
+/// A hex signal mask line of /proc/<pid>/status, such as `SigBlk:\t0000000000000000`.
+fn mask(status: &str, field: &str) -> u64 {
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .unwrap_or_else(|| panic!("no {field} in {status}"));
+    u64::from_str_radix(line.trim(), 16).unwrap()
+}
+
+/// The shim blocks its signals once the program runs; the program (cold or from a pre-started
+/// shim) starts with none of them blocked or ignored, so a SIGTERM or a Ctrl-C reaches it.
+#[tokio::test]
+async fn the_program_starts_with_no_signal_of_the_shim_blocked_or_ignored() {
+    let _guard = support::exclusive().await;
+    let spec = support::sh("exec cat /proc/self/status");
+    for round in [
+        "first",
+        "second, from the shim the first one's stop pre-started",
+    ] {
+        let spawned = support::spawn(&spec);
+        assert!(spawned.process.contained());
+        let mut status = String::new();
+        tokio::time::timeout(
+            BOUND,
+            tokio::io::AsyncReadExt::read_to_string(&mut { spawned.stdout }, &mut status),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(mask(&status, "SigBlk:"), 0, "{round}: {status}");
+        assert_eq!(
+            mask(&status, "SigIgn:") & SHIM_SIGNALS,
+            0,
+            "{round}: {status}"
+        );
+        let report = spawned.process.stop().await;
+        assert_eq!(report.exit, Exit::Code(0), "{round}");
+    }
+}
+
 #[tokio::test]
 async fn the_program_pid_is_the_shims_child_and_the_shim_leaves_the_directory() {
     let _guard = support::shared().await;
