@@ -333,6 +333,10 @@ fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
     let runtime = Pid::from_raw(i32::try_from(started.id()).unwrap_or(i32::MAX));
     // Never waited through std: the shim reaps every child with waitpid(-1).
     drop(started);
+    // The program's start is what the host waits for; what the shim still has to set up is
+    // not. On a busy or single CPU, let the program run first (a no-op when nothing else is
+    // runnable here); a signal that comes meanwhile is noted by its handler.
+    let _ = nix::sched::sched_yield();
     let blocked = signals.block();
     // The shim lets go of the program's stdin and stdout: the host must see stdout EOF when
     // the program closes it, exactly as without a shim. Its stderr stays for its own messages.
