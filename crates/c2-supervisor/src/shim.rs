@@ -269,8 +269,8 @@ enum Wake {
     Kill,
 }
 
-/// What one signal asks of the shim. `early`: it came before the program could have been
-/// signalled with the group.
+/// What one signal asks of the shim. `early`: a handler noted it before the block, perhaps
+/// before the program existed.
 fn act(signal: Signal, early: bool, runtime: Pid, host: Pid) -> Wake {
     match signal {
         // A SIGTERM to the group that came before the program existed missed it: pass it on.
@@ -381,27 +381,16 @@ fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
         }
         wake = match signals.next() {
             Some(signal) => act(signal, false, runtime, host),
-            // The signalfd failed, which leaves no way to learn of the program's exit but to
-            // wait for it.
+            // The signalfd failed: the shim could no longer hear the host ask, nor the host
+            // die, so it does not keep the program.
             None => {
-                wait_for(runtime, &mut status);
+                say("lost its signals; killing the program");
                 Wake::Kill
             }
         };
     }
     kill_tree(runtime, &mut status);
     Ok(status)
-}
-
-/// Blocks until the runtime is reaped (the signalfd is gone, so nothing else can be waited on).
-fn wait_for(runtime: Pid, status: &mut Option<ExitStatus>) {
-    while status.is_none() {
-        match waitpid(None, Some(WaitPidFlag::__WALL)) {
-            Ok(ended) => note(runtime, ended, status),
-            Err(Errno::EINTR) => {}
-            Err(_) => return,
-        }
-    }
 }
 
 /// Spawns, retrying briefly on "text file busy" (an executable written moments ago).
