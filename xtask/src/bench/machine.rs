@@ -1,6 +1,7 @@
 //! The machine a run measured on, and whether its figures may be published: the load average
 //! at start and end, the CPU count, and the floor's own level and spread, free and pinned,
-//! against the quiet values kept in `bench/quiet-floor.json`. A run on a busy machine (or a
+//! against the quiet values kept in `bench/quiet-floor.json`. A run waits, bounded, for the load
+//! average to settle before it measures; one that starts on a busy machine anyway (or a
 //! `--quick` one) is flagged whole. A floor more than [`FLOOR_TOLERANCE`] times off its quiet
 //! value either way flags the rows of its own mode: the free floor the free rows, the pinned
 //! floor the `_pinned` rows, so a run whose free wake-ups drew a slow mode still publishes its
@@ -8,6 +9,7 @@
 //! the exit message say which rows are flagged and why.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -21,6 +23,51 @@ pub(crate) const FLOOR_TOLERANCE: f64 = 2.0;
 
 /// The highest 1-minute load average per CPU at the start of a publishable run.
 pub(crate) const LOAD_PER_CPU: f64 = 0.3;
+
+/// How long a run waits at most, before it measures, for the 1-minute load average to come
+/// under [`LOAD_PER_CPU`]: the builds `cargo xtask bench` runs first raise it for a minute or
+/// two, which would flag the whole run.
+pub(crate) const LOAD_SETTLE_BOUND: Duration = Duration::from_secs(180);
+
+/// How often the load average is read while waiting for it.
+pub(crate) const LOAD_SETTLE_POLL: Duration = Duration::from_secs(5);
+
+/// How a wait for a quiet machine ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Settled {
+    /// The load was under the limit (after `waited`).
+    Quiet { load: f64, waited: Duration },
+    /// The bound passed with the load still over the limit; the run goes on, flagged.
+    StillBusy { load: f64 },
+    /// The load average could not be read; the run goes on and says so.
+    Unknown,
+}
+
+/// Waits until the 1-minute load average `read` returns is at most `limit`, sleeping `poll`
+/// between reads and giving up after `bound`. The reader and the sleeper are the caller's, so
+/// the rule is tested without a clock.
+pub(crate) fn settle_load(
+    limit: f64,
+    bound: Duration,
+    poll: Duration,
+    mut read: impl FnMut() -> Option<f64>,
+    mut sleep: impl FnMut(Duration),
+) -> Settled {
+    let mut waited = Duration::ZERO;
+    loop {
+        let Some(load) = read() else {
+            return Settled::Unknown;
+        };
+        if load <= limit {
+            return Settled::Quiet { load, waited };
+        }
+        if waited >= bound {
+            return Settled::StillBusy { load };
+        }
+        sleep(poll);
+        waited += poll;
+    }
+}
 
 /// Where the quiet reference values live, relative to the repository root.
 pub(crate) const QUIET_FLOOR_FILE: &str = "bench/quiet-floor.json";
@@ -364,6 +411,58 @@ mod tests {
         assert_eq!(spread.round_spread(), 2.0);
         // The median over rounds of each round's p99: 3 and 100, the lower middle.
         assert_eq!(spread.p99_us, 3.0);
+    }
+
+    #[test]
+    fn the_load_wait_ends_once_the_load_is_under_the_limit() {
+        let mut loads = [1.2, 0.9, 0.55, 0.1].into_iter();
+        let mut slept = Vec::new();
+        let settled = settle_load(
+            0.6,
+            Duration::from_secs(180),
+            Duration::from_secs(5),
+            || loads.next(),
+            |d| slept.push(d),
+        );
+        assert_eq!(
+            settled,
+            Settled::Quiet {
+                load: 0.55,
+                waited: Duration::from_secs(10)
+            }
+        );
+        assert_eq!(slept.len(), 2);
+    }
+
+    #[test]
+    fn the_load_wait_is_bounded_and_does_not_wait_on_a_quiet_or_unreadable_machine() {
+        let mut slept = Duration::ZERO;
+        let busy = settle_load(
+            0.6,
+            Duration::from_secs(20),
+            Duration::from_secs(5),
+            || Some(2.0),
+            |d| slept += d,
+        );
+        assert_eq!(busy, Settled::StillBusy { load: 2.0 });
+        assert_eq!(slept, Duration::from_secs(20));
+        let never = |_| panic!("a quiet or unreadable machine is not waited for");
+        let quiet = settle_load(
+            0.6,
+            LOAD_SETTLE_BOUND,
+            LOAD_SETTLE_POLL,
+            || Some(0.2),
+            never,
+        );
+        assert_eq!(
+            quiet,
+            Settled::Quiet {
+                load: 0.2,
+                waited: Duration::ZERO
+            }
+        );
+        let unknown = settle_load(0.6, LOAD_SETTLE_BOUND, LOAD_SETTLE_POLL, || None, never);
+        assert_eq!(unknown, Settled::Unknown);
     }
 
     #[test]

@@ -197,6 +197,40 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
+/// Waits (bounded) for the 1-minute load average to come under the publishable limit, saying
+/// so; a run that starts over it anyway is flagged as before.
+fn wait_for_a_quiet_machine(cpus: usize) {
+    let limit = machine::LOAD_PER_CPU * cpus as f64;
+    let mut said = false;
+    let settled = machine::settle_load(
+        limit,
+        machine::LOAD_SETTLE_BOUND,
+        machine::LOAD_SETTLE_POLL,
+        || procfs::load_average().map(|l| l[0]),
+        |poll| {
+            if !said {
+                say(&format!(
+                    "xtask: bench: the 1-minute load average is over {limit:.2} ({} per CPU); waiting up to {}s for it to settle (a build just ran?)",
+                    machine::LOAD_PER_CPU,
+                    machine::LOAD_SETTLE_BOUND.as_secs()
+                ));
+                said = true;
+            }
+            std::thread::sleep(poll);
+        },
+    );
+    match settled {
+        machine::Settled::Quiet { load, waited } if !waited.is_zero() => say(&format!(
+            "xtask: bench: load average {load:.2} after {}s; measuring",
+            waited.as_secs()
+        )),
+        machine::Settled::StillBusy { load } => say(&format!(
+            "xtask: bench: load average still {load:.2}; measuring anyway, and the run will be flagged"
+        )),
+        machine::Settled::Quiet { .. } | machine::Settled::Unknown => {}
+    }
+}
+
 /// `cargo xtask bench`: build in release, then measure in a release build of this crate.
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let options = parse_options(args)?;
@@ -295,6 +329,9 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
     let fixture = fixture_path()?;
     let quiet = machine::QuietFloor::load(&root())?;
     let affinity = pin::Affinity::detect()?;
+    if !options.quick {
+        wait_for_a_quiet_machine(affinity.cpus);
+    }
     let load_start = procfs::load_average();
     say(&format!(
         "xtask: bench: {} CPUs, pinned rounds on CPU {}, load average {}",
