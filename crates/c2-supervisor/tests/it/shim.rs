@@ -205,6 +205,11 @@ async fn the_program_starts_with_no_signal_of_the_shim_blocked_or_ignored() {
             0,
             "{round}: {status}"
         );
+        // cat closes its stdout before it exits: wait for the exit itself, or the stop's
+        // SIGTERM may still reach it.
+        tokio::time::timeout(BOUND, spawned.process.exited())
+            .await
+            .unwrap();
         let report = spawned.process.stop().await;
         assert_eq!(report.exit, Exit::Code(0), "{round}");
     }
