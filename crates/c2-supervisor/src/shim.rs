@@ -229,12 +229,13 @@ impl Signals {
         Ok(())
     }
 
-    /// Whether the handler noted `signal` (before the block); clears the note.
-    fn noted(&self, signal: Signal) -> bool {
+    /// The signals the handlers noted (before the block), each once; clears the notes.
+    fn noted(&self) -> impl Iterator<Item = Signal> + '_ {
         TAKEN
-            .iter()
-            .position(|taken| *taken == signal)
-            .is_some_and(|i| self.noted[i].swap(false, Ordering::AcqRel))
+            .into_iter()
+            .zip(&self.noted)
+            .filter(|(_, flag)| flag.swap(false, Ordering::AcqRel))
+            .map(|(signal, _)| signal)
     }
 
     /// The next signal, waiting for it; `None` when the signalfd failed.
@@ -367,8 +368,8 @@ fn supervise(host: Pid, source: Source) -> Result<Option<ExitStatus>, String> {
     let mut status = None;
     // What the handlers noted came before the block, maybe before the program existed.
     let mut wake = Wake::Again;
-    for signal in TAKEN {
-        if signals.noted(signal) && matches!(act(signal, true, runtime, host), Wake::Kill) {
+    for signal in signals.noted() {
+        if matches!(act(signal, true, runtime, host), Wake::Kill) {
             wake = Wake::Kill;
         }
     }
