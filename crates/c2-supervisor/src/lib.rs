@@ -54,6 +54,7 @@ compile_error!(
 
 mod error;
 mod process;
+mod reaper;
 mod resolve;
 mod run;
 pub mod shim;

@@ -9,7 +9,8 @@
 //! pid), and `killpg(pid)` reaches exactly the leader and whatever stayed in its group. Once the
 //! leader is reaped the pid (and, when the group is empty, the group id) may be reused by an
 //! unrelated process, so nothing here signals after reaping. One thread per child is the only
-//! reaper; every signal and the reap itself happen under the same lock, checking a `reaped` flag.
+//! reaper (a pooled one, see `reaper.rs`, serving that child alone until it is reaped); every
+//! signal and the reap itself happen under the same lock, checking a `reaped` flag.
 //!
 //! The reaper thread waits with `WNOWAIT`, which observes the exit without reaping. When the
 //! leader is found dead (on its own or after SIGTERM), the group is swept with SIGKILL while the
@@ -505,7 +506,7 @@ fn pid_of(pid: u32) -> Pid {
 }
 
 impl Process {
-    /// Wraps a spawned child and starts its reaper thread.
+    /// Wraps a spawned child and hands it to a reaper thread (see `reaper.rs`).
     pub(crate) fn watch(
         spec: &ProcessSpec,
         child: Handle,
@@ -528,10 +529,8 @@ impl Process {
             stdin: Arc::new(Mutex::new(stdin)),
         });
         let watched = Arc::clone(&shared);
-        let started = std::thread::Builder::new()
-            .name(format!("c2-reaper-{raw}"))
-            .stack_size(64 * 1024)
-            .spawn(move || watch_exit(&watched));
+        let started =
+            crate::reaper::REAPERS.run("c2-reaper", Box::new(move || watch_exit(&watched)));
         if let Err(source) = started {
             shared.signal_group(Signal::SIGKILL);
             if let Leader::Running(child) =

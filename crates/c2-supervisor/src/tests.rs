@@ -285,3 +285,83 @@ fn a_spec_frame_round_trips_and_a_bad_frame_is_refused() {
     });
     assert!(bad.unwrap_err().contains("spec frame"));
 }
+
+mod reaper_pool {
+    use std::sync::mpsc;
+    use std::thread::ThreadId;
+    use std::time::{Duration, Instant};
+
+    use crate::reaper::Pool;
+
+    /// Runs a job on `pool` that reports the thread it ran on.
+    fn thread_of(pool: &'static Pool) -> ThreadId {
+        let (tx, rx) = mpsc::channel();
+        pool.run(
+            "c2-reaper-test",
+            Box::new(move || tx.send(std::thread::current().id()).unwrap()),
+        )
+        .unwrap();
+        rx.recv_timeout(Duration::from_secs(10)).unwrap()
+    }
+
+    fn until(what: &str, condition: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !condition() {
+            assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_reaper_thread_whose_job_is_done_takes_the_next_one() {
+        static POOL: Pool = Pool::new(2, Duration::from_secs(30));
+        let first = thread_of(&POOL);
+        until("the thread is idle", || POOL.idle() == 1);
+        assert_eq!(thread_of(&POOL), first);
+        until("the thread is idle again", || POOL.idle() == 1);
+    }
+
+    #[test]
+    fn jobs_at_once_get_a_thread_each_and_only_the_bound_stays_idle() {
+        static POOL: Pool = Pool::new(2, Duration::from_secs(30));
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let release_rx = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
+        let (ran_tx, ran_rx) = mpsc::channel();
+        for _ in 0..4 {
+            let ran = ran_tx.clone();
+            let release = release_rx.clone();
+            POOL.run(
+                "c2-reaper-test",
+                Box::new(move || {
+                    ran.send(std::thread::current().id()).unwrap();
+                    // Blocks until released, like a reaper waiting for its child's death.
+                    let _ = release
+                        .lock()
+                        .unwrap()
+                        .recv_timeout(Duration::from_secs(10));
+                }),
+            )
+            .unwrap();
+        }
+        let mut threads: Vec<ThreadId> = (0..4)
+            .map(|_| ran_rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        threads.sort_by_key(|id| format!("{id:?}"));
+        threads.dedup();
+        assert_eq!(threads.len(), 4, "no job waited for another's thread");
+        drop(release_tx);
+        until("two threads stay idle", || POOL.idle() == 2);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(POOL.idle(), 2, "the others ended");
+    }
+
+    #[test]
+    fn an_idle_reaper_thread_ends_after_its_linger() {
+        static POOL: Pool = Pool::new(2, Duration::from_millis(500));
+        let first = thread_of(&POOL);
+        until("the thread is idle", || POOL.idle() == 1);
+        until("the idle thread ends", || POOL.idle() == 0);
+        // A job after that gets a new thread.
+        assert_ne!(thread_of(&POOL), first);
+    }
+}
