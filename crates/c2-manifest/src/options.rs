@@ -63,11 +63,14 @@ pub struct ManifestOptions {
 
 impl Default for ManifestOptions {
     fn default() -> Self {
+        // Inserted one by one: collecting sorts first, whose code is a cold start's page faults
+        // in every SDK plugin (they validate their manifest at start).
+        let mut reserved_namespaces = BTreeSet::new();
+        for namespace in DEFAULT_RESERVED_NAMESPACES {
+            reserved_namespaces.insert(namespace.to_owned());
+        }
         Self {
-            reserved_namespaces: DEFAULT_RESERVED_NAMESPACES
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
+            reserved_namespaces,
             max_depth: 128,
             max_name_chars: 64,
             max_commands: 100,
