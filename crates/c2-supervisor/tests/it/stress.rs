@@ -68,3 +68,40 @@ async fn five_hundred_spawn_stop_cycles_leave_no_zombie_descendant_or_descriptor
         fd_count()
     );
 }
+
+/// This process's threads named `name` now.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test counts this process's threads in /proc"
+)]
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end() == name)
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_burst_of_children_a_few_reaper_threads_wait_for_the_next_and_no_more() {
+    let _guard = support::exclusive().await;
+    // Fifty children at once: fifty reaper threads, each serving its own child.
+    let pids = cycle(50).await;
+    assert_eq!(pids.len(), 50);
+    // Once they are reaped, the pool keeps a few waiting (4) and the others end.
+    assert!(
+        eventually(|| threads_named("c2-reaper") <= 4).await,
+        "{} reaper threads are left",
+        threads_named("c2-reaper")
+    );
+    let waiting = threads_named("c2-reaper");
+    assert!(waiting >= 1, "no reaper thread waits for the next child");
+    // Children one after another are handed to the waiting threads and stay within the bound.
+    for _ in 0..20 {
+        cycle(1).await;
+    }
+    assert!(threads_named("c2-reaper") <= 4);
+}
