@@ -529,8 +529,7 @@ impl Process {
             stdin: Arc::new(Mutex::new(stdin)),
         });
         let watched = Arc::clone(&shared);
-        let started =
-            crate::reaper::REAPERS.run("c2-reaper", Box::new(move || watch_exit(&watched)));
+        let started = crate::reaper::REAPERS.run(Box::new(move || watch_exit(&watched)));
         if let Err(source) = started {
             shared.signal_group(Signal::SIGKILL);
             if let Leader::Running(child) =

@@ -24,6 +24,9 @@ pub(crate) const REAPER_LINGER: Duration = Duration::from_secs(10);
 /// A reaper thread's stack: it only waits, signals and reaps.
 const STACK_BYTES: usize = 64 * 1024;
 
+/// Every reaper thread's name, as `top -H` and /proc show it.
+const THREAD_NAME: &str = "c2-reaper";
+
 /// What a reaper thread runs for one child: wait for its death, sweep, reap.
 pub(crate) type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -56,9 +59,9 @@ impl Pool {
         }
     }
 
-    /// Runs `job` on an idle thread, or on a new one (named `name`) when none is idle. Fails
-    /// only when a new thread was needed and could not be created; `job` has not run then.
-    pub(crate) fn run(&'static self, name: &str, job: Job) -> std::io::Result<()> {
+    /// Runs `job` on an idle thread, or on a new one when none is idle. Fails only when a new
+    /// thread was needed and could not be created; `job` has not run then.
+    pub(crate) fn run(&'static self, job: Job) -> std::io::Result<()> {
         let mut idle = lock(&self.idle);
         if let Some(slot) = idle.pop() {
             // Handed over while the list is locked: see `next`.
@@ -69,7 +72,7 @@ impl Pool {
         }
         drop(idle);
         std::thread::Builder::new()
-            .name(name.to_owned())
+            .name(THREAD_NAME.to_owned())
             .stack_size(STACK_BYTES)
             .spawn(move || self.serve(job))
             .map(drop)

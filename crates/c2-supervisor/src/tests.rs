@@ -296,10 +296,9 @@ mod reaper_pool {
     /// Runs a job on `pool` that reports the thread it ran on.
     fn thread_of(pool: &'static Pool) -> ThreadId {
         let (tx, rx) = mpsc::channel();
-        pool.run(
-            "c2-reaper-test",
-            Box::new(move || tx.send(std::thread::current().id()).unwrap()),
-        )
+        pool.run(Box::new(move || {
+            tx.send(std::thread::current().id()).unwrap();
+        }))
         .unwrap();
         rx.recv_timeout(Duration::from_secs(10)).unwrap()
     }
@@ -330,17 +329,14 @@ mod reaper_pool {
         for _ in 0..4 {
             let ran = ran_tx.clone();
             let release = release_rx.clone();
-            POOL.run(
-                "c2-reaper-test",
-                Box::new(move || {
-                    ran.send(std::thread::current().id()).unwrap();
-                    // Blocks until released, like a reaper waiting for its child's death.
-                    let _ = release
-                        .lock()
-                        .unwrap()
-                        .recv_timeout(Duration::from_secs(10));
-                }),
-            )
+            POOL.run(Box::new(move || {
+                ran.send(std::thread::current().id()).unwrap();
+                // Blocks until released, like a reaper waiting for its child's death.
+                let _ = release
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_secs(10));
+            }))
             .unwrap();
         }
         let mut threads: Vec<ThreadId> = (0..4)
