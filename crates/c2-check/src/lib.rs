@@ -12,6 +12,7 @@
 //! depends on it.
 
 mod error;
+mod hints;
 mod observe;
 mod options;
 mod plan;
@@ -49,7 +50,10 @@ pub async fn check_bundle(dir: &Path, options: &CheckOptions) -> Result<CheckRep
     let Some(runtime) = manifest.codetwo.runtime.as_ref() else {
         report.fail(
             "runtime",
-            "plugin.json declares no extensions.dev.codetwo.runtime, so there is no process to check; add one, or use `c2-plugins validate` for a bundle without a runtime",
+            format!(
+                "plugin.json declares no extensions.dev.codetwo.runtime, so there is no process to check; add one, or use {} for a bundle without a runtime",
+                hints::VALIDATE
+            ),
         );
         return Ok(report.finish());
     };

@@ -12,6 +12,7 @@ use c2_protocol::{
 use c2_supervisor::Process;
 use tokio::io::{AsyncRead, ReadBuf};
 
+use crate::hints;
 use crate::report::CheckReport;
 
 /// The one host command a checked plugin is told about, answered by the check's stub.
@@ -138,7 +139,7 @@ pub(crate) fn stub_host(calls: Arc<Mutex<Vec<String>>>) -> impl c2_protocol::Req
             if name == STUB_COMMAND {
                 Err(ErrorObject::new(
                     codes::COMMAND_FAILED,
-                    format!("{STUB_COMMAND} is not available during `c2-plugins check`"),
+                    format!("{STUB_COMMAND} is not available during {}", hints::CHECK),
                 ))
             } else {
                 Err(ErrorObject::new(

@@ -7,6 +7,7 @@ use c2_bundle_collector::CollectedBundle;
 use c2_manifest::{CommandDecl, Manifest};
 use serde_json::{Value, json};
 
+use crate::hints;
 use crate::report::CheckReport;
 
 /// The optional file beside `plugin.json` holding example args: `{"<command id>": [args, ...]}`.
@@ -50,8 +51,9 @@ pub(crate) fn validated<'b>(
             report.fail(
                 "bundle",
                 format!(
-                    "the bundle is invalid ({} error(s)); fix these, `c2-plugins validate` shows them with their source lines:{}",
+                    "the bundle is invalid ({} error(s)); fix these, {} shows them with their source lines:{}",
                     errors.len(),
+                    hints::VALIDATE,
                     errors.concat()
                 ),
             );

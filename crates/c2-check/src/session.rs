@@ -16,6 +16,7 @@ use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::hints;
 use crate::observe::{
     LogMessages, STUB_COMMAND, StdoutLog, StdoutTap, collect_logs, excerpt, lock, report_stderr,
     report_stdout, stub_host,
@@ -317,8 +318,9 @@ impl Session<'_> {
                 String::new()
             } else {
                 format!(
-                    "; it called {} (a check answers every command/call with an error; try `c2-plugins run` for real answers)",
-                    called.join(", ")
+                    "; it called {} (a check answers every command/call with an error; try {} for real answers)",
+                    called.join(", "),
+                    hints::RUN
                 )
             };
             match answer {
