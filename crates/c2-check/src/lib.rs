@@ -70,3 +70,8 @@ pub async fn check_bundle(dir: &Path, options: &CheckOptions) -> Result<CheckRep
     data_dir.remove();
     Ok(report.finish())
 }
+
+// The README example is compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
