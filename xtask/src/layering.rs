@@ -27,9 +27,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "c2-check",
+        &[
+            "c2-manifest",
+            "c2-bundle-collector",
+            "c2-protocol",
+            "c2-supervisor",
+        ],
+    ),
+    (
         "c2-cli",
         &[
             "c2-host",
+            "c2-check",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-protocol",
@@ -46,6 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-manifest",
             "c2-bundle-collector",
             "c2-host",
+            "c2-check",
             "c2-kernel",
             "c2-supervisor",
         ],

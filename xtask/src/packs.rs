@@ -14,9 +14,9 @@ fn check_runtime(dir: &Path, name: &str) -> Result<Vec<String>> {
         .build()
         .context("start an async runtime for the pack checks")?;
     let report = runtime
-        .block_on(c2_host::check_bundle(
+        .block_on(c2_check::check_bundle(
             dir,
-            &c2_host::CheckOptions::default(),
+            &c2_check::CheckOptions::default(),
         ))
         .with_context(|| format!("check {name}"))?;
     Ok(report

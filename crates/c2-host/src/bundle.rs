@@ -26,19 +26,6 @@ pub fn module_name(installed_id: &str) -> String {
     format!("{BUNDLE_PREFIX}{installed_id}")
 }
 
-/// The commands a manifest declares, as the handshake confirms them.
-pub(crate) fn declared_commands(manifest: &Manifest) -> Vec<c2_protocol::DeclaredCommand> {
-    manifest
-        .codetwo
-        .commands
-        .iter()
-        .map(|c| c2_protocol::DeclaredCommand {
-            id: c.id.clone(),
-            args_schema: c.args_schema.clone(),
-        })
-        .collect()
-}
-
 /// An installed bundle as the host holds it: its record, validated manifest and files.
 #[derive(Debug)]
 pub(crate) struct InstalledBundle {

@@ -11,7 +11,7 @@
 //! built-in `git.status` (the one extension-public command), the essential `plugins.*`
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
-//! plan files, `check_bundle` for plugin authors, and launch-ready MCP server definitions for
+//! plan files, and launch-ready MCP server definitions for
 //! session composition (`mcp_servers`; nothing is started by the host itself). Many hosts may
 //! share one plugins directory: a change committed by any of them reaches every other live host
 //! within a second ([`PluginHost::refresh`], [`StoreChanged`]).
@@ -24,7 +24,6 @@
 #![warn(missing_docs)]
 
 mod bundle;
-mod check;
 mod components;
 mod connector;
 mod error;
@@ -48,7 +47,6 @@ mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
 pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
-pub use check::{CheckItem, CheckOptions, CheckReport, EXAMPLES_FILE, check_bundle};
 pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
     disabled_for_user, kind_name,

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
 use c2_protocol::{
-    CallError, CloseReason, CommandCallParams, CommandInvokeParams, ErrorObject, EventEmitParams,
-    HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notifications,
-    PROTOCOL_VERSION, Peer, Request, check_protocol_version, codes, confirm_commands, method,
+    CallError, CloseReason, CommandCallParams, CommandInvokeParams, DeclaredCommand, ErrorObject,
+    EventEmitParams, HandshakeError, HandshakeOptions, HostInfo, InitializeParams, LogLevel,
+    LogParams, Notifications, PROTOCOL_VERSION, Peer, Request, codes, initialize_finish,
+    initialize_start, is_host_event, method,
 };
 use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
@@ -97,6 +98,50 @@ fn failure(kind: &'static str, message: impl Into<String>) -> ActivationFailure 
     ActivationFailure {
         kind,
         message: message.into(),
+    }
+}
+
+/// The activation failure for a refused handshake, its kind read from the typed refusal. The
+/// process is stopped already, so its exit is known.
+fn refusal(id: &str, live: &Live, error: HandshakeError) -> ActivationFailure {
+    match error {
+        HandshakeError::TimedOut { timeout } => failure(
+            "handshake_timeout",
+            format!(
+                "{id} did not answer initialize within {timeout:?}; the process was stopped. {}",
+                live.stderr_tail()
+            ),
+        ),
+        HandshakeError::Initialize(error) => {
+            let kind = match &error {
+                CallError::Closed(
+                    reason @ (CloseReason::FrameTooLarge { .. }
+                    | CloseReason::OutboundOverflow { .. }),
+                ) => reason.code(),
+                CallError::Closed(_) => "process_exited",
+                _ => "activation_failed",
+            };
+            let exit = live
+                .process
+                .try_exit()
+                .map_or_else(String::new, |exit| format!(" (it {exit})"));
+            failure(
+                kind,
+                format!(
+                    "{id} failed its handshake: {error}{exit}. {}",
+                    live.stderr_tail()
+                ),
+            )
+        }
+        HandshakeError::Malformed(error) => failure(
+            "protocol_mismatch",
+            format!("{id} answered initialize with a malformed result: {error}"),
+        ),
+        HandshakeError::Version(error) => failure("protocol_mismatch", format!("{id}: {error}")),
+        HandshakeError::Confirmation(error) => {
+            failure("command_set_mismatch", format!("{id}: {error}"))
+        }
+        error => failure("activation_failed", format!("{id}: {error}")),
     }
 }
 
@@ -446,7 +491,7 @@ impl RuntimeInstance {
         for (name, value) in &runtime.env {
             spec = spec.env(name, value);
         }
-        let deadline = tokio::time::Instant::now() + host.options.handshake_timeout;
+        let spawned_at = tokio::time::Instant::now();
         let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
             .map_err(|error| failure("activation_failed", error.to_string()))?;
         host.stats.spawns.fetch_add(1, Ordering::Relaxed);
@@ -479,11 +524,13 @@ impl RuntimeInstance {
             data_dir: data_dir.to_string_lossy().into_owned(),
             project_path,
         };
-        let params = serde_json::to_value(params)
-            .map_err(|error| failure("activation_failed", error.to_string()))?;
+        let handshake = HandshakeOptions::new()
+            .with_peer(host.options.peer)
+            .with_timeout(host.options.handshake_timeout)
+            .with_host_version(host_protocol());
         let mut stopping = self.stopping.subscribe();
         let answer = tokio::select! {
-            answer = tokio::time::timeout_at(deadline, live.peer.request(method::INITIALIZE, Some(params))) => Some(answer),
+            answer = initialize_start(&live.peer, &params, &handshake, spawned_at) => Some(answer),
             _ = stopping.wait_for(|stop| *stop) => None,
         };
         let Some(answer) = answer else {
@@ -493,44 +540,15 @@ impl RuntimeInstance {
                 format!("{id} was unloaded during its handshake"),
             ));
         };
-        let answer = match answer {
-            Err(_) => {
-                live.stop().await;
-                return Err(failure(
-                    "handshake_timeout",
-                    format!(
-                        "{id} did not answer initialize within {:?}; the process was stopped. {}",
-                        host.options.handshake_timeout,
-                        live.stderr_tail()
-                    ),
-                ));
-            }
-            Ok(Err(error)) => {
-                live.stop().await;
-                let kind = match &error {
-                    CallError::Closed(
-                        reason @ (CloseReason::FrameTooLarge { .. }
-                        | CloseReason::OutboundOverflow { .. }),
-                    ) => reason.code(),
-                    CallError::Closed(_) => "process_exited",
-                    _ => "activation_failed",
-                };
-                let exit = live
-                    .process
-                    .try_exit()
-                    .map_or_else(String::new, |exit| format!(" (it {exit})"));
-                return Err(failure(
-                    kind,
-                    format!(
-                        "{id} failed its handshake: {error}{exit}. {}",
-                        live.stderr_tail()
-                    ),
-                ));
-            }
-            Ok(Ok(answer)) => answer,
-        };
-        match self.confirm(answer) {
-            Ok(events) => {
+        let declared: Vec<DeclaredCommand> = bundle
+            .manifest
+            .codetwo
+            .commands
+            .iter()
+            .map(DeclaredCommand::from)
+            .collect();
+        match answer.and_then(|answer| initialize_finish(answer, &declared, &handshake)) {
+            Ok(confirmed) => {
                 // The supervisor's pre-start of the next shim (an exec of about a millisecond
                 // of CPU) waits until the call that activated this process is answered, so
                 // that on a busy or one-CPU machine it does not delay that first answer; a
@@ -543,32 +561,15 @@ impl RuntimeInstance {
                         format!("{id} was reloaded or unloaded during its handshake"),
                     ));
                 }
-                self.attach(&live, events, notifications)
+                self.attach(&live, confirmed.events(), notifications)
                     .map_err(|error| failure("unloaded", error.to_string()))?;
                 Ok(live)
             }
             Err(error) => {
                 live.stop().await;
-                Err(error)
+                Err(refusal(id, &live, error))
             }
         }
-    }
-
-    /// Checks the `initialize` answer; returns the events the plugin subscribes to.
-    fn confirm(&self, answer: Value) -> Result<BTreeSet<String>, ActivationFailure> {
-        let id = &self.bundle.record.id;
-        let result: InitializeResult = serde_json::from_value(answer).map_err(|error| {
-            failure(
-                "protocol_mismatch",
-                format!("{id} answered initialize with a malformed result: {error}"),
-            )
-        })?;
-        check_protocol_version(&host_protocol(), result.protocol_version.as_deref())
-            .map_err(|error| failure("protocol_mismatch", format!("{id}: {error}")))?;
-        let declared = crate::bundle::declared_commands(&self.bundle.manifest);
-        confirm_commands(&declared, &result)
-            .map_err(|error| failure("command_set_mismatch", format!("{id}: {error}")))?;
-        Ok(result.events.into_iter().collect())
     }
 
     /// Subscribes the confirmed process to its events and starts the notification pump; every
@@ -771,18 +772,6 @@ fn display_exact(value: &impl std::fmt::Display) -> String {
 /// activated the process has not been answered by then.
 const REFILL_AFTER: Duration = Duration::from_millis(50);
 
-/// The names the host publishes on the bus, which a plugin may not emit (decisions.md
-/// "Hostile plugins": a plugin cannot pose as the host).
-pub(crate) const HOST_EVENT_NAMES: [&str; 3] = ["engine/event", "skills/changed", "scenes/changed"];
-
-/// The namespaces reserved for the host's events.
-pub(crate) const HOST_EVENT_PREFIXES: [&str; 4] = ["engine/", "host/", "plugins/", "kernel/"];
-
-/// True for an event name only the host may emit.
-pub(crate) fn is_host_event(name: &str) -> bool {
-    HOST_EVENT_NAMES.contains(&name) || HOST_EVENT_PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
 /// A log message cut to `max` bytes (on a character boundary) with a marker saying how much
 /// was cut, like a stderr line.
 pub(crate) fn cut_log_message(message: &str, max: usize) -> std::borrow::Cow<'_, str> {
@@ -924,31 +913,6 @@ impl NotificationPump {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_event_names_are_the_hosts_own_and_its_namespaces() {
-        for name in [
-            "engine/event",
-            "skills/changed",
-            "scenes/changed",
-            "engine/anything",
-            "host/x",
-            "plugins/changed",
-            "kernel/stop",
-        ] {
-            assert!(is_host_event(name), "{name}");
-        }
-        for name in [
-            "connector/event",
-            "skills/changed2",
-            "myplugin/skills/changed",
-            "engines/x",
-            "hostile/echo",
-            "",
-        ] {
-            assert!(!is_host_event(name), "{name}");
-        }
-    }
 
     #[test]
     fn a_long_log_message_is_cut_on_a_character_boundary_with_a_marker() {

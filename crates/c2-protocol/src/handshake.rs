@@ -1,7 +1,9 @@
-//! The handshake: its rules (protocol version compatibility, exact command confirmation) and
-//! [`handshake`], which runs all of it over a spawned plugin's streams.
+//! The one handshake: its rules (protocol version compatibility, exact command confirmation),
+//! its two steps ([`initialize_start`] sends `initialize` and reads the answer,
+//! [`initialize_finish`] judges it) that every driver runs, and [`handshake`], which runs both
+//! over a spawned plugin's streams.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -9,7 +11,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::error::{CallError, CommandMismatch, ConfirmationError, VersionError};
+use crate::error::{
+    CallError, CloseReason, CommandMismatch, ConfirmationError, Error, VersionError,
+};
 use crate::peer::{Notifications, Peer, PeerOptions, RequestHandler};
 use crate::types::{InitializeParams, InitializeResult, method};
 use crate::version::ProtocolVersion;
@@ -133,15 +137,14 @@ impl From<&c2_manifest::CommandDecl> for DeclaredCommand {
 /// The protocol's bound on the `initialize` answer: 10 s.
 pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How [`handshake`] runs: the peer's bounds, the time allowed and the host's version.
+/// How a handshake runs: the peer's bounds, the time allowed and the host's version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HandshakeOptions {
-    /// The bounds of the connection the handshake opens.
+    /// The bounds of the connection [`handshake`] opens.
     pub peer: PeerOptions,
-    /// How long the plugin has to answer `initialize`, counted from the call to [`handshake`]
-    /// (default [`INITIALIZE_TIMEOUT`]); call it right after spawning the plugin so the bound
-    /// is the protocol's "from spawn".
+    /// How long the plugin has to answer `initialize`, counted from spawn (default
+    /// [`INITIALIZE_TIMEOUT`]).
     pub timeout: Duration,
     /// The version the host speaks; the plugin's must have the same major version (default
     /// [`ProtocolVersion::CURRENT`]).
@@ -202,8 +205,26 @@ pub struct Handshake {
     pub protocol_version: ProtocolVersion,
 }
 
-/// Why [`handshake`] refused a plugin. The connection is closed in every case (the plugin's
-/// stdin closes); stopping the process is the caller's job, since it spawned it.
+/// What the finish step accepted: the plugin's answer and its parsed protocol version.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Confirmed {
+    /// The plugin's `initialize` answer.
+    pub result: InitializeResult,
+    /// The plugin's protocol version, parsed from `result`.
+    pub protocol_version: ProtocolVersion,
+}
+
+impl Confirmed {
+    /// The events the plugin subscribes to, each once, in name order.
+    pub fn events(&self) -> BTreeSet<String> {
+        self.result.events.iter().cloned().collect()
+    }
+}
+
+/// Why a handshake refused a plugin. [`handshake`] closes the connection in every case (the
+/// plugin's stdin closes); with the separate steps, closing it and stopping the process are the
+/// caller's job.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandshakeError {
@@ -216,24 +237,123 @@ pub enum HandshakeError {
         /// The time allowed.
         timeout: Duration,
     },
-    /// `initialize` failed: the plugin answered with an error, sent a result that is not an
-    /// `InitializeResult`, or the connection closed (the process exited, an oversized frame).
+    /// The `initialize` call failed: the connection closed before the answer (the process
+    /// exited or closed stdout, an oversized frame: [`CallError::Closed`], see
+    /// [`HandshakeError::close_reason`]), the plugin answered with an error
+    /// ([`CallError::Remote`]), or the request could not be sent.
     #[error("initialize failed: {0}")]
     Initialize(#[source] CallError),
+    /// The plugin answered `initialize` with a result that is not an `InitializeResult`.
+    #[error("the initialize result is malformed: {0}")]
+    Malformed(#[source] serde_json::Error),
     /// The plugin's protocol version is missing, unparseable or of another major version.
     #[error(transparent)]
     Version(#[from] VersionError),
-    /// The confirmed commands differ from the declared ones.
+    /// The confirmed commands differ from the declared ones; every difference is listed.
     #[error(transparent)]
     Confirmation(#[from] ConfirmationError),
 }
 
-/// Runs the C2 Plugin Protocol handshake over a spawned plugin's streams: starts a [`Peer`]
-/// on `reader` (the plugin's stdout) and `writer` (its stdin), sends `initialize` with
-/// `params`, waits at most [`HandshakeOptions::timeout`] for the answer, checks its protocol
-/// version against [`HandshakeOptions::host_version`] ([`check_protocol_version`]) and that it
-/// confirms exactly `declared` ([`confirm_commands`]). Requests the plugin sends (`command/call`)
-/// go to `handler`, from the first byte on.
+impl HandshakeError {
+    /// Why the connection closed, when it closed before the answer.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        match self {
+            HandshakeError::Initialize(CallError::Closed(reason)) => Some(*reason),
+            _ => None,
+        }
+    }
+}
+
+/// The start step: sends `initialize` with `params` on `peer` and waits for the answer until
+/// [`HandshakeOptions::timeout`] after `spawned_at` (the protocol counts the window from spawn),
+/// then reads it as an [`InitializeResult`]. Nothing of the answer is judged yet: that is
+/// [`initialize_finish`]. The connection stays open whatever happens.
+///
+/// ```no_run
+/// # async fn example(peer: c2_protocol::Peer, params: c2_protocol::InitializeParams)
+/// # -> Result<(), c2_protocol::HandshakeError> {
+/// use c2_protocol::{HandshakeOptions, initialize_finish, initialize_start};
+///
+/// let options = HandshakeOptions::default();
+/// let spawned_at = tokio::time::Instant::now();
+/// let answer = initialize_start(&peer, &params, &options, spawned_at).await?;
+/// let confirmed = initialize_finish(answer, &[], &options)?;
+/// println!("{} speaks {}", confirmed.result.name, confirmed.protocol_version);
+/// # Ok(()) }
+/// ```
+///
+/// # Cancel safety
+///
+/// Dropping the future abandons the request; the peer stays usable.
+pub async fn initialize_start(
+    peer: &Peer,
+    params: &InitializeParams,
+    options: &HandshakeOptions,
+    spawned_at: tokio::time::Instant,
+) -> Result<InitializeResult, HandshakeError> {
+    let params = serde_json::to_value(params)
+        .map_err(|error| HandshakeError::Initialize(CallError::Encode(Error::Serialize(error))))?;
+    let answer = tokio::time::timeout_at(
+        spawned_at + options.timeout,
+        peer.request(method::INITIALIZE, Some(params)),
+    )
+    .await
+    .map_err(|_| HandshakeError::TimedOut {
+        timeout: options.timeout,
+    })?
+    .map_err(HandshakeError::Initialize)?;
+    serde_json::from_value(answer).map_err(HandshakeError::Malformed)
+}
+
+/// The finish step's two verdicts on an `initialize` answer, each on its own: for a caller
+/// that reports both (an author's check) rather than stopping at the first.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Verdicts {
+    /// The plugin's protocol version against the host's ([`check_protocol_version`]).
+    pub protocol_version: Result<ProtocolVersion, VersionError>,
+    /// The confirmed commands against the declared ones ([`confirm_commands`]).
+    pub commands: Result<(), ConfirmationError>,
+}
+
+impl Verdicts {
+    /// Judges `result` against the host's version in `options` and the `declared` commands.
+    pub fn of(
+        result: &InitializeResult,
+        declared: &[DeclaredCommand],
+        options: &HandshakeOptions,
+    ) -> Self {
+        Self {
+            protocol_version: check_protocol_version(
+                &options.host_version,
+                result.protocol_version.as_deref(),
+            ),
+            commands: confirm_commands(declared, result),
+        }
+    }
+}
+
+/// The finish step: accepts the answer [`initialize_start`] read iff its protocol version is
+/// compatible with [`HandshakeOptions::host_version`] and it confirms exactly `declared`; the
+/// version is judged first. The events it subscribes to are [`Confirmed::events`].
+pub fn initialize_finish(
+    result: InitializeResult,
+    declared: &[DeclaredCommand],
+    options: &HandshakeOptions,
+) -> Result<Confirmed, HandshakeError> {
+    let verdicts = Verdicts::of(&result, declared, options);
+    let protocol_version = verdicts.protocol_version?;
+    verdicts.commands?;
+    Ok(Confirmed {
+        result,
+        protocol_version,
+    })
+}
+
+/// Both steps over a spawned plugin's streams: starts a [`Peer`] on `reader` (the plugin's
+/// stdout) and `writer` (its stdin), runs [`initialize_start`] (counting the window from this
+/// call, so call it right after spawning) and [`initialize_finish`]. Requests the plugin sends
+/// (`command/call`) go to `handler`, from the first byte on.
 ///
 /// On success the connection stays open and is returned with the parsed answer; on any
 /// failure it is closed before this returns, so a refused plugin sees its stdin close.
@@ -258,20 +378,16 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    let spawned_at = tokio::time::Instant::now();
     let (peer, notifications) = Peer::new(reader, writer, handler, options.peer);
     // Closes the connection on every way out but success, a dropped future included: the
     // peer's own tasks hold clones, so dropping ours would not close it.
     let mut unconfirmed = CloseOnDrop(Some(peer.clone()));
-    let result: InitializeResult =
-        tokio::time::timeout(options.timeout, peer.request_as(method::INITIALIZE, params))
-            .await
-            .map_err(|_| HandshakeError::TimedOut {
-                timeout: options.timeout,
-            })?
-            .map_err(HandshakeError::Initialize)?;
-    let protocol_version =
-        check_protocol_version(&options.host_version, result.protocol_version.as_deref())?;
-    confirm_commands(declared, &result)?;
+    let answer = initialize_start(&peer, params, options, spawned_at).await?;
+    let Confirmed {
+        result,
+        protocol_version,
+    } = initialize_finish(answer, declared, options)?;
     unconfirmed.0 = None;
     Ok(Handshake {
         peer,

@@ -2,21 +2,24 @@
 //! plugin process. It holds the sans-IO newline framing with a hard frame limit
 //! ([`LineDecoder`], [`encode_line`]), the Content-Length framing for language servers
 //! ([`ContentLengthDecoder`]), the JSON-RPC 2.0 model and its tolerant-reader classification
-//! ([`Message`], [`classify`]), the typed params and results of each method, the handshake rules
-//! ([`check_protocol_version`], [`confirm_commands`]), the [`handshake`] that runs them over a
-//! spawned plugin's streams, and a bounded async [`Peer`] over any tokio
-//! `AsyncRead`/`AsyncWrite`.
+//! ([`Message`], [`classify`]), the typed params and results of each method, the one handshake
+//! (its rules [`check_protocol_version`] and [`confirm_commands`], its steps
+//! [`initialize_start`] and [`initialize_finish`] that the host and the author's check both
+//! drive, every refusal a [`HandshakeError`], and [`handshake`], which runs both steps over a
+//! spawned plugin's streams), the event names only the host may emit ([`is_host_event`]), and
+//! a bounded async [`Peer`] over any tokio `AsyncRead`/`AsyncWrite`.
 //!
 //! It deliberately spawns no process and touches no filesystem: the caller hands it streams.
 //! It knows nothing of realms or policy; declared commands come in as plain
 //! [`DeclaredCommand`]s (with the optional `manifest` feature, converted from c2-manifest's
-//! `CommandDecl`). It is the only crate that defines wire types; c2-host and c2-plugin-sdk
-//! depend on it, and it depends on no workspace crate unless that feature is on.
+//! `CommandDecl`). It is the only crate that defines wire types; c2-host, c2-check and
+//! c2-plugin-sdk depend on it, and it depends on no workspace crate unless that feature is on.
 
 #![warn(missing_docs)]
 
 mod content_length;
 mod error;
+mod events;
 mod frame;
 mod handshake;
 mod message;
@@ -35,12 +38,14 @@ pub use error::{
     CallError, CloseReason, CommandMismatch, ConfirmationError, Error, FlushError, HeaderError,
     VersionError,
 };
+pub use events::{HOST_EVENT_NAMES, HOST_EVENT_PREFIXES, is_host_event};
 pub use frame::{
     DecodeEvent, DropReason, DroppedLine, EXCERPT_CHARS, FrameOptions, LineDecoder, encode_line,
 };
 pub use handshake::{
-    DeclaredCommand, Handshake, HandshakeError, HandshakeOptions, INITIALIZE_TIMEOUT,
-    check_protocol_version, confirm_commands, handshake,
+    Confirmed, DeclaredCommand, Handshake, HandshakeError, HandshakeOptions, INITIALIZE_TIMEOUT,
+    Verdicts, check_protocol_version, confirm_commands, handshake, initialize_finish,
+    initialize_start,
 };
 pub use message::{
     Classified, ErrorObject, Id, InvalidMessage, Message, Notification, RawJson, Request, Response,

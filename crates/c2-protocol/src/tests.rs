@@ -988,3 +988,28 @@ fn scan_searches_long_haystacks_to_their_end() {
     hay[40_000] = b'\\';
     assert_eq!(crate::scan::find_either(b'"', b'\\', &hay), Some(40_000));
 }
+
+#[test]
+fn host_event_names_are_the_hosts_own_and_its_namespaces() {
+    for name in [
+        "engine/event",
+        "skills/changed",
+        "scenes/changed",
+        "engine/anything",
+        "host/x",
+        "plugins/changed",
+        "kernel/stop",
+    ] {
+        assert!(crate::is_host_event(name), "{name}");
+    }
+    for name in [
+        "connector/event",
+        "skills/changed2",
+        "myplugin/skills/changed",
+        "engines/x",
+        "hostile/echo",
+        "",
+    ] {
+        assert!(!crate::is_host_event(name), "{name}");
+    }
+}

@@ -114,7 +114,7 @@ impl Statement {
     }
 }
 
-/// The `c2-plugins check` items (crates/c2-host/src/check.rs).
+/// The `c2-plugins check` items (crates/c2-check).
 const CHECKS: &[&str] = &[
     "bundle",
     "runtime",

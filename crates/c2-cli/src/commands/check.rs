@@ -1,4 +1,4 @@
-//! `check <BUNDLE-DIR>`: an adapter over `c2_host::check_bundle`, which validates the bundle,
+//! `check <BUNDLE-DIR>`: an adapter over `c2_check::check_bundle`, which validates the bundle,
 //! runs its runtime against a stand-in host and judges what it does. One line per check, or
 //! `{"ok", "checks": [{"name", "pass", "detail"}]}` with `--format json`; exit 0 only when every
 //! check passed, 1 when one failed, 2 when the directory cannot be read.
@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use c2_host::{CheckOptions, CheckReport, HostError};
+use c2_check::{CheckOptions, CheckReport};
 use serde_json::json;
 
 use crate::CmdResult;
@@ -28,7 +28,7 @@ pub(crate) fn run(out: &mut Out, bundle: &Path, handshake_timeout: Duration) -> 
     // One check per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = false;
     let report = runtime
-        .block_on(c2_host::check_bundle(bundle, &options))
+        .block_on(c2_check::check_bundle(bundle, &options))
         .map_err(failure)?;
     if out.json() {
         out.print_json(&json!({ "ok": report.ok, "checks": report.checks }));
@@ -43,9 +43,9 @@ pub(crate) fn run(out: &mut Out, bundle: &Path, handshake_timeout: Duration) -> 
     })
 }
 
-fn failure(error: HostError) -> Failure {
+fn failure(error: c2_check::Error) -> Failure {
     match error {
-        HostError::Store(error) => store_failure(error),
+        c2_check::Error::Collect(error) => store_failure(error),
         other => Failure::environment("io", other.to_string()),
     }
 }

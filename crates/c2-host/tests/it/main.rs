@@ -4,7 +4,6 @@
 mod support;
 
 mod callbacks;
-mod check;
 mod components;
 mod embedder;
 mod events;

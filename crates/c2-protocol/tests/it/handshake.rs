@@ -1,13 +1,14 @@
-//! `handshake` and `Peer::request_as` against the real fixture plugin (c2-testkit's
-//! `c2-fixture` binary), spawned here with its stdio piped, as an embedder without the host
-//! would.
+//! The handshake (`handshake`, and its start and finish steps driven one by one) and
+//! `Peer::request_as` against the real fixture plugin (c2-testkit's `c2-fixture` binary),
+//! spawned here with its stdio piped, as an embedder without the host would.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use c2_protocol::{
     CommandInvokeParams, CommandMismatch, DeclaredCommand, HandshakeError, HandshakeOptions,
-    HostInfo, InitializeParams, ProtocolVersion, RejectRequests, VersionError, handshake, method,
+    HostInfo, InitializeParams, InitializeResult, Peer, PeerOptions, ProtocolVersion,
+    RejectRequests, Verdicts, VersionError, handshake, initialize_finish, initialize_start, method,
 };
 use c2_testkit::{Fixture, Mode};
 use serde_json::{Value, json};
@@ -274,9 +275,153 @@ async fn a_plugin_that_exits_before_answering_fails_the_call_not_the_clock() {
     .await
     .unwrap_err();
     assert!(matches!(error, HandshakeError::Initialize(_)), "{error:?}");
+    assert!(error.close_reason().is_some(), "{error:?}");
     assert!(started.elapsed() < PATIENCE, "{:?}", started.elapsed());
     tokio::time::timeout(PATIENCE, child.wait())
         .await
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn the_start_and_finish_steps_driven_one_by_one_confirm_a_plugin_and_its_events() {
+    let fixture = Fixture::new()
+        .commands(json!([{"name": "fixture.echo"}]))
+        .events(json!(["skills/changed", "engine/event", "skills/changed"]));
+    let (child, stdout, stdin) = spawn(&fixture);
+    let spawned_at = tokio::time::Instant::now();
+    let (peer, _notifications) = Peer::new(stdout, stdin, RejectRequests, PeerOptions::default());
+    let options = HandshakeOptions::default();
+    let answer = initialize_start(&peer, &params(), &options, spawned_at)
+        .await
+        .unwrap();
+    assert_eq!(answer.name, "c2-fixture");
+    // The start step judges nothing: a declared set the plugin does not confirm fails only in
+    // the finish step.
+    let refused =
+        initialize_finish(answer.clone(), &declared(&["fixture.other"]), &options).unwrap_err();
+    assert!(
+        matches!(refused, HandshakeError::Confirmation(_)),
+        "{refused:?}"
+    );
+    let confirmed = initialize_finish(answer, &declared(&["fixture.echo"]), &options).unwrap();
+    assert_eq!(confirmed.protocol_version, ProtocolVersion::new(1, 0, 0));
+    let events: Vec<String> = confirmed.events().into_iter().collect();
+    assert_eq!(events, ["engine/event", "skills/changed"]);
+    peer.close();
+    exits_cleanly(child).await;
+}
+
+#[tokio::test]
+async fn the_start_step_counts_the_window_from_spawn() {
+    let fixture = Fixture::new().mode(Mode::NoInit);
+    let (child, stdout, stdin) = spawn(&fixture);
+    let spawned_at = tokio::time::Instant::now();
+    let (peer, _notifications) = Peer::new(stdout, stdin, RejectRequests, PeerOptions::default());
+    let options = HandshakeOptions::new().with_timeout(Duration::from_secs(2));
+    // Most of the window is used up before the start step is called.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let started = Instant::now();
+    let error = initialize_start(&peer, &params(), &options, spawned_at)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, HandshakeError::TimedOut { timeout } if timeout == Duration::from_secs(2)),
+        "{error:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    peer.close();
+    exits_cleanly(child).await;
+}
+
+#[tokio::test]
+async fn a_result_that_is_not_an_initialize_result_is_malformed() {
+    let (host_end, plugin_end) = tokio::io::duplex(4096);
+    let (plugin_read, mut plugin_write) = tokio::io::split(plugin_end);
+    let (host_read, host_write) = tokio::io::split(host_end);
+    let plugin = tokio::spawn(async move {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let mut lines = tokio::io::BufReader::new(plugin_read).lines();
+        let line = lines.next_line().await.unwrap().unwrap();
+        let request: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(request["method"], "initialize");
+        assert_eq!(request["params"]["host"]["name"], "c2-protocol-it");
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"name": 3}});
+        plugin_write
+            .write_all(format!("{answer}\n").as_bytes())
+            .await
+            .unwrap();
+        // Keeps its end open until the host has read the answer.
+        let _ = lines.next_line().await;
+    });
+    let (peer, _notifications) = Peer::new(
+        host_read,
+        host_write,
+        RejectRequests,
+        PeerOptions::default(),
+    );
+    let error = initialize_start(
+        &peer,
+        &params(),
+        &HandshakeOptions::new().with_timeout(PATIENCE),
+        tokio::time::Instant::now(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, HandshakeError::Malformed(_)), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("the initialize result is malformed: "),
+        "{error}"
+    );
+    peer.close();
+    tokio::time::timeout(PATIENCE, plugin)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[test]
+fn the_verdicts_judge_version_and_commands_each_on_its_own_and_finish_reports_the_version_first() {
+    let result: InitializeResult = serde_json::from_value(json!({
+        "name": "p",
+        "version": "1.0.0",
+        "protocolVersion": "2.0.0",
+        "commands": [{"name": "p.extra"}],
+    }))
+    .unwrap();
+    let declared = declared(&["p.go"]);
+    let options = HandshakeOptions::default();
+    let verdicts = Verdicts::of(&result, &declared, &options);
+    assert!(
+        matches!(
+            verdicts.protocol_version,
+            Err(VersionError::OtherMajor { .. })
+        ),
+        "{verdicts:?}"
+    );
+    assert_eq!(
+        verdicts.commands.unwrap_err().mismatches,
+        [
+            CommandMismatch::Missing {
+                name: "p.go".to_owned()
+            },
+            CommandMismatch::Extra {
+                name: "p.extra".to_owned()
+            },
+        ]
+    );
+    let error = initialize_finish(result, &declared, &options).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            HandshakeError::Version(VersionError::OtherMajor { .. })
+        ),
+        "{error:?}"
+    );
 }

@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{CheckItem, CheckOptions, CheckReport, check_bundle};
+use c2_check::{CheckItem, CheckOptions, CheckReport, check_bundle};
 use serde_json::json;
 
-use crate::support::FixtureBundle;
+use crate::FixtureBundle;
 
 fn pack(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -166,7 +166,7 @@ async fn a_runtime_that_ignores_stdin_eof_fails_and_is_killed() {
         .and_then(|pid| pid.parse().ok())
         .unwrap();
     assert!(
-        crate::support::gone(pid, Duration::from_secs(10)).await,
+        crate::gone(pid, Duration::from_secs(10)).await,
         "the fixture outlived its check"
     );
 }
@@ -196,7 +196,7 @@ async fn example_args_are_invoked_and_an_example_outside_the_schema_fails() {
     let root = tempfile::tempdir().unwrap();
     let dir = copy_pack("hello-python", root.path());
     std::fs::write(
-        dir.join(c2_host::EXAMPLES_FILE),
+        dir.join(c2_check::EXAMPLES_FILE),
         json!({"hello-python.greet": [{"name": "Ada"}, {"name": 5}]}).to_string(),
     )
     .unwrap();
@@ -222,7 +222,7 @@ async fn an_examples_file_naming_an_undeclared_command_fails() {
     let root = tempfile::tempdir().unwrap();
     let dir = copy_pack("hello-python", root.path());
     std::fs::write(
-        dir.join(c2_host::EXAMPLES_FILE),
+        dir.join(c2_check::EXAMPLES_FILE),
         json!({"hello-python.nope": [{}]}).to_string(),
     )
     .unwrap();
