@@ -26,9 +26,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
+    ("c2-relay", &["c2-host", "c2-protocol", "c2-kernel"]),
     (
         "c2-cli",
         &[
+            "c2-relay",
             "c2-host",
             "c2-manifest",
             "c2-bundle-collector",
