@@ -15,3 +15,8 @@ pub use bridge::{
     BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN, FlowStats,
     LspBridgeOptions, McpBridgeReport, bridge_lsp, bridge_mcp,
 };
+
+// The README example is compiled (not run) as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -550,4 +550,12 @@ impl PluginHost {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn language_ids_fold_case() {
+        assert_eq!(fold("TypeScriptReact"), fold("typescriptreact"));
+        assert_ne!(fold("c"), fold("cpp"));
+    }
+}
