@@ -8,8 +8,10 @@
 
 use std::time::Duration;
 
-use c2_host::{ContentLengthOptions, ExitReport, LanguageServer};
-use c2_protocol::{ContentLengthDecoder, ContentLengthEvent, encode_content_length};
+use c2_host::{ExitReport, LanguageServer};
+use c2_protocol::{
+    ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
+};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 

@@ -1,6 +1,7 @@
 //! The LSP bridge's pump, its lifecycle probe and the LSP exit rule, on in-memory streams.
 
-use c2_host::{ContentLengthOptions, Exit, ExitReport};
+use c2_host::{Exit, ExitReport};
+use c2_protocol::ContentLengthOptions;
 
 use super::lsp::{
     BridgeEnd, BridgeFailure, BridgeFailureKind, DEFAULT_DRAIN, FlowStats, Lifecycle, PumpError,
