@@ -274,7 +274,7 @@ pub(super) fn verdict(
 }
 
 /// Writes a `window/showMessage` error notification to the editor.
-async fn show_error<W: AsyncWrite + Unpin>(
+pub(super) async fn show_error<W: AsyncWrite + Unpin>(
     to: &mut W,
     sender: &str,
     message: &str,

@@ -1,11 +1,11 @@
 //! The LSP bridge's pump, its lifecycle probe and the LSP exit rule, on in-memory streams.
 
 use c2_host::{Exit, ExitReport};
-use c2_protocol::ContentLengthOptions;
+use c2_protocol::{ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions};
 
 use super::lsp::{
     BridgeEnd, BridgeFailure, BridgeFailureKind, DEFAULT_DRAIN, FlowStats, Lifecycle, PumpError,
-    pump, verdict,
+    pump, show_error, verdict,
 };
 
 async fn run_pump(
@@ -184,4 +184,23 @@ async fn a_partial_frame_at_the_end_is_not_forwarded() {
     assert_eq!(result, Ok(()));
     assert!(out.is_empty());
     assert_eq!(stats.frames, 0);
+}
+
+#[tokio::test]
+async fn the_editor_is_told_who_speaks_when_the_caller_names_itself() {
+    for (sender, expected) in [("host-app", "host-app: too big"), ("", "too big")] {
+        let mut out = Vec::new();
+        show_error(&mut out, sender, "too big", ContentLengthOptions::default())
+            .await
+            .unwrap();
+        let mut decoder = ContentLengthDecoder::new(ContentLengthOptions::default());
+        let mut input = &out[..];
+        let Some(ContentLengthEvent::Body(body)) = decoder.decode(&mut input).unwrap() else {
+            panic!("one frame: {out:?}");
+        };
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(message["method"], "window/showMessage");
+        assert_eq!(message["params"]["type"], 1);
+        assert_eq!(message["params"]["message"], expected);
+    }
 }
