@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
+    ("c2-relay", &["c2-host", "c2-protocol", "c2-kernel"]),
     (
         "c2-check",
         &[
@@ -38,6 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "c2-cli",
         &[
+            "c2-relay",
             "c2-host",
             "c2-check",
             "c2-manifest",

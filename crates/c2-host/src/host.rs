@@ -69,7 +69,7 @@ pub(crate) struct Shared {
     /// Connector provider adapters the embedder registered.
     pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
     /// The embedder's built-in language-server mappings.
-    pub(crate) language_servers: crate::lsp::Builtins,
+    pub(crate) language_servers: crate::contributions::lsp::Builtins,
     /// Modules the embedder registered, the only ones it may replace.
     pub(crate) embedded: crate::modules::Embedded,
     /// Wakes the host when any process commits a change to the store (see sync.rs).
@@ -465,7 +465,7 @@ impl PluginHost {
             load_problems: Mutex::new(Vec::new()),
             host_actions: Mutex::new(crate::ui::RenderCache::default()),
             providers: Mutex::new(std::collections::BTreeSet::new()),
-            language_servers: crate::lsp::Builtins::default(),
+            language_servers: crate::contributions::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),
             watch: Mutex::new(None),
             generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),

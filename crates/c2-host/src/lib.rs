@@ -26,14 +26,13 @@
 mod bundle;
 mod components;
 mod connector;
+mod contributions;
 mod error;
 mod events;
 mod git;
 mod host;
 mod hub;
-mod lsp;
 mod management;
-mod mcp;
 mod modules;
 mod options;
 mod paths;
@@ -54,6 +53,13 @@ pub use components::{
 pub use connector::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
+pub use contributions::lsp::{
+    BuiltinLanguageServer, LanguageListing, LanguageMapping, LanguageRow, LanguageServer,
+    ProviderRef, Resolved, ServerListing, ServerOrigin,
+};
+pub use contributions::mcp::{
+    MCP_DATA_DIR, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
+};
 pub use error::{ErrorKind, HostError, PluginError};
 pub use events::Subscription;
 pub use host::{
@@ -64,14 +70,6 @@ pub use host::{
 pub use hub::{
     ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
     UpdateFailure, UpdateReport, Updated,
-};
-pub use lsp::{
-    BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
-    LanguageListing, LanguageMapping, LanguageRow, LanguageServer, ProviderRef, Resolved,
-    ServerListing, ServerOrigin,
-};
-pub use mcp::{
-    MCP_DATA_DIR, McpBridgeReport, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
 pub use modules::{ModuleError, ProtectedOwner};
 pub use options::{Clock, HostOptions, ManualClock, SystemClock};

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use c2_host::{LanguageListing, LanguageRow, PluginHost, ServerOrigin};
+use c2_relay::{BridgeFailureKind, LspBridgeOptions};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
@@ -35,15 +36,22 @@ pub(crate) async fn run(
         "c2-plugins: {language} language server started (pid {})",
         server.pid()
     ));
-    let report = server.bridge(tokio::io::stdin(), tokio::io::stdout()).await;
+    let options = LspBridgeOptions {
+        sender: "c2-plugins".to_owned(),
+        ..LspBridgeOptions::default()
+    };
+    let report =
+        c2_relay::bridge_lsp(server, tokio::io::stdin(), tokio::io::stdout(), options).await;
     match report.verdict {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // Why a server ended on its own is usually in its stderr, shown only with -v otherwise.
-        Err(failure) if failure.kind == "process_exited" => Err(Failure::operation(
-            failure.kind,
-            with_stderr_tail(failure.message, &report.stderr_tail),
-        )),
-        Err(failure) => Err(Failure::operation(failure.kind, failure.message)),
+        Err(failure) if failure.kind == BridgeFailureKind::ProcessExited => {
+            Err(Failure::operation(
+                failure.kind.name(),
+                with_stderr_tail(failure.message, &report.stderr_tail),
+            ))
+        }
+        Err(failure) => Err(Failure::operation(failure.kind.name(), failure.message)),
     }
 }
 

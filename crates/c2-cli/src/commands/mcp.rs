@@ -136,9 +136,7 @@ pub(crate) async fn run(
         "c2-plugins: MCP server {id}/{server} started (pid {})",
         process.pid()
     ));
-    let report = process
-        .bridge(tokio::io::stdin(), tokio::io::stdout())
-        .await;
+    let report = c2_relay::bridge_mcp(process, tokio::io::stdin(), tokio::io::stdout()).await;
     match (&report.error, report.client_closed) {
         (Some(why), _) => Err(Failure::operation(
             "command_failed",

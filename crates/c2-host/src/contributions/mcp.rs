@@ -15,7 +15,8 @@
 //! servers carry `url` and `headers` verbatim.
 //!
 //! Listing never starts anything. [`PluginHost::launch_mcp`] starts one stdio server through
-//! c2-supervisor exactly as a session composer would, for `c2-plugins mcp run` and tests.
+//! c2-supervisor exactly as a session composer would, for `c2-plugins mcp run` and tests;
+//! joining it to a client's streams is not the host's job (c2-relay's MCP bridge).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -26,7 +27,6 @@ use c2_manifest::McpTransport;
 use c2_policy::Scope;
 use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
 use serde::Serialize;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdout;
 
 use crate::bundle::InstalledBundle;
@@ -535,21 +535,6 @@ pub struct McpProcess {
     drain: std::time::Duration,
 }
 
-/// How an MCP bridge ended.
-#[derive(Debug)]
-pub struct McpBridgeReport {
-    /// True when the client closed its input first; false when the server ended first.
-    pub client_closed: bool,
-    /// A copy error, if one ended the bridge.
-    pub error: Option<String>,
-    /// Bytes copied client to server.
-    pub to_server: u64,
-    /// Bytes copied server to client.
-    pub to_client: u64,
-    /// How the server process ended.
-    pub exit: ExitReport,
-}
-
 impl McpProcess {
     /// The server's pid (its process group id).
     pub fn pid(&self) -> u32 {
@@ -566,57 +551,21 @@ impl McpProcess {
         self.process.stderr_tail()
     }
 
-    /// Copies bytes both ways (MCP stdio is newline-delimited JSON; the bridge does not parse
-    /// it and buffers at most one fixed-size chunk per direction) until either side ends, then
-    /// stops the server (stdin closed, SIGTERM, grace, SIGKILL to the group). After the client
-    /// closed its input, the server's output is forwarded for at most `HostOptions::mcp_drain`.
-    pub async fn bridge<R, W>(mut self, mut client_in: R, mut client_out: W) -> McpBridgeReport
-    where
-        R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin,
-    {
-        let mut error = None;
-        let mut to_server = 0;
-        let mut to_client = 0;
-        let client_closed = {
-            let mut down = std::pin::pin!(async {
-                let n = tokio::io::copy(&mut self.stdout, &mut client_out).await;
-                let _ = client_out.flush().await;
-                n
-            });
-            let up = async {
-                let n = tokio::io::copy(&mut client_in, &mut self.stdin).await;
-                let _ = self.stdin.shutdown().await;
-                n
-            };
-            tokio::select! {
-                up = up => {
-                    match up {
-                        Ok(n) => to_server = n,
-                        Err(e) => error = Some(format!("client to server: {e}")),
-                    }
-                    self.process.close_stdin();
-                    if let Ok(Ok(n)) = tokio::time::timeout(self.drain, &mut down).await {
-                        to_client = n;
-                    }
-                    true
-                }
-                down = &mut down => {
-                    match down {
-                        Ok(n) => to_client = n,
-                        Err(e) => error = Some(format!("server to client: {e}")),
-                    }
-                    false
-                }
-            }
-        };
-        let exit = self.process.stop().await;
-        McpBridgeReport {
-            client_closed,
-            error,
-            to_server,
-            to_client,
-            exit,
-        }
+    /// How long a bridge keeps forwarding the server's output after its client closed its
+    /// input (`HostOptions::mcp_drain`).
+    pub fn drain(&self) -> std::time::Duration {
+        self.drain
+    }
+
+    /// The server's stdin and stdout and its process at once, for a bridge that drives both
+    /// directions and closes the server's input (`Process::close_stdin`) when its client's
+    /// input ends.
+    pub fn pipes(&mut self) -> (&mut ProcessStdin, &mut ChildStdout, &Process) {
+        (&mut self.stdin, &mut self.stdout, &self.process)
+    }
+
+    /// Stops it (stdin closed, SIGTERM, grace, SIGKILL to the group, reaped). Idempotent.
+    pub async fn stop(&self) -> ExitReport {
+        self.process.stop().await
     }
 }

@@ -1,0 +1,206 @@
+//! The LSP bridge's pump, its lifecycle probe and the LSP exit rule, on in-memory streams.
+
+use c2_host::{Exit, ExitReport};
+use c2_protocol::{ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions};
+
+use super::lsp::{
+    BridgeEnd, BridgeFailure, BridgeFailureKind, DEFAULT_DRAIN, FlowStats, Lifecycle, PumpError,
+    pump, show_error, verdict,
+};
+
+async fn run_pump(
+    input: &[u8],
+    framing: ContentLengthOptions,
+) -> (Result<(), String>, Vec<u8>, FlowStats) {
+    let mut out = Vec::new();
+    let mut stats = FlowStats::default();
+    let result = pump(input, &mut out, framing, &mut stats, None)
+        .await
+        .map_err(|error| format!("{error:?}"));
+    (result, out, stats)
+}
+
+#[tokio::test]
+async fn frames_are_reframed_with_only_their_length_header() {
+    let input = b"Content-Type: application/vscode-jsonrpc\r\ncontent-length: 2\r\n\r\n{}Content-Length: 3\n\n[1]";
+    let (result, out, stats) = run_pump(input, ContentLengthOptions::default()).await;
+    assert_eq!(result, Ok(()));
+    assert_eq!(
+        out,
+        b"Content-Length: 2\r\n\r\n{}Content-Length: 3\r\n\r\n[1]"
+    );
+    assert_eq!(
+        stats,
+        FlowStats {
+            frames: 2,
+            oversized: 0
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_body_ends_the_direction_after_what_came_before() {
+    let framing = ContentLengthOptions {
+        max_body_bytes: 4,
+        ..ContentLengthOptions::default()
+    };
+    let input =
+        b"Content-Length: 1\r\n\r\n6Content-Length: 5\r\n\r\n12345Content-Length: 1\r\n\r\n7";
+    let mut out = Vec::new();
+    let mut stats = FlowStats::default();
+    let result = pump(&input[..], &mut out, framing, &mut stats, None).await;
+    assert!(
+        matches!(result, Err(PumpError::Oversized { len: 5, limit: 4 })),
+        "{result:?}"
+    );
+    assert_eq!(out, b"Content-Length: 1\r\n\r\n6");
+    assert_eq!(
+        stats,
+        FlowStats {
+            frames: 1,
+            oversized: 1
+        }
+    );
+}
+
+#[tokio::test]
+async fn shutdown_and_exit_are_noticed_in_the_editors_direction() {
+    let shutdown = br#"{"jsonrpc":"2.0","id":9,"method":"shutdown"}"#;
+    let exit = br#"{"jsonrpc":"2.0","method":"exit"}"#;
+    let mut input = Vec::new();
+    for body in [&shutdown[..], &exit[..]] {
+        input.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        input.extend_from_slice(body);
+    }
+    let mut lifecycle = Lifecycle::default();
+    let mut stats = FlowStats::default();
+    let mut out = Vec::new();
+    let result = pump(
+        &input[..],
+        &mut out,
+        ContentLengthOptions::default(),
+        &mut stats,
+        Some(&mut lifecycle),
+    )
+    .await;
+    assert!(result.is_ok());
+    assert!(lifecycle.shutdown_requested && lifecycle.exit_sent);
+}
+
+#[test]
+fn only_the_method_counts_and_other_bodies_are_ignored() {
+    let mut lifecycle = Lifecycle::default();
+    lifecycle.observe(br#"{"jsonrpc":"2.0","id":1,"result":{"method":"shutdown"}}"#);
+    lifecycle.observe(b"[0,0,0]");
+    lifecycle.observe(b"not json");
+    lifecycle.observe(br#"{"method":"\u0065xit"}"#);
+    assert!(!lifecycle.shutdown_requested);
+    assert!(lifecycle.exit_sent, "an escaped method name is still read");
+}
+
+fn report(exit: Exit, already_exited: bool) -> ExitReport {
+    ExitReport {
+        exit,
+        already_exited,
+        forced: false,
+    }
+}
+
+fn kind(result: Result<(), BridgeFailure>) -> &'static str {
+    result.err().map_or("ok", |failure| failure.kind.name())
+}
+
+#[test]
+fn the_lsp_exit_rule() {
+    let drain = DEFAULT_DRAIN;
+    let clean = Lifecycle {
+        shutdown_requested: true,
+        exit_sent: true,
+    };
+    let exit_only = Lifecycle {
+        shutdown_requested: false,
+        exit_sent: true,
+    };
+    let none = Lifecycle::default();
+    let closed = BridgeEnd::ServerClosed;
+    let gone = BridgeEnd::ClientClosed;
+    let zero = report(Exit::Code(0), true);
+    let cases = [
+        (&closed, clean, zero.clone(), "ok"),
+        (&gone, clean, zero.clone(), "ok"),
+        (
+            &closed,
+            clean,
+            report(Exit::Code(3), true),
+            "process_exited",
+        ),
+        (
+            &gone,
+            clean,
+            report(Exit::Signal(15), false),
+            "process_exited",
+        ),
+        (
+            &closed,
+            exit_only,
+            report(Exit::Code(1), true),
+            "exit_without_shutdown",
+        ),
+        (&closed, none, zero.clone(), "process_exited"),
+        (&gone, none, report(Exit::Signal(15), false), "ok"),
+        (&gone, none, zero.clone(), "ok"),
+        (&gone, none, report(Exit::Code(2), true), "process_exited"),
+    ];
+    for (ended, lifecycle, exit, expected) in cases {
+        assert_eq!(
+            kind(verdict(ended, lifecycle, &exit, "python", drain)),
+            expected,
+            "{ended:?} {lifecycle:?} {exit:?}"
+        );
+    }
+    let oversized = BridgeEnd::ServerFrameTooLarge { len: 9, limit: 4 };
+    let failure = verdict(&oversized, clean, &zero, "python", drain).unwrap_err();
+    assert_eq!(failure.kind, BridgeFailureKind::FrameTooLarge);
+    assert!(failure.message.contains("9-byte") && failure.message.contains("4-byte"));
+}
+
+#[tokio::test]
+async fn a_broken_header_ends_the_direction_with_the_reason() {
+    let input = b"Content-Length: 2\r\n\r\n{}Content-Length: two\r\n\r\n{}";
+    let (result, out, stats) = run_pump(input, ContentLengthOptions::default()).await;
+    let reason = result.unwrap_err();
+    assert!(reason.contains("two"), "{reason}");
+    assert_eq!(out, b"Content-Length: 2\r\n\r\n{}");
+    assert_eq!(stats.frames, 1);
+}
+
+#[tokio::test]
+async fn a_partial_frame_at_the_end_is_not_forwarded() {
+    let (result, out, stats) = run_pump(
+        b"Content-Length: 10\r\n\r\n{\"a\"",
+        ContentLengthOptions::default(),
+    )
+    .await;
+    assert_eq!(result, Ok(()));
+    assert!(out.is_empty());
+    assert_eq!(stats.frames, 0);
+}
+
+#[tokio::test]
+async fn the_editor_is_told_who_speaks_when_the_caller_names_itself() {
+    for (sender, expected) in [("host-app", "host-app: too big"), ("", "too big")] {
+        let mut out = Vec::new();
+        show_error(&mut out, sender, "too big", ContentLengthOptions::default())
+            .await
+            .unwrap();
+        let mut decoder = ContentLengthDecoder::new(ContentLengthOptions::default());
+        let mut input = &out[..];
+        let Some(ContentLengthEvent::Body(body)) = decoder.decode(&mut input).unwrap() else {
+            panic!("one frame: {out:?}");
+        };
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(message["method"], "window/showMessage");
+        assert_eq!(message["params"]["type"], 1);
+        assert_eq!(message["params"]["message"], expected);
+    }
+}
