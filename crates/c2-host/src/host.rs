@@ -21,8 +21,6 @@ use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
 use crate::error::{ErrorKind, HostError};
-use crate::git::GitModule;
-use crate::management::ManagementModule;
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
@@ -63,11 +61,8 @@ pub(crate) struct Shared {
     pub(crate) changes: tokio::sync::Mutex<()>,
     /// Problems found while loading the store, kept for listings.
     pub(crate) load_problems: Mutex<Vec<String>>,
-    /// The last validated `host.actions` render per (session key, bundle, descriptor, realm),
-    /// bounded by `HostOptions::max_host_actions_renders`.
-    pub(crate) host_actions: Mutex<crate::ui::RenderCache>,
-    /// Connector provider adapters the embedder registered.
-    pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
+    /// What the built-ins and contributions registered when the host opened (see seam.rs).
+    pub(crate) wired: std::sync::OnceLock<crate::seam::Wired>,
     /// The embedder's built-in language-server mappings.
     pub(crate) language_servers: crate::lsp::Builtins,
     /// Modules the embedder registered, the only ones it may replace.
@@ -463,8 +458,7 @@ impl PluginHost {
             stats: Arc::new(Counters::default()),
             changes: tokio::sync::Mutex::new(()),
             load_problems: Mutex::new(Vec::new()),
-            host_actions: Mutex::new(crate::ui::RenderCache::default()),
-            providers: Mutex::new(std::collections::BTreeSet::new()),
+            wired: std::sync::OnceLock::new(),
             language_servers: crate::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),
             watch: Mutex::new(None),
@@ -473,16 +467,7 @@ impl PluginHost {
             options,
         });
         let host = Self { shared };
-        let git = GitModule::new(
-            host.shared.options.git_program.clone(),
-            host.shared.options.resolved_working_dir().to_owned(),
-            host.shared.options.run.clone(),
-        );
-        host.shared.kernel.register_factory(Arc::new(git), 1);
-        host.shared.kernel.register_factory(
-            Arc::new(ManagementModule::new(Arc::downgrade(&host.shared))),
-            1,
-        );
+        host.wire(crate::WIRING);
         for listed in host.shared.store.list()? {
             let loaded = listed
                 .record

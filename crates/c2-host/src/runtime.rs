@@ -24,9 +24,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::bundle::InstalledBundle;
-use crate::connector::ConnectorEvents;
 use crate::host::Shared;
 use crate::paths;
+use crate::seam::RuntimeHooks;
 
 /// The protocol version this host speaks.
 fn host_protocol() -> c2_protocol::ProtocolVersion {
@@ -605,7 +605,7 @@ impl RuntimeInstance {
         let pump = NotificationPump {
             scope: self.scope.clone(),
             bundle_id: self.bundle.record.id.clone(),
-            connectors: ConnectorEvents::new(&self.bundle.manifest),
+            hooks: RuntimeHooks::start(&self.host, &self.bundle),
             log_message_max,
             max_value_tree_bytes: self.max_value_tree_bytes,
         };
@@ -820,7 +820,7 @@ struct EmitEnvelope<'a> {
 struct NotificationPump {
     scope: ScopeHandle,
     bundle_id: String,
-    connectors: ConnectorEvents,
+    hooks: RuntimeHooks,
     /// `HostOptions::log_message_max_bytes`.
     log_message_max: usize,
     /// `HostOptions::max_value_tree_bytes`.
@@ -893,19 +893,13 @@ impl NotificationPump {
         let Some(kernel) = self.scope.kernel() else {
             return;
         };
-        if event.name == crate::connector::CONNECTOR_EVENT {
-            match self.connectors.accept(&self.bundle_id, event.payload) {
-                Ok(Some(typed)) => {
-                    kernel.emit_typed(typed);
-                }
-                Ok(None) => {}
-                Err(reason) => {
-                    tracing::warn!(owner = %self.bundle_id, "dropping connector/event: {reason}");
-                }
-            }
+        let Some(payload) =
+            self.hooks
+                .intercept(&kernel, &self.bundle_id, &event.name, event.payload)
+        else {
             return;
-        }
-        kernel.emit(&event.name, event.payload);
+        };
+        kernel.emit(&event.name, payload);
     }
 
     fn log(&self, log: &LogParams) {
