@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
@@ -27,9 +27,7 @@ use crate::paths::Project;
 use crate::source;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use c2_lock::lock;
 
 /// Counters a host exposes for tests, benchmarks and diagnostics.
 #[derive(Debug, Default)]

@@ -4,11 +4,12 @@
 //! not a breaking change.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use c2_bundle_collector::{Limits, StoreOptions};
 use c2_kernel::KernelOptions;
+use c2_lock::lock;
 use c2_manifest::ManifestOptions;
 use c2_policy::{PolicyOptions, WatchOptions};
 use c2_protocol::PeerOptions;
@@ -49,7 +50,7 @@ impl ManualClock {
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: Duration) {
-        let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut now = lock(&self.now);
         *now += by;
     }
 }
@@ -62,7 +63,7 @@ impl Default for ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
-        *self.now.lock().unwrap_or_else(PoisonError::into_inner)
+        *lock(&self.now)
     }
 }
 

@@ -10,10 +10,11 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
+use c2_lock::lock;
 use c2_protocol::{
     CallError, CloseReason, CommandCallParams, CommandInvokeParams, ErrorObject, EventEmitParams,
     HostInfo, InitializeParams, InitializeResult, LogLevel, LogParams, Notifications,
@@ -369,7 +370,7 @@ impl RuntimeInstance {
             .host
             .upgrade()
             .map_or_else(Instant::now, |h| h.options.clock.now());
-        let mut crashes = self.crashes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut crashes = lock(&self.crashes);
         crashes.push_back(now);
         while crashes
             .front()
