@@ -29,6 +29,8 @@ use crate::states::{BundleState, CommandState, CommandVisibility};
 
 pub(crate) use c2_lock::lock;
 
+pub(crate) use crate::states::realm_text;
+
 /// Counters a host exposes for tests, benchmarks and diagnostics.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -1670,12 +1672,5 @@ impl PluginHost {
         // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
         // child (another host in this process just starts its next runtime cold).
         c2_supervisor::release_warm_shim();
-    }
-}
-
-pub(crate) fn realm_text(realm: &Realm) -> String {
-    match realm {
-        Realm::Global => "global".to_owned(),
-        Realm::Project(key) => key.as_str().to_owned(),
     }
 }
