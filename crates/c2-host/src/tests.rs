@@ -178,6 +178,9 @@ fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_thr
         let text = std::fs::read_to_string(&path).unwrap();
         let top = relative.split(['/', '\\']).next().unwrap_or_default();
         if top == "contributions" {
+            if text.contains(".shared") {
+                problems.push(format!("{relative} touches the host's Shared"));
+            }
             for (at, _) in text.match_indices("crate::") {
                 let rest = &text[at + "crate::".len()..];
                 let starts_lower = rest.starts_with(|c: char| c.is_ascii_lowercase());
