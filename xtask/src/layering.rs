@@ -8,16 +8,20 @@ use serde_json::Value;
 /// Which workspace crates each workspace crate may depend on (normal and build dependencies).
 /// Keep in step with the table in docs/ARCHITECTURE.md.
 const ALLOWED: &[(&str, &[&str])] = &[
+    // The one poison-tolerant lock helper, below everything.
+    ("c2-lock", &[]),
     ("c2-manifest", &[]),
-    // Only through the optional `manifest` feature (`From<&CommandDecl> for DeclaredCommand`).
-    ("c2-protocol", &["c2-manifest"]),
-    ("c2-kernel", &[]),
+    // c2-manifest only through the optional `manifest` feature
+    // (`From<&CommandDecl> for DeclaredCommand`).
+    ("c2-protocol", &["c2-lock", "c2-manifest"]),
+    ("c2-kernel", &["c2-lock"]),
     ("c2-policy", &[]),
-    ("c2-supervisor", &[]),
-    ("c2-bundle-collector", &["c2-manifest"]),
+    ("c2-supervisor", &["c2-lock"]),
+    ("c2-bundle-collector", &["c2-lock", "c2-manifest"]),
     (
         "c2-host",
         &[
+            "c2-lock",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-protocol",
@@ -26,7 +30,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
-    ("c2-relay", &["c2-host", "c2-protocol", "c2-kernel"]),
+    (
+        "c2-relay",
+        &["c2-lock", "c2-host", "c2-protocol", "c2-kernel"],
+    ),
     (
         "c2-check",
         &[
@@ -40,6 +47,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "c2-cli",
         &[
             "c2-relay",
+            "c2-lock",
             "c2-host",
             "c2-check",
             "c2-manifest",
@@ -50,11 +58,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
-    ("c2-plugin-sdk", &["c2-protocol", "c2-manifest"]),
-    ("c2-testkit", &["c2-plugin-sdk", "c2-protocol"]),
+    ("c2-plugin-sdk", &["c2-lock", "c2-protocol", "c2-manifest"]),
+    ("c2-testkit", &["c2-lock", "c2-plugin-sdk", "c2-protocol"]),
     (
         "xtask",
         &[
+            "c2-lock",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-host",

@@ -15,7 +15,6 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -455,7 +454,7 @@ impl Store {
         };
         let before = crate::walk::stat_dir(&dir, *limits)?;
         if clean(&before) {
-            let verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+            let verified = c2_lock::lock(&self.verified);
             if let Some(known) = verified.get(id).filter(|known| known.stats == before.stats) {
                 return Ok(Some(known.digest.clone()));
             }
@@ -481,16 +480,13 @@ impl Store {
         if clean(&before) && settled {
             let after = crate::walk::stat_dir(&dir, *limits)?;
             if clean(&after) && after.stats == before.stats {
-                self.verified
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(
-                        id.to_owned(),
-                        Verified {
-                            stats: before.stats,
-                            digest: digest.clone(),
-                        },
-                    );
+                c2_lock::lock(&self.verified).insert(
+                    id.to_owned(),
+                    Verified {
+                        stats: before.stats,
+                        digest: digest.clone(),
+                    },
+                );
             }
         }
         Ok(Some(digest))

@@ -6,13 +6,14 @@
 //! module's scope: disposing it removes the stubs at once and stops the process.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use c2_bundle_collector::InstalledRecord;
 use c2_kernel::{
     BoxFuture, CommandSpec, DefaultState, Error as KernelError, Module, ModuleMeta, Realm, Role,
     ScopeContext, ScopeKind, command_handler,
 };
+use c2_lock::lock;
 use c2_manifest::{Manifest, ScopeKind as ManifestScope};
 
 use crate::host::Shared;
@@ -111,10 +112,7 @@ impl BundleModule {
 
     /// The live runtime instance of `realm`, if its scope is applied.
     pub(crate) fn instance(&self, realm: &Realm) -> Option<Arc<RuntimeInstance>> {
-        let mut instances = self
-            .instances
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut instances = lock(&self.instances);
         instances.retain(|(_, weak)| weak.strong_count() > 0);
         instances
             .iter()
@@ -124,10 +122,7 @@ impl BundleModule {
 
     /// Every live runtime instance.
     pub(crate) fn instances(&self) -> Vec<(Realm, Arc<RuntimeInstance>)> {
-        let mut instances = self
-            .instances
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut instances = lock(&self.instances);
         instances.retain(|(_, weak)| weak.strong_count() > 0);
         instances
             .iter()
@@ -246,10 +241,7 @@ impl Module for BundleModule {
             }
             let owned = instance.clone();
             ctx.on_cleanup(move || async move { owned.shutdown().await })?;
-            self.instances
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((ctx.realm().clone(), Arc::downgrade(&instance)));
+            lock(&self.instances).push((ctx.realm().clone(), Arc::downgrade(&instance)));
             Ok(())
         })
     }

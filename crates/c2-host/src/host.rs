@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
@@ -21,17 +21,15 @@ use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
 use crate::error::{ErrorKind, HostError};
-use crate::git::GitModule;
-use crate::management::ManagementModule;
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::source;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use c2_lock::lock;
+
+pub(crate) use crate::states::realm_text;
 
 /// Counters a host exposes for tests, benchmarks and diagnostics.
 #[derive(Debug, Default)]
@@ -63,11 +61,8 @@ pub(crate) struct Shared {
     pub(crate) changes: tokio::sync::Mutex<()>,
     /// Problems found while loading the store, kept for listings.
     pub(crate) load_problems: Mutex<Vec<String>>,
-    /// The last validated `host.actions` render per (session key, bundle, descriptor, realm),
-    /// bounded by `HostOptions::max_host_actions_renders`.
-    pub(crate) host_actions: Mutex<crate::ui::RenderCache>,
-    /// Connector provider adapters the embedder registered.
-    pub(crate) providers: Mutex<std::collections::BTreeSet<String>>,
+    /// What the built-ins and contributions registered when the host opened (see seam.rs).
+    pub(crate) wired: std::sync::OnceLock<crate::seam::Wired>,
     /// The embedder's built-in language-server mappings.
     pub(crate) language_servers: crate::contributions::lsp::Builtins,
     /// Modules the embedder registered, the only ones it may replace.
@@ -463,8 +458,7 @@ impl PluginHost {
             stats: Arc::new(Counters::default()),
             changes: tokio::sync::Mutex::new(()),
             load_problems: Mutex::new(Vec::new()),
-            host_actions: Mutex::new(crate::ui::RenderCache::default()),
-            providers: Mutex::new(std::collections::BTreeSet::new()),
+            wired: std::sync::OnceLock::new(),
             language_servers: crate::contributions::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),
             watch: Mutex::new(None),
@@ -473,16 +467,7 @@ impl PluginHost {
             options,
         });
         let host = Self { shared };
-        let git = GitModule::new(
-            host.shared.options.git_program.clone(),
-            host.shared.options.resolved_working_dir().to_owned(),
-            host.shared.options.run.clone(),
-        );
-        host.shared.kernel.register_factory(Arc::new(git), 1);
-        host.shared.kernel.register_factory(
-            Arc::new(ManagementModule::new(Arc::downgrade(&host.shared))),
-            1,
-        );
+        host.wire(crate::WIRING);
         for listed in host.shared.store.list()? {
             let loaded = listed
                 .record
@@ -1687,12 +1672,5 @@ impl PluginHost {
         // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
         // child (another host in this process just starts its next runtime cold).
         c2_supervisor::release_warm_shim();
-    }
-}
-
-pub(crate) fn realm_text(realm: &Realm) -> String {
-    match realm {
-        Realm::Global => "global".to_owned(),
-        Realm::Project(key) => key.as_str().to_owned(),
     }
 }

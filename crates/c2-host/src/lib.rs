@@ -23,26 +23,24 @@
 
 #![warn(missing_docs)]
 
+mod builtins;
 mod bundle;
 mod components;
-mod connector;
 mod contributions;
 mod error;
 mod events;
-mod git;
 mod host;
 mod hub;
-mod management;
 mod modules;
 mod options;
 mod paths;
 mod plan;
 mod rt;
 mod runtime;
+mod seam;
 mod source;
 mod states;
 mod sync;
-mod ui;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
 pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
@@ -50,7 +48,7 @@ pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
     disabled_for_user, kind_name,
 };
-pub use connector::{
+pub use contributions::connectors::{
     CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
 };
 pub use contributions::lsp::{
@@ -59,6 +57,9 @@ pub use contributions::lsp::{
 };
 pub use contributions::mcp::{
     MCP_DATA_DIR, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
+};
+pub use contributions::ui::{
+    DEFAULT_UI_SESSION, HostAction, UiContext, UiEntry, UiRequest, validate_host_actions,
 };
 pub use error::{ErrorKind, HostError, PluginError};
 pub use events::Subscription;
@@ -72,15 +73,20 @@ pub use hub::{
     UpdateFailure, UpdateReport, Updated,
 };
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::{Clock, HostOptions, ManualClock, SystemClock};
+pub use options::{Clock, HostActionsLimits, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
 pub use sync::StoreChanged;
-pub use ui::{
-    DEFAULT_UI_SESSION, HostAction, HostActionsLimits, UiContext, UiEntry, UiRequest,
-    validate_host_actions,
-};
+
+/// The built-ins and contributions every host carries, registered in this order when it opens
+/// (see seam.rs). This facade is the one file that names both the core and what is built on it.
+const WIRING: &[seam::Install] = &[
+    builtins::git::install,
+    builtins::management::install,
+    contributions::ui::install,
+    contributions::connectors::install,
+];
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
 pub use c2_bundle_collector::{

@@ -2,11 +2,12 @@
 //! how a module that cannot apply is refused and rolled back.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use c2_kernel::{
     BoxFuture, Error as KernelError, Module, ModuleMeta, ModuleState, Realm, ScopeContext,
 };
+use c2_lock::lock;
 use serde_json::Value;
 
 use crate::error::{ErrorKind, HostError};
@@ -112,7 +113,7 @@ pub(crate) struct Embedded {
 
 impl Embedded {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Registered>> {
-        self.modules.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.modules)
     }
 
     /// The module registered under `name` now, if the embedder registered it.
@@ -145,10 +146,7 @@ impl Recording {
     }
 
     pub(crate) fn take_error(&self) -> Option<(Realm, KernelError)> {
-        self.first_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        lock(&self.first_error).take()
     }
 }
 
@@ -173,10 +171,7 @@ impl Module for Recording {
             let realm = ctx.realm().clone();
             let outcome = self.inner.apply(ctx).await;
             if let Err(error) = &outcome {
-                let mut first = self
-                    .first_error
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let mut first = lock(&self.first_error);
                 first.get_or_insert_with(|| (realm, error.clone()));
             }
             outcome

@@ -4,17 +4,16 @@
 //! not a breaking change.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use c2_bundle_collector::{Limits, StoreOptions};
 use c2_kernel::KernelOptions;
+use c2_lock::lock;
 use c2_manifest::ManifestOptions;
 use c2_policy::{PolicyOptions, WatchOptions};
 use c2_protocol::PeerOptions;
 use c2_supervisor::{RunOptions, SupervisorOptions};
-
-use crate::ui::HostActionsLimits;
 
 /// Where the host reads the time for its crash windows, plan expiry and idle reaping. The
 /// default is [`SystemClock`]; a test hands in a [`ManualClock`] to move time by hand.
@@ -51,7 +50,7 @@ impl ManualClock {
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: Duration) {
-        let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut now = lock(&self.now);
         *now += by;
     }
 }
@@ -64,7 +63,7 @@ impl Default for ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
-        *self.now.lock().unwrap_or_else(PoisonError::into_inner)
+        *lock(&self.now)
     }
 }
 
@@ -210,7 +209,41 @@ macro_rules! setters {
         )+
     };
 }
-pub(crate) use setters;
+
+/// Bounds of a `host.actions` document (plugin-standard.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostActionsLimits {
+    /// Actions per render.
+    pub max_actions: usize,
+    /// Serialized bytes of one action's `input`.
+    pub max_input_bytes: usize,
+    /// Characters of a label or accessibility label.
+    pub max_label_chars: usize,
+    /// Characters of a detail line.
+    pub max_detail_chars: usize,
+}
+
+impl Default for HostActionsLimits {
+    fn default() -> Self {
+        Self {
+            max_actions: 8,
+            max_input_bytes: 4 * 1024,
+            max_label_chars: 80,
+            max_detail_chars: 300,
+        }
+    }
+}
+
+impl HostActionsLimits {
+    setters! {
+        "HostActionsLimits";
+        with_max_actions => max_actions: usize,
+        with_max_input_bytes => max_input_bytes: usize,
+        with_max_label_chars => max_label_chars: usize,
+        with_max_detail_chars => max_detail_chars: usize,
+    }
+}
 
 impl HostOptions {
     /// The defaults (see each field) for a store at `plugins_dir`.

@@ -10,10 +10,11 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use c2_kernel::{Error as KernelError, Kernel, Realm, ScopeHandle};
+use c2_lock::lock;
 use c2_protocol::{
     CallError, CloseReason, CommandCallParams, CommandInvokeParams, DeclaredCommand, ErrorObject,
     EventEmitParams, HandshakeError, HandshakeOptions, HostInfo, InitializeParams, LogLevel,
@@ -25,9 +26,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::bundle::InstalledBundle;
-use crate::connector::ConnectorEvents;
 use crate::host::Shared;
 use crate::paths;
+use crate::seam::RuntimeHooks;
 
 /// The protocol version this host speaks.
 fn host_protocol() -> c2_protocol::ProtocolVersion {
@@ -414,7 +415,7 @@ impl RuntimeInstance {
             .host
             .upgrade()
             .map_or_else(Instant::now, |h| h.options.clock.now());
-        let mut crashes = self.crashes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut crashes = lock(&self.crashes);
         crashes.push_back(now);
         while crashes
             .front()
@@ -606,7 +607,7 @@ impl RuntimeInstance {
         let pump = NotificationPump {
             scope: self.scope.clone(),
             bundle_id: self.bundle.record.id.clone(),
-            connectors: ConnectorEvents::new(&self.bundle.manifest),
+            hooks: RuntimeHooks::start(&self.host, &self.bundle),
             log_message_max,
             max_value_tree_bytes: self.max_value_tree_bytes,
         };
@@ -809,7 +810,7 @@ struct EmitEnvelope<'a> {
 struct NotificationPump {
     scope: ScopeHandle,
     bundle_id: String,
-    connectors: ConnectorEvents,
+    hooks: RuntimeHooks,
     /// `HostOptions::log_message_max_bytes`.
     log_message_max: usize,
     /// `HostOptions::max_value_tree_bytes`.
@@ -882,19 +883,13 @@ impl NotificationPump {
         let Some(kernel) = self.scope.kernel() else {
             return;
         };
-        if event.name == crate::connector::CONNECTOR_EVENT {
-            match self.connectors.accept(&self.bundle_id, event.payload) {
-                Ok(Some(typed)) => {
-                    kernel.emit_typed(typed);
-                }
-                Ok(None) => {}
-                Err(reason) => {
-                    tracing::warn!(owner = %self.bundle_id, "dropping connector/event: {reason}");
-                }
-            }
+        let Some(payload) =
+            self.hooks
+                .intercept(&kernel, &self.bundle_id, &event.name, event.payload)
+        else {
             return;
-        }
-        kernel.emit(&event.name, event.payload);
+        };
+        kernel.emit(&event.name, payload);
     }
 
     fn log(&self, log: &LogParams) {

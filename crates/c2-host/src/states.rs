@@ -147,5 +147,13 @@ pub(crate) fn serialize_realm<S: serde::Serializer>(
     realm: &c2_kernel::Realm,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&crate::host::realm_text(realm))
+    serializer.serialize_str(&realm_text(realm))
+}
+
+/// A realm as text: `global`, or the project's normalized path.
+pub(crate) fn realm_text(realm: &c2_kernel::Realm) -> String {
+    match realm {
+        c2_kernel::Realm::Global => "global".to_owned(),
+        c2_kernel::Realm::Project(key) => key.as_str().to_owned(),
+    }
 }

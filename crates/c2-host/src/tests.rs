@@ -146,3 +146,59 @@ fn a_policy_change_to_a_bundle_gone_meanwhile_is_not_installed_and_a_user_only_o
     let other = HostError::from(c2_policy::Error::InheritIsProjectOnly);
     assert_eq!(other.kind(), ErrorKind::PolicyRefused);
 }
+
+/// The seam rule (seam.rs): no core file imports a built-in or a contribution, and a
+/// contribution reaches the core through `crate::seam` alone.
+#[test]
+fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_through_the_seam() {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test lists this crate's own source files, not a bundle tree"
+    )]
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for path in files {
+        let relative = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let top = relative.split(['/', '\\']).next().unwrap_or_default();
+        if top == "contributions" {
+            if text.contains(".shared") {
+                problems.push(format!("{relative} touches the host's Shared"));
+            }
+            for (at, _) in text.match_indices("crate::") {
+                let rest = &text[at + "crate::".len()..];
+                let starts_lower = rest.starts_with(|c: char| c.is_ascii_lowercase());
+                if starts_lower && !rest.starts_with("seam") {
+                    let line = text[..at].lines().count();
+                    problems.push(format!(
+                        "{relative}:{line} reaches the core past crate::seam"
+                    ));
+                }
+            }
+        } else if top != "builtins" {
+            // Spelt in two halves so that this file passes its own check.
+            for name in ["contributions", "builtins"].map(|m| format!("crate::{m}")) {
+                if text.contains(&name) {
+                    problems.push(format!("core file {relative} mentions {name}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

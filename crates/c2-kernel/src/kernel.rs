@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -50,7 +50,7 @@ impl Inner {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic never happens while the lock is held (module code runs outside it), so a
         // poisoned lock still guards consistent data.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        c2_lock::lock(&self.state)
     }
 }
 

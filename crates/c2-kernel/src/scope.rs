@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -316,17 +316,11 @@ impl LeaseCell {
     }
 
     pub(crate) fn touch(&self, now: Instant) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = now;
+        *c2_lock::lock(&self.last_used) = now;
     }
 
     pub(crate) fn last_used(&self) -> Instant {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        *c2_lock::lock(&self.last_used)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use c2_protocol::{LogLevel, LogParams};
 use tokio::sync::mpsc;
@@ -64,19 +64,11 @@ impl LogHandle {
     }
 
     pub(crate) fn connect(&self, sink: mpsc::Sender<LogParams>) {
-        *self
-            .shared
-            .sink
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(sink);
+        *c2_lock::lock(&self.shared.sink) = Some(sink);
     }
 
     pub(crate) fn disconnect(&self) {
-        *self
-            .shared
-            .sink
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        *c2_lock::lock(&self.shared.sink) = None;
     }
 }
 
@@ -102,12 +94,7 @@ impl<S: Subscriber> Layer<S> for LogLayer {
             level: level(*metadata.level()),
             message: visitor.finish(),
         };
-        let sink = self
-            .shared
-            .sink
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let sink = c2_lock::lock(&self.shared.sink).clone();
         match sink {
             Some(sink) => {
                 if sink.try_send(params).is_err() {

@@ -13,7 +13,9 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use c2_lock::lock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -279,11 +281,6 @@ struct Shared {
     /// Bytes of the incoming requests being handled.
     incoming_bytes: AtomicUsize,
     warned_jsonrpc_absent: AtomicBool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The guarded maps stay consistent even if a holder panicked: every update is one call.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One end of a connection: sends requests and notifications, correlates responses, serves

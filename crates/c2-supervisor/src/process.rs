@@ -23,7 +23,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -142,7 +142,7 @@ impl Shared {
     /// Sends `signal` to the whole group and to the leader itself (which may have moved to
     /// another group) unless the leader is reaped; true when it was delivered.
     fn signal_group(&self, signal: Signal) -> bool {
-        let leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let leader = c2_lock::lock(&self.leader);
         match *leader {
             Leader::Running(_) => {
                 let group = killpg(self.pid, signal, &self.label);
@@ -158,7 +158,7 @@ impl Shared {
         if !self.shim {
             return self.signal_group(Signal::SIGKILL);
         }
-        let leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let leader = c2_lock::lock(&self.leader);
         match *leader {
             Leader::Running(_) => kill(self.pid, KILL_TREE, &self.label),
             Leader::Reaped => false,
@@ -167,7 +167,7 @@ impl Shared {
 
     /// Called once the leader is known dead: sweep the group, then reap. True once reaped.
     fn sweep_and_reap(&self) -> bool {
-        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut leader = c2_lock::lock(&self.leader);
         let Leader::Running(child) = &mut *leader else {
             return true;
         };
@@ -185,7 +185,7 @@ impl Shared {
 
     /// The status is gone (reaped by someone else); stop signalling for good.
     fn lost(&self) {
-        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut leader = c2_lock::lock(&self.leader);
         if matches!(*leader, Leader::Running(_)) {
             *leader = Leader::Reaped;
             drop(leader);
@@ -194,12 +194,7 @@ impl Shared {
     }
 
     fn close_stdin(&self) {
-        drop(
-            self.stdin
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
+        drop(c2_lock::lock(&self.stdin).take());
     }
 }
 
@@ -532,9 +527,7 @@ impl Process {
         let started = crate::reaper::REAPERS.run(Box::new(move || watch_exit(&watched)));
         if let Err(source) = started {
             shared.signal_group(Signal::SIGKILL);
-            if let Leader::Running(child) =
-                &mut *shared.leader.lock().unwrap_or_else(PoisonError::into_inner)
-            {
+            if let Leader::Running(child) = &mut *c2_lock::lock(&shared.leader) {
                 // Killed just above; tokio's orphan queue reaps it if this does not.
                 child.start_kill();
             }
@@ -561,11 +554,7 @@ impl Process {
     /// ([`SupervisorOptions::warm_shim`]). Optional and idempotent; without it that work
     /// begins when the process is stopped.
     pub fn handshake_done(&self) {
-        let shim = self
-            .refill
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let shim = c2_lock::lock(&self.refill).take();
         if let Some(shim) = shim {
             crate::warm::refill(shim);
         }
@@ -710,12 +699,7 @@ pub struct ProcessStdin {
 
 impl Drop for ProcessStdin {
     fn drop(&mut self) {
-        drop(
-            self.slot
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(),
-        );
+        drop(c2_lock::lock(&self.slot).take());
     }
 }
 
@@ -724,7 +708,7 @@ impl ProcessStdin {
         &self,
         op: impl FnOnce(Pin<&mut ChildStdin>) -> Poll<std::io::Result<T>>,
     ) -> Poll<std::io::Result<T>> {
-        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = c2_lock::lock(&self.slot);
         match slot.as_mut() {
             Some(stdin) => op(Pin::new(stdin)),
             None => Poll::Ready(Err(std::io::Error::new(
@@ -749,7 +733,7 @@ impl AsyncWrite for ProcessStdin {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = c2_lock::lock(&self.slot);
         match slot.as_mut() {
             Some(stdin) => Pin::new(stdin).poll_shutdown(cx),
             None => Poll::Ready(Ok(())),

@@ -12,7 +12,9 @@
 //! listed (and may be handed a child) or has left the list (and ends); it cannot be handed a
 //! child after it has decided to end.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
+
+use c2_lock::lock;
 use std::time::{Duration, Instant};
 
 /// Reaper threads kept waiting for a next child; one finishing beyond these ends.
@@ -44,10 +46,6 @@ pub(crate) struct Pool {
 struct Slot {
     job: Mutex<Option<Job>>,
     handed: Condvar,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Pool {
@@ -120,11 +118,7 @@ impl Pool {
                 if left.is_zero() {
                     break;
                 }
-                job = slot
-                    .handed
-                    .wait_timeout(job, left)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
+                job = c2_lock::wait_timeout(&slot.handed, job, left).0;
             }
         }
         // Time is up. Under the list's lock: either a job was handed over before this point

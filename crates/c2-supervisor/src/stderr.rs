@@ -1,5 +1,5 @@
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
@@ -23,7 +23,7 @@ impl StderrTail {
         if self.keep == 0 {
             return;
         }
-        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lines = c2_lock::lock(&self.lines);
         if lines.len() == self.keep {
             lines.pop_front();
         }
@@ -31,12 +31,7 @@ impl StderrTail {
     }
 
     pub(crate) fn snapshot(&self) -> Vec<String> {
-        self.lines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        c2_lock::lock(&self.lines).iter().cloned().collect()
     }
 }
 

@@ -16,8 +16,8 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
@@ -62,7 +62,7 @@ pub(crate) fn take(
     let Some(shim) = prepared.shim.as_ref().filter(|_| options.warm_shim) else {
         return Ok(None);
     };
-    let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let idle = c2_lock::lock(&IDLE).take();
     // The next shim is not started here: on two CPUs its start competes with the program's
     // own. The caller starts it through `Process::handshake_done` (or the stop) once its
     // start-up exchange is over.
@@ -127,7 +127,7 @@ fn discard(mut idle: Idle) {
 /// a leak check). The next spawn starts cold and starts a new one.
 pub fn release() {
     GENERATION.fetch_add(1, Ordering::AcqRel);
-    let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let idle = c2_lock::lock(&IDLE).take();
     if let Some(idle) = idle {
         discard(idle);
     }
@@ -135,11 +135,7 @@ pub fn release() {
 
 /// Starts one idle shim on a short-lived thread, unless one is idle or being started.
 pub(crate) fn refill(shim: PathBuf) {
-    if IDLE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .is_some()
-    {
+    if c2_lock::lock(&IDLE).is_some() {
         return;
     }
     if FILLING.swap(true, Ordering::AcqRel) {
@@ -152,7 +148,7 @@ pub(crate) fn refill(shim: PathBuf) {
         .spawn(move || {
             if let Some(child) = start_idle(&shim) {
                 let idle = Idle { shim, child };
-                let mut slot = IDLE.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut slot = c2_lock::lock(&IDLE);
                 // Released meanwhile: the host wants no child left.
                 let unwanted = if GENERATION.load(Ordering::Acquire) == generation {
                     slot.replace(idle)

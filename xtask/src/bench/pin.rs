@@ -303,9 +303,7 @@ mod tests {
 
     #[test]
     fn modes_alternate_and_every_side_runs_in_both() {
-        let _one_at_a_time = AFFINITY
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one_at_a_time = c2_lock::lock(&AFFINITY);
         let affinity = Affinity::detect().unwrap();
         let log = std::cell::RefCell::new(Vec::new());
         let mut a = |mode: Mode| {
@@ -339,9 +337,7 @@ mod tests {
 
     #[test]
     fn a_pinned_round_pins_this_process_and_a_child_started_in_it() {
-        let _one_at_a_time = AFFINITY
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one_at_a_time = c2_lock::lock(&AFFINITY);
         let affinity = Affinity::detect().unwrap();
         let mut seen = Vec::new();
         let mut side = |mode: Mode| {

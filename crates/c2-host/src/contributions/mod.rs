@@ -1,6 +1,12 @@
-//! Contributions: what bundles add beyond commands (language servers, MCP servers, ...). Each
-//! contribution module imports the host's core through one narrow seam and owns its own
-//! state; no core file imports a contribution.
+//! What bundles contribute beyond commands, each kind in its own module: UI descriptors and
+//! `host.actions` (`ui`), connectors (`connectors`), language servers and MCP servers.
+//!
+//! A contribution imports the core through `crate::seam` alone and owns its state in an object
+//! it creates when it registers (its `install` function, listed in lib.rs's `WIRING`); no core
+//! file imports a contribution. A new kind (a skills library, say) is one more module here with
+//! an `install` function and one more line in `WIRING`.
 
+pub(crate) mod connectors;
 pub(crate) mod lsp;
 pub(crate) mod mcp;
+pub(crate) mod ui;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::process::{ExitCode, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use c2_testkit::{DEFAULT_COMMANDS, ENV_COMMANDS, ENV_EVENTS, ENV_HELPER, ENV_MODE, Mode};
@@ -220,7 +220,7 @@ impl Fixture {
     }
 
     fn with_out(&self, write: impl FnOnce(&mut Writer)) {
-        write(&mut self.out.lock().unwrap_or_else(PoisonError::into_inner));
+        write(&mut c2_lock::lock(&self.out));
     }
 
     /// Writes any held answers: before the process exits or the loop blocks on something other
@@ -471,9 +471,7 @@ impl Fixture {
                 let out = Arc::clone(&self.out);
                 std::thread::spawn(move || {
                     std::thread::sleep(Duration::from_millis(ms));
-                    out.lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .result(&id, json!({"slept": ms}));
+                    c2_lock::lock(&out).result(&id, json!({"slept": ms}));
                 });
             }
             "fixture.fail" => {

@@ -20,44 +20,10 @@ use c2_manifest::UiSlot;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::error::{ErrorKind, HostError};
-use crate::host::{PluginHost, Target, lock, realm_text};
-use crate::states::UiOperation;
-
-/// Bounds of a `host.actions` document (plugin-standard.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct HostActionsLimits {
-    /// Actions per render.
-    pub max_actions: usize,
-    /// Serialized bytes of one action's `input`.
-    pub max_input_bytes: usize,
-    /// Characters of a label or accessibility label.
-    pub max_label_chars: usize,
-    /// Characters of a detail line.
-    pub max_detail_chars: usize,
-}
-
-impl Default for HostActionsLimits {
-    fn default() -> Self {
-        Self {
-            max_actions: 8,
-            max_input_bytes: 4 * 1024,
-            max_label_chars: 80,
-            max_detail_chars: 300,
-        }
-    }
-}
-
-impl HostActionsLimits {
-    crate::options::setters! {
-        "HostActionsLimits";
-        with_max_actions => max_actions: usize,
-        with_max_input_bytes => max_input_bytes: usize,
-        with_max_label_chars => max_label_chars: usize,
-        with_max_detail_chars => max_detail_chars: usize,
-    }
-}
+use crate::seam::{
+    ErrorKind, HostActionsLimits, HostError, PluginHost, Registry, Target, UiOperation, lock,
+    realm_scope, realm_text,
+};
 
 /// One validated `host.actions` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,10 +160,23 @@ pub fn validate_host_actions(
 /// shares one `host.actions` render per descriptor and realm.
 pub const DEFAULT_UI_SESSION: &str = "";
 
+/// Registers UI descriptors with a host that is opening: the object that owns their state.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    registry.own(std::sync::Arc::new(Ui::default()));
+}
+
+/// The UI contribution's state.
+#[derive(Debug, Default)]
+struct Ui {
+    /// The last validated `host.actions` render per (session key, bundle, descriptor, realm),
+    /// bounded by `HostOptions::max_host_actions_renders`.
+    renders: std::sync::Mutex<RenderCache>,
+}
+
 /// The validated `host.actions` renders, by session key and then (bundle, descriptor, realm),
 /// each stamped with when it was rendered so the oldest goes first past the bound.
 #[derive(Debug, Default)]
-pub(crate) struct RenderCache {
+struct RenderCache {
     next_stamp: u64,
     entries: BTreeMap<(String, String), (u64, Vec<HostAction>)>,
 }
@@ -313,91 +292,21 @@ pub struct UiEntry {
 }
 
 impl PluginHost {
-    /// The realm an activation targets and the bundle that owns the contribution.
-    pub(crate) fn contribution(
-        &self,
-        id: &str,
-        project: Option<&std::path::PathBuf>,
-    ) -> Result<
-        (
-            Target,
-            Realm,
-            std::sync::Arc<crate::bundle::InstalledBundle>,
-        ),
-        HostError,
-    > {
-        let target = project.cloned().map_or(Target::User, Target::Project);
-        let realm = self.realm(&target)?;
-        let bundle = self.bundle(id)?.bundle().clone();
-        Ok((target, realm, bundle))
-    }
-
-    /// The ownership checks every contribution activation makes before its command runs: the
-    /// bundle is trusted, it declares `command` itself, and that command is registered in
-    /// `realm` by this bundle's own runtime (so it is enabled there and not another plugin's).
-    pub(crate) fn verify_owned_command(
-        &self,
-        bundle: &crate::bundle::InstalledBundle,
-        command: &str,
-        realm: &Realm,
-    ) -> Result<(), HostError> {
-        let id = &bundle.record.id;
-        if !self.shared.is_trusted(bundle) {
-            return Err(
-                HostError::command(ErrorKind::NotTrusted, format!("{id} is not trusted"))
-                    .with_hint(format!("run `c2-plugins trust {id}`")),
-            );
-        }
-        if !bundle
-            .manifest
-            .codetwo
-            .commands
-            .iter()
-            .any(|c| c.id == command)
-        {
-            return Err(HostError::command(
-                ErrorKind::NotOwned,
-                format!(
-                    "`{command}` is not declared by {id}; a contribution may invoke only its own bundle's commands"
-                ),
-            ));
-        }
-        let owner = bundle.module_name();
-        let registered = self
-            .shared
-            .kernel
-            .commands(realm)
-            .into_iter()
-            .any(|c| c.name == command && c.owner == owner);
-        if !registered {
-            return Err(HostError::command(
-                ErrorKind::Disabled,
-                format!(
-                    "`{command}` of {id} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
-                    realm_text(realm)
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
     /// by `order` (then bundle and id).
     pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
         let realm = self.realm(target)?;
         let active: HashSet<String> = self
-            .shared
-            .kernel
+            .kernel()
             .commands(&realm)
             .into_iter()
             .map(|c| format!("{}\u{0}{}", c.owner, c.name))
             .collect();
         let mut slots: BTreeMap<UiSlot, Vec<UiEntry>> = BTreeMap::new();
-        let scope = crate::components::realm_scope(&realm);
-        let modules: Vec<_> = lock(&self.shared.bundles).values().cloned().collect();
-        for module in modules {
-            let bundle = module.bundle();
-            let withheld = self.shared.withheld(bundle, &scope);
+        let scope = realm_scope(&realm);
+        for bundle in self.installed() {
+            let bundle = &bundle;
+            let withheld = self.withheld(bundle, &scope);
             for ui in &bundle.manifest.codetwo.ui {
                 if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command))
                     || withheld.contains(&format!("ui-action:{}", ui.id))
@@ -490,7 +399,7 @@ impl PluginHost {
     /// Forgets the `host.actions` renders of every session key that starts with `prefix`
     /// (a frontend that closed); returns how many were dropped.
     pub fn forget_ui_sessions(&self, prefix: &str) -> usize {
-        lock(&self.shared.host_actions).forget(prefix)
+        lock(&self.state::<Ui>().renders).forget(prefix)
     }
 
     /// [`PluginHost::invoke_ui`] with the `host.actions` render cache keyed additionally by
@@ -557,8 +466,7 @@ impl PluginHost {
             }
             (_, Some(cwd)) => cwd.to_string_lossy().into_owned(),
             (Realm::Global, None) => self
-                .shared
-                .options
+                .options()
                 .resolved_working_dir()
                 .to_string_lossy()
                 .into_owned(),
@@ -594,7 +502,7 @@ impl PluginHost {
                             "invoke needs `actionId`",
                         ));
                     };
-                    let cached = lock(&self.shared.host_actions)
+                    let cached = lock(&self.state::<Ui>().renders)
                         .get(session, &cache_key)
                         .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
                     let Some(action) = cached else {
@@ -620,8 +528,8 @@ impl PluginHost {
         let args = json!({ "context": Value::Object(context), "input": input });
         let result = self.invoke(&target, &ui.command, args).await?;
         if host_actions && request.operation.unwrap_or_default() == UiOperation::Render {
-            let actions = validate_host_actions(&result, &self.shared.options.host_actions)
-                .map_err(|problem| {
+            let actions = validate_host_actions(&result, &self.options().host_actions).map_err(
+                |problem| {
                     HostError::command(
                         ErrorKind::InvalidHostActions,
                         format!(
@@ -629,12 +537,13 @@ impl PluginHost {
                             bundle.record.id
                         ),
                     )
-                })?;
-            lock(&self.shared.host_actions).insert(
+                },
+            )?;
+            lock(&self.state::<Ui>().renders).insert(
                 session,
                 cache_key,
                 actions.clone(),
-                self.shared.options.max_host_actions_renders,
+                self.options().max_host_actions_renders,
             );
             return serde_json::to_value(json!({ "actions": actions }))
                 .map_err(|error| HostError::command(ErrorKind::CommandFailed, error.to_string()));

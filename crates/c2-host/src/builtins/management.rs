@@ -4,7 +4,6 @@
 //! extension-public, so a plugin cannot manage plugins.
 
 use std::path::PathBuf;
-use std::sync::Weak;
 
 use c2_kernel::{
     BoxFuture, CommandSpec, DefaultState, Error as KernelError, Module, ModuleMeta, Role,
@@ -14,11 +13,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, HostError};
-use crate::host::{InstallOptions, PluginHost, Shared, StateChange, Target, lock};
+use crate::host::{InstallOptions, PluginHost, StateChange, Target, lock};
+use crate::seam::{Registry, WeakHost};
 
 /// The essential module that carries the management plane.
 pub(crate) struct ManagementModule {
-    host: Weak<Shared>,
+    host: WeakHost,
 }
 
 impl std::fmt::Debug for ManagementModule {
@@ -30,9 +30,15 @@ impl std::fmt::Debug for ManagementModule {
 impl ManagementModule {
     pub(crate) const NAME: &'static str = "plugins";
 
-    pub(crate) fn new(host: Weak<Shared>) -> Self {
+    pub(crate) fn new(host: WeakHost) -> Self {
         Self { host }
     }
+}
+
+/// Registers the management plane with a host that is opening.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    let module = ManagementModule::new(registry.weak_host());
+    registry.module(std::sync::Arc::new(module), 1);
 }
 
 fn failure(error: HostError) -> KernelError {
@@ -246,7 +252,7 @@ impl Module for ManagementModule {
                     name,
                     CommandSpec::new(title),
                     command_handler(move |_call, value| {
-                        let host = weak.upgrade().map(|shared| PluginHost { shared });
+                        let host = weak.upgrade();
                         async move {
                             match host {
                                 Some(host) => op(host, value).await,

@@ -5,6 +5,7 @@
 //! `git status --short` (`" M"`, `"A "`, `"??"`, `"R "`, `"UU"`...), which tools and people both read.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use c2_kernel::{
     BoxFuture, CallContext, CommandSpec, Error as KernelError, Module, ModuleMeta, Realm, Role,
@@ -13,6 +14,8 @@ use c2_kernel::{
 use c2_supervisor::{ProcessSpec, RunOptions};
 use serde::Serialize;
 use serde_json::{Value, json};
+
+use crate::seam::Registry;
 
 /// The built-in module that publishes `git.status` to extensions.
 #[derive(Debug)]
@@ -32,6 +35,17 @@ impl GitModule {
             run,
         }
     }
+}
+
+/// Registers `git.status` with a host that is opening.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    let options = registry.options();
+    let git = GitModule::new(
+        options.git_program.clone(),
+        options.resolved_working_dir().to_owned(),
+        options.run.clone(),
+    );
+    registry.module(Arc::new(git), 1);
 }
 
 impl Module for GitModule {

@@ -5,16 +5,15 @@
 //! removed), drops duplicate `eventId`s per connector (the last 1,024), and publishes a typed
 //! [`ConnectorEvent`] on the kernel's internal bus for host adapters.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
-
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use c2_manifest::Manifest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{ErrorKind, HostError};
-use crate::host::{PluginHost, lock};
+use crate::seam::{ErrorKind, EventHook, HostError, PluginHost, Registry, RuntimeHook, lock};
 
 /// The reserved event name.
 pub const CONNECTOR_EVENT: &str = "connector/event";
@@ -38,6 +37,46 @@ pub struct ConnectorEvent {
     pub created_at: String,
     /// The whole payload, without any process-supplied plugin id.
     pub payload: Value,
+}
+
+/// Registers connectors with a host that is opening: their state and the `connector/event` hook.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    registry.own(Arc::new(Connectors::default()));
+    registry.event_hook(Arc::new(ConnectorHook));
+}
+
+/// The connectors contribution's state: the provider adapters the embedder registered.
+#[derive(Debug, Default)]
+struct Connectors {
+    providers: Mutex<BTreeSet<String>>,
+}
+
+/// Claims `connector/event`: each runtime checks and deduplicates its own events.
+#[derive(Debug)]
+struct ConnectorHook;
+
+impl EventHook for ConnectorHook {
+    fn name(&self) -> &'static str {
+        CONNECTOR_EVENT
+    }
+
+    fn start(&self, manifest: &Manifest) -> Box<dyn RuntimeHook> {
+        Box::new(ConnectorEvents::new(manifest))
+    }
+}
+
+impl RuntimeHook for ConnectorEvents {
+    fn accept(&mut self, kernel: &c2_kernel::Kernel, bundle_id: &str, payload: Value) {
+        match ConnectorEvents::accept(self, bundle_id, payload) {
+            Ok(Some(typed)) => {
+                kernel.emit_typed(typed);
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                tracing::warn!(owner = %bundle_id, "dropping connector/event: {reason}");
+            }
+        }
+    }
 }
 
 /// Per-runtime envelope checking and deduplication.
@@ -126,7 +165,7 @@ impl PluginHost {
     /// Registers a provider adapter by name (e.g. `feishu`). Connectors whose provider has no
     /// adapter are reported unsupported and cannot be invoked.
     pub fn register_provider(&self, provider: &str) {
-        lock(&self.shared.providers).insert(provider.to_owned());
+        lock(&self.state::<Connectors>().providers).insert(provider.to_owned());
     }
 
     /// Invokes a connector's command with `{operation, input}` after every check, all of them
@@ -155,7 +194,7 @@ impl PluginHost {
             c2_bundle_collector::ContributionKind::Connector,
             &connector.id,
         )?;
-        if !lock(&self.shared.providers).contains(&connector.provider) {
+        if !lock(&self.state::<Connectors>().providers).contains(&connector.provider) {
             return Err(HostError::command(
                 ErrorKind::Unsupported,
                 format!(
@@ -183,13 +222,12 @@ impl PluginHost {
 
     /// The connectors of trusted, enabled bundles with whether their provider is supported.
     pub fn connectors(&self) -> Vec<ConnectorStatus> {
-        let providers = &lock(&self.shared.providers).clone();
-        let modules: Vec<_> = lock(&self.shared.bundles).values().cloned().collect();
-        modules
+        let providers = &lock(&self.state::<Connectors>().providers).clone();
+        let bundles = self.installed();
+        bundles
             .iter()
-            .flat_map(|module| {
-                let bundle = module.bundle();
-                let withheld = self.shared.withheld(bundle, &c2_policy::Scope::User);
+            .flat_map(|bundle| {
+                let withheld = self.withheld(bundle, &c2_policy::Scope::User);
                 bundle
                     .manifest
                     .codetwo
