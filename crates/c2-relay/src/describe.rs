@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::relay::{CANCEL, CANCELLABLE, EVENT, METHODS, RELAY_VERSION};
+use crate::connection::{CANCEL, CANCELLABLE, EVENT, RELAY_VERSION};
+use crate::methods::METHODS;
 
 /// One param: name, JSON type, required, and a sample the relay's parser accepts.
 pub(crate) type Param = (&'static str, &'static str, bool, &'static str);
@@ -17,7 +18,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "relay/initialize",
         "First request: the relay's version and capabilities",
         &[
-            ("protocolVersion", "string", true, r#""1.0.0""#),
+            ("protocolVersion", "string", true, r#""2.0.0""#),
             ("client", "object", false, r#"{"name":"x","version":"1"}"#),
             ("uiCacheKey", "string", false, r#""cli""#),
         ],
@@ -234,7 +235,7 @@ const ID_PROJECT_COMPONENT: &[Param] = &[
 const PROJECT: &[Param] = &[("project", "string", false, r#""/nonexistent/project""#)];
 
 /// The description document (docs/schemas/relay.json).
-pub(crate) fn describe() -> Value {
+pub fn describe() -> Value {
     let methods: Vec<Value> = DESCRIPTION
         .iter()
         .map(|(name, summary, params)| {
