@@ -26,9 +26,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
+    // The relay and the one JSON vocabulary. Diagnostics, inventories and catalog entries come
+    // through c2-host's re-exports (`c2_host::deps`), not as dependencies of their own.
+    ("c2-relay", &["c2-host", "c2-protocol", "c2-kernel"]),
     (
         "c2-cli",
         &[
+            "c2-relay",
             "c2-host",
             "c2-manifest",
             "c2-bundle-collector",

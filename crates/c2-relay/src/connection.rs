@@ -516,18 +516,17 @@ impl Connection {
                         .collect(),
                 ))
             }
-            Call::ConnectorsList => Ok(serde_json::to_value(host.connectors()).unwrap_or_default()),
+            Call::ConnectorsList => Ok(json::connectors(&host.connectors())),
             Call::ConnectorsRegisterProvider(p) => {
                 host.register_provider(&p.provider);
                 Ok(json!({ "provider": p.provider }))
             }
-            Call::ConnectorsInvoke(request) => host
-                .invoke_connector(&request)
-                .await
-                .map_err(error_object),
+            Call::ConnectorsInvoke(request) => {
+                host.invoke_connector(&request).await.map_err(error_object)
+            }
             Call::UiCatalog(p) => {
                 let slots = host.ui_catalog(&target(p.project)).map_err(error_object)?;
-                Ok(serde_json::to_value(slots).unwrap_or_default())
+                Ok(json::ui_catalog(&slots))
             }
             Call::UiInvoke(request) => {
                 let session = self.ui_session(request.session_id.as_deref());

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use c2_host::deps::bundle_collector::{Contribution, Diagnostic, Inventory};
 use c2_host::{
-    Applied, BundleStatus, CatalogRow, CommandRow, ComponentState, DroppedChoice, HostError,
-    ImpactView, InstallOptions, InstallOutcome, LanguageListing, LanguageRow, McpLaunch,
+    Applied, BundleStatus, CatalogRow, CommandRow, ComponentState, ConnectorStatus, DroppedChoice,
+    HostError, ImpactView, InstallOptions, InstallOutcome, LanguageListing, LanguageRow, McpLaunch,
     McpServerLaunch, PlanAction, PlanFile, PlanRevisions, PluginError, ServerOrigin, StoreChanged,
-    Uninstalled, UpdateReport,
+    UiEntry, UiSlot, Uninstalled, UpdateReport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -305,6 +305,68 @@ pub fn plan(file: &PlanFile, revisions: Revisions) -> Value {
     Value::Object(object)
 }
 
+/// A plan as the text of a plan file: [`plan`]'s shape with revisions as numbers, its fields
+/// in reading order (format, id, project, change, component, revisions, impact), pretty-printed.
+pub fn plan_file_text(file: &PlanFile) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct PlanOut<'a> {
+        format: u32,
+        id: &'a str,
+        project: &'a Option<PathBuf>,
+        change: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        component: &'a Option<String>,
+        revisions: RevisionsOut,
+        impact: ImpactOut<'a>,
+    }
+    #[derive(Serialize)]
+    struct RevisionsOut {
+        graph: u64,
+        config: u64,
+        project: Option<u64>,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ImpactOut<'a> {
+        starts: &'a [String],
+        stops: &'a [String],
+        reloads: &'a [String],
+        dependents: &'a [String],
+        resources: &'a [String],
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        enables: &'a [String],
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        disables: &'a [String],
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        user_runtimes: &'a [String],
+    }
+    let impact = &file.impact;
+    let out = PlanOut {
+        format: file.format,
+        id: &file.id,
+        project: &file.project,
+        change: plan_action(&file.change),
+        component: &file.component,
+        revisions: RevisionsOut {
+            graph: file.revisions.graph,
+            config: file.revisions.config,
+            project: file.revisions.project,
+        },
+        impact: ImpactOut {
+            starts: &impact.starts,
+            stops: &impact.stops,
+            reloads: &impact.reloads,
+            dependents: &impact.dependents,
+            resources: &impact.resources,
+            enables: &impact.enables,
+            disables: &impact.disables,
+            user_runtimes: &impact.user_runtimes,
+        },
+    };
+    serde_json::to_string_pretty(&out).unwrap_or_default()
+}
+
 /// Reads a plan written by [`plan`] in either form (revisions as numbers or decimal strings).
 pub fn read_plan(text: &str) -> Result<PlanFile, serde_json::Error> {
     serde_json::from_str::<PlanIn>(text).map(PlanFile::from)
@@ -511,6 +573,18 @@ pub fn update_report(report: &UpdateReport) -> Value {
     json!({ "updated": updated, "current": report.current, "failed": report.failed })
 }
 
+/// A realm's UI descriptors per slot. (The descriptor's shape is still the serde form of
+/// c2-host's `UiEntry`.)
+pub fn ui_catalog(slots: &BTreeMap<UiSlot, Vec<UiEntry>>) -> Value {
+    serde_json::to_value(slots).unwrap_or_default()
+}
+
+/// The declared connectors and whether their provider is supported. (Still the serde form of
+/// c2-host's `ConnectorStatus`.)
+pub fn connectors(connectors: &[ConnectorStatus]) -> Value {
+    serde_json::to_value(connectors).unwrap_or_default()
+}
+
 /// A plugin's own JSON-RPC error: `{code, data?}`.
 pub fn plugin_error(plugin: &PluginError) -> Value {
     let mut object = Map::new();
@@ -529,7 +603,10 @@ pub fn error_data(error: &HostError) -> Map<String, Value> {
         "kind".to_owned(),
         Value::String(error.kind().as_str().to_owned()),
     );
-    data.insert("environment".to_owned(), Value::Bool(error.is_environment()));
+    data.insert(
+        "environment".to_owned(),
+        Value::Bool(error.is_environment()),
+    );
     if let Some(hint) = error.hint() {
         data.insert("hint".to_owned(), Value::String(hint.to_owned()));
     }

@@ -176,7 +176,10 @@ pub(crate) enum Call {
 
 impl Call {
     /// The typed call of `method`.
-    pub(crate) fn parse(method: Method, params: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+    pub(crate) fn parse(
+        method: Method,
+        params: Option<&RawValue>,
+    ) -> Result<Self, serde_json::Error> {
         Ok(match method {
             Method::Initialize => Call::Initialize(parse(params)?),
             Method::Describe => {
@@ -214,9 +217,7 @@ impl Call {
                 let NoParams {} = parse(params)?;
                 Call::ConnectorsList
             }
-            Method::ConnectorsRegisterProvider => {
-                Call::ConnectorsRegisterProvider(parse(params)?)
-            }
+            Method::ConnectorsRegisterProvider => Call::ConnectorsRegisterProvider(parse(params)?),
             Method::ConnectorsInvoke => Call::ConnectorsInvoke(Box::new(parse(params)?)),
             Method::EventsSubscribe => Call::EventsSubscribe(parse(params)?),
             Method::EventsUnsubscribe => Call::EventsUnsubscribe(parse(params)?),

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{InstallOptions, OutdatedStatus, PluginHost, UpdateReport};
-use serde_json::{Value, json};
+use c2_host::{InstallOptions, OutdatedStatus, PluginHost};
+use serde_json::json;
 
 use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
@@ -63,7 +63,7 @@ pub(crate) async fn install(
                     report::counts(&diagnostics)
                 ),
             )
-            .with_detail("diagnostics", report::diagnostics_json(&diagnostics)));
+            .with_detail("diagnostics", c2_relay::json::diagnostics(&diagnostics)));
         }
         Err(error) => return Err(session::failure(error)),
     };
@@ -100,7 +100,7 @@ pub(crate) async fn install(
         }
     }
     out.progress(&line);
-    let mut result = super::install::outcome_json(&outcome, options);
+    let mut result = c2_relay::json::install_outcome(&outcome, options);
     result["origin"] = json!(record.origin);
     Ok(out.success(result, &record.id))
 }
@@ -192,24 +192,6 @@ pub(crate) async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The JSON shape of an update (the CLI's and the relay's `hub/update`).
-pub(crate) fn update_json(report: &UpdateReport) -> Value {
-    let updated: Vec<Value> = report
-        .updated
-        .iter()
-        .map(|u| {
-            json!({
-                "id": u.id,
-                "from": u.from,
-                "to": u.to,
-                "digest": u.outcome.record.digest,
-                "notes": u.outcome.notes,
-            })
-        })
-        .collect();
-    json!({ "updated": updated, "current": report.current, "failed": report.failed })
-}
-
 fn status_text(status: OutdatedStatus) -> &'static str {
     match status {
         OutdatedStatus::Outdated => "outdated",
@@ -288,7 +270,7 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
         ExitCode::from(1)
     };
     if out.json() {
-        out.success(update_json(&report), "");
+        out.success(c2_relay::json::update_report(&report), "");
         return Ok(code);
     }
     let mut lines = Vec::new();

@@ -244,7 +244,7 @@ impl Checked {
 
     fn to_json(&self, path: &Path) -> Value {
         let path = path.display().to_string();
-        let diagnostics = report::diagnostics_json(self.diagnostics());
+        let diagnostics = c2_relay::json::diagnostics(self.diagnostics());
         match self {
             Checked::Bundle(bundle) => json!({
                 "path": path,
@@ -253,7 +253,7 @@ impl Checked {
                 "version": bundle.version(),
                 "digest": bundle.digest,
                 "diagnostics": diagnostics,
-                "contributions": report::contributions_json(&bundle.inventory),
+                "contributions": c2_relay::json::contributions(&bundle.inventory),
             }),
             Checked::Marketplace(check, _) => json!({
                 "path": path,
