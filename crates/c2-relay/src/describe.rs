@@ -269,6 +269,7 @@ pub fn describe() -> Value {
         "relay": "c2-plugins serve",
         "protocolVersion": RELAY_VERSION,
         "transport": "JSON-RPC 2.0, one JSON object per line, on stdio or a Unix socket",
+        "integers": "64-bit revisions and generations (plan, policy and catalog revisions, store generations) are decimal strings; every JSON number the relay sends is within 2^53",
         "methods": methods,
         "clientNotifications": [{ "name": CANCEL, "params": { "id": "string or integer" } }],
         "serverNotifications": [{

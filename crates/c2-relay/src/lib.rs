@@ -56,5 +56,16 @@ pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};
 pub use methods::{METHODS, Method};
 pub use service::{Relay, RelayOptions, SOCKET_FILE, SocketListener, bind_socket};
 
+
+// The README example and docs/relay.md's embedding example are compiled as doctests, so the
+// guides keep to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/relay.md")]
+struct RelayDoctest;
+
 #[cfg(test)]
 mod tests;

@@ -340,7 +340,15 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
         json!([outcome.record.id]),
         "{answer:#}"
     );
-    assert!(changed["generation"].as_u64() > Some(0), "{answer:#}");
+    // 64-bit generations and revisions travel as decimal strings.
+    assert!(
+        changed["generation"]
+            .as_str()
+            .and_then(|g| g.parse::<u64>().ok())
+            > Some(0),
+        "{answer:#}"
+    );
+    assert!(changed["policyRevision"].is_string(), "{answer:#}");
     let again = ask(&conn, 3, "plugins/refresh", json!({})).await.unwrap();
     assert_eq!(again, json!({"changed": null}));
     other.shutdown().await;
