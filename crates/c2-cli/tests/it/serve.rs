@@ -526,8 +526,9 @@ fn the_javascript_client_passes_its_node_tests_against_a_real_service() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(output.status.success(), "node --test failed:\n{report}");
-    // Three tests against the service, three of the client's framing on scripted streams.
-    assert!(report.contains("# pass 6"), "{report}");
+    // Three tests against the service; three of the client's framing and its version check
+    // on scripted streams.
+    assert!(report.contains("# pass 7"), "{report}");
     assert!(report.contains("# fail 0"), "{report}");
 }
 
