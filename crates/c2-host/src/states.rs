@@ -141,11 +141,3 @@ impl Default for UiOperation {
         UiOperation::Render
     }
 }
-
-/// A realm serialized as the host has always shown it: `global` or the project path.
-pub(crate) fn serialize_realm<S: serde::Serializer>(
-    realm: &c2_kernel::Realm,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&crate::host::realm_text(realm))
-}

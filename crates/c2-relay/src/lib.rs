@@ -56,7 +56,6 @@ pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};
 pub use methods::{METHODS, Method};
 pub use service::{Relay, RelayOptions, SOCKET_FILE, SocketListener, bind_socket};
 
-
 // The README example and docs/relay.md's embedding example are compiled as doctests, so the
 // guides keep to the API.
 #[cfg(doctest)]

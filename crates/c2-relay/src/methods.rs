@@ -149,7 +149,7 @@ pub(crate) enum Call {
     PluginsSwitch(Method, SwitchParams),
     PluginsReset(ResetParams),
     PluginsPlan(PlanParams),
-    PluginsApply(ApplyParams),
+    PluginsApply(Box<ApplyParams>),
     PluginsRuntimePid(StateParams),
     PluginsRefresh,
     RealmCatalog(RealmParams),
@@ -199,7 +199,7 @@ impl Call {
             }
             Method::PluginsReset => Call::PluginsReset(parse(params)?),
             Method::PluginsPlan => Call::PluginsPlan(parse(params)?),
-            Method::PluginsApply => Call::PluginsApply(parse(params)?),
+            Method::PluginsApply => Call::PluginsApply(Box::new(parse(params)?)),
             Method::PluginsRuntimePid => Call::PluginsRuntimePid(parse(params)?),
             Method::PluginsRefresh => {
                 let NoParams {} = parse(params)?;

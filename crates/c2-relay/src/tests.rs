@@ -404,3 +404,31 @@ async fn params_of_the_wrong_shape_are_invalid_params() {
     assert!(listed.as_ref().is_ok_and(Value::is_array), "{listed:?}");
     host.shutdown().await;
 }
+
+#[test]
+fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
+    let row = c2_host::CommandRow {
+        name: "x.y".to_owned(),
+        owner: "bundle:x".to_owned(),
+        realm: c2_host::Realm::Global,
+        visibility: c2_host::CommandVisibility::ExtensionPublic,
+        state: c2_host::CommandState::BuiltIn,
+        title: "X".to_owned(),
+        description: None,
+    };
+    let json = crate::json::command_rows(std::slice::from_ref(&row));
+    assert_eq!(
+        (&json[0]["realm"], &json[0]["visibility"], &json[0]["state"]),
+        (
+            &serde_json::json!("global"),
+            &serde_json::json!("extension-public"),
+            &serde_json::json!("built-in")
+        )
+    );
+    assert_eq!(
+        json[0],
+        json!({"name": "x.y", "owner": "bundle:x", "realm": "global",
+            "visibility": "extension-public", "state": "built-in", "title": "X",
+            "description": null})
+    );
+}
