@@ -386,7 +386,7 @@ impl Connection {
                         .await
                         .map_err(error_object)?;
                     let mut result = json::install_outcome(&outcome, options);
-                    result["origin"] = json!(outcome.record.origin);
+                    result["origin"] = json::origin(outcome.record.origin.as_ref());
                     return Ok(result);
                 }
                 let outcome = host
@@ -534,25 +534,27 @@ impl Connection {
                     .await
                     .map_err(error_object)
             }
-            Call::HubMarketplaces => Ok(json!(host.marketplaces().map_err(error_object)?)),
+            Call::HubMarketplaces => Ok(json::marketplaces(
+                &host.marketplaces().map_err(error_object)?,
+            )),
             Call::HubAddMarketplace(p) => {
                 let added = host
                     .marketplace_add(&p.location, p.name.as_deref())
                     .await
                     .map_err(error_object)?;
-                Ok(json!(added))
+                Ok(json::marketplace(&added))
             }
-            Call::HubRemoveMarketplace(p) => Ok(json!(
-                host.marketplace_remove(&p.name).map_err(error_object)?
+            Call::HubRemoveMarketplace(p) => Ok(json::marketplace(
+                &host.marketplace_remove(&p.name).map_err(error_object)?,
             )),
             Call::HubSearch(p) => {
                 let hits = host
                     .search(&p.text, p.marketplace.as_deref())
                     .await
                     .map_err(error_object)?;
-                Ok(json!(hits))
+                Ok(json::search_hits(&hits))
             }
-            Call::HubOutdated => Ok(json!(host.outdated().await)),
+            Call::HubOutdated => Ok(json::outdated_rows(&host.outdated().await)),
             Call::HubUpdate(p) => {
                 let report = host.update(p.id.as_deref()).await.map_err(error_object)?;
                 Ok(json::update_report(&report))

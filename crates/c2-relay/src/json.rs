@@ -11,9 +11,10 @@ use std::path::PathBuf;
 
 use c2_host::deps::bundle_collector::{Contribution, Diagnostic, Inventory};
 use c2_host::{
-    Applied, BundleStatus, CatalogRow, CommandRow, ComponentState, ConnectorStatus, DroppedChoice,
-    HostError, ImpactView, InstallOptions, InstallOutcome, LanguageListing, LanguageRow, McpLaunch,
-    McpServerLaunch, PlanAction, PlanFile, PlanRevisions, PluginError, ServerOrigin, StoreChanged,
+    Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
+    ConfiguredMarketplace, ConnectorStatus, DroppedChoice, HostError, ImpactView, InstallOptions,
+    InstallOutcome, LanguageListing, LanguageRow, McpLaunch, McpServerLaunch, OutdatedRow,
+    PlanAction, PlanFile, PlanRevisions, PluginError, SearchHit, ServerOrigin, StoreChanged,
     UiEntry, UiSlot, Uninstalled, UpdateReport,
 };
 use serde::{Deserialize, Serialize};
@@ -571,6 +572,34 @@ pub fn update_report(report: &UpdateReport) -> Value {
         })
         .collect();
     json!({ "updated": updated, "current": report.current, "failed": report.failed })
+}
+
+/// A configured catalog (`hub/marketplaces` rows, `hub/addMarketplace`, `hub/removeMarketplace`).
+/// (Still the serde form of c2-host's `ConfiguredMarketplace`.)
+pub fn marketplace(marketplace: &ConfiguredMarketplace) -> Value {
+    serde_json::to_value(marketplace).unwrap_or_default()
+}
+
+/// The configured catalogs.
+pub fn marketplaces(marketplaces: &[ConfiguredMarketplace]) -> Value {
+    marketplaces.iter().map(marketplace).collect()
+}
+
+/// Catalog search hits. (Still the serde form of c2-host's `SearchHit`.)
+pub fn search_hits(hits: &[SearchHit]) -> Value {
+    serde_json::to_value(hits).unwrap_or_default()
+}
+
+/// Catalog-installed bundles compared with their entries. (Still the serde form of c2-host's
+/// `OutdatedRow`.)
+pub fn outdated_rows(rows: &[OutdatedRow]) -> Value {
+    serde_json::to_value(rows).unwrap_or_default()
+}
+
+/// The catalog entry a bundle was installed from (`origin`). (Still the serde form of the
+/// collector's `CatalogOrigin`.)
+pub fn origin(origin: Option<&CatalogOrigin>) -> Value {
+    serde_json::to_value(origin).unwrap_or_default()
 }
 
 /// A realm's UI descriptors per slot. (The descriptor's shape is still the serde form of

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use c2_host::{InstallOptions, OutdatedStatus, PluginHost};
-use serde_json::json;
 
 use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
@@ -101,7 +100,7 @@ pub(crate) async fn install(
     }
     out.progress(&line);
     let mut result = c2_relay::json::install_outcome(&outcome, options);
-    result["origin"] = json!(record.origin);
+    result["origin"] = c2_relay::json::origin(record.origin.as_ref());
     Ok(out.success(result, &record.id))
 }
 
@@ -120,7 +119,7 @@ pub(crate) async fn add(
         terminal_text(&added.name, Lines::One),
         terminal_text(&added.location, Lines::One)
     );
-    Ok(out.success(json!(added), &human))
+    Ok(out.success(c2_relay::json::marketplace(&added), &human))
 }
 
 pub(crate) fn remove(out: &mut Out, host: &PluginHost, name: &str) -> CmdResult {
@@ -129,13 +128,13 @@ pub(crate) fn remove(out: &mut Out, host: &PluginHost, name: &str) -> CmdResult 
         "removed catalog {}",
         terminal_text(&removed.name, Lines::One)
     );
-    Ok(out.success(json!(removed), &human))
+    Ok(out.success(c2_relay::json::marketplace(&removed), &human))
 }
 
 pub(crate) fn list(out: &mut Out, host: &PluginHost) -> CmdResult {
     let list = host.marketplaces().map_err(session::failure)?;
     if out.json() {
-        return Ok(out.success(json!(list), ""));
+        return Ok(out.success(c2_relay::json::marketplaces(&list), ""));
     }
     if list.is_empty() {
         out.print("no catalogs configured: `c2-plugins marketplace add PATH|URL` adds one");
@@ -158,7 +157,7 @@ pub(crate) async fn search(
         .await
         .map_err(session::failure)?;
     if out.json() {
-        return Ok(out.success(json!(hits), ""));
+        return Ok(out.success(c2_relay::json::search_hits(&hits), ""));
     }
     if hits.is_empty() {
         out.print(&format!(
@@ -213,7 +212,7 @@ pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
         ExitCode::SUCCESS
     };
     if out.json() {
-        out.success(json!(rows), "");
+        out.success(c2_relay::json::outdated_rows(&rows), "");
         return Ok(code);
     }
     let shown: Vec<_> = rows
