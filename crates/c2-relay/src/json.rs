@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use c2_host::deps::bundle_collector::{Contribution, Diagnostic, Inventory};
+use c2_host::deps::bundle_collector::{
+    CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck,
+};
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
     ConfiguredMarketplace, ConnectorStatus, DroppedChoice, HostError, ImpactView, InstallOptions,
@@ -100,6 +102,50 @@ fn kebab<T: Serialize>(value: &T) -> String {
         Ok(Value::String(name)) => name,
         _ => String::from("unknown"),
     }
+}
+
+/// A validated bundle at `path`: `{path, valid, name, version, digest, diagnostics, contributions}`.
+pub fn validated_bundle(path: &str, bundle: &CollectedBundle) -> Value {
+    json!({
+        "path": path,
+        "valid": bundle.is_valid(),
+        "name": bundle.name(),
+        "version": bundle.version(),
+        "digest": bundle.digest,
+        "diagnostics": diagnostics(&bundle.diagnostics),
+        "contributions": contributions(&bundle.inventory),
+    })
+}
+
+/// A validated catalog at `path`, with each local entry and whether its bundle is valid.
+pub fn validated_marketplace(path: &str, check: &MarketplaceCheck) -> Value {
+    json!({
+        "path": path,
+        "valid": check.is_valid(),
+        "name": check.marketplace.as_ref().and_then(|m| m.name.clone()),
+        "version": null,
+        "diagnostics": diagnostics(&check.diagnostics),
+        "contributions": {},
+        "entries": check.entries.iter().map(|entry| json!({
+            "name": entry.name,
+            "version": entry.version,
+            "path": entry.path.display().to_string(),
+            "valid": entry.bundle.as_ref().is_some_and(CollectedBundle::is_valid),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A path that could not be validated at all, with the failure's kind and message.
+pub fn unreadable_path(path: &str, kind: &str, message: &str) -> Value {
+    json!({
+        "path": path,
+        "valid": false,
+        "name": null,
+        "version": null,
+        "diagnostics": [],
+        "contributions": {},
+        "error": { "kind": kind, "message": message },
+    })
 }
 
 /// Each component a choice can name: `[{component, state}]`.
