@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use c2_host::{
-    ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, Resolved, StateChange,
-    Target,
+    ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target,
 };
 use c2_protocol::{CallError, ErrorObject, Id, Notifications, Peer, Request, codes};
 use serde_json::{Value, json};
@@ -495,17 +494,7 @@ impl Connection {
                 let resolved = host
                     .resolve_language_server(&p.project, &p.language)
                     .map_err(error_object)?;
-                Ok(match resolved {
-                    Resolved::Plugin {
-                        bundle,
-                        server,
-                        program,
-                    } => {
-                        json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program })
-                    }
-                    Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
-                    _ => Value::Null,
-                })
+                Ok(json::resolved(&resolved))
             }
             Call::McpList(p) => {
                 // Listing only: a session launches its MCP servers, never the relay.

@@ -77,8 +77,10 @@ impl Stream {
             Stream::Json(stream) => stream.recv().await.map(|e| (e.name, e.payload)),
             Stream::Connector(stream) => {
                 let event = stream.recv().await?;
-                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
-                Some((CONNECTOR_EVENT.to_owned(), payload))
+                Some((
+                    CONNECTOR_EVENT.to_owned(),
+                    crate::json::connector_event(&event),
+                ))
             }
             Stream::Store(stream) => {
                 let event = stream.recv().await?;

@@ -14,10 +14,10 @@ use c2_host::deps::bundle_collector::{
 };
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
-    ConfiguredMarketplace, ConnectorStatus, DroppedChoice, HostError, ImpactView, InstallOptions,
-    InstallOutcome, LanguageListing, LanguageRow, McpLaunch, McpServerLaunch, OutdatedRow,
-    PlanAction, PlanFile, PlanRevisions, PluginError, SearchHit, ServerOrigin, StoreChanged,
-    UiEntry, UiSlot, Uninstalled, UpdateReport,
+    ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,
+    InstallOptions, InstallOutcome, LanguageListing, LanguageRow, McpLaunch, McpServerLaunch,
+    OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError, Resolved, SearchHit,
+    ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled, UpdateReport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -245,6 +245,26 @@ fn conflicts(row: &LanguageRow, bundle: &str, server: &str) -> bool {
             .providers
             .iter()
             .any(|p| p.bundle == bundle && p.server == server)
+}
+
+/// What a language resolves to in a project: `{kind: "plugin", bundle, server, program}` or
+/// `{kind: "builtIn", builtin}`.
+pub fn resolved(resolved: &Resolved) -> Value {
+    match resolved {
+        Resolved::Plugin {
+            bundle,
+            server,
+            program,
+        } => json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program }),
+        Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
+        _ => Value::Null,
+    }
+}
+
+/// A connector event, with the owning bundle id the host authenticated. (Still the serde form
+/// of c2-host's `ConnectorEvent`.)
+pub fn connector_event(event: &ConnectorEvent) -> Value {
+    serde_json::to_value(event).unwrap_or(Value::Null)
 }
 
 /// An installed bundle: the install's result.

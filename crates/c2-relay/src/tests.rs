@@ -432,3 +432,35 @@ fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
             "description": null})
     );
 }
+
+#[test]
+fn revisions_are_numbers_for_the_cli_and_decimal_strings_on_the_wire() {
+    let applied = c2_host::Applied {
+        revision: u64::MAX,
+        impact: c2_host::ImpactView {
+            starts: vec!["bundle:x".to_owned()],
+            user_runtimes: vec!["x".to_owned()],
+            ..c2_host::ImpactView::default()
+        },
+    };
+    let cli = crate::json::applied("x", &applied, crate::json::Revisions::Numbers);
+    assert_eq!(
+        cli,
+        json!({"id": "x", "revision": u64::MAX, "impact": {"starts": ["bundle:x"], "stops": [],
+            "reloads": [], "dependents": [], "resources": [], "userRuntimes": ["x"]}})
+    );
+    let wire = crate::json::applied("x", &applied, crate::json::Revisions::Text);
+    assert_eq!(wire["revision"], json!(u64::MAX.to_string()));
+    assert_eq!(wire["impact"], cli["impact"]);
+    let changed = c2_host::StoreChanged {
+        generation: 1 << 60,
+        policy_revision: 3,
+        installed: vec!["x".to_owned()],
+        ..c2_host::StoreChanged::default()
+    };
+    assert_eq!(
+        crate::json::store_changed(&changed, crate::json::Revisions::Text),
+        json!({"generation": (1u64 << 60).to_string(), "policyRevision": "3",
+            "installed": ["x"], "removed": [], "replaced": [], "policy": []})
+    );
+}
