@@ -1,8 +1,8 @@
-// Types of the c2-plugins serve relay 1.0.0 client (docs/relay.md).
+// Types of the c2-plugins serve relay 2.0.0 client (docs/relay.md).
 
 import type { Readable, Writable } from "node:stream";
 
-export declare const RELAY_VERSION: "1.0.0";
+export declare const RELAY_VERSION: "2.0.0";
 export declare const REQUEST_CANCELLED: -32800;
 
 export interface ClientOptions {
@@ -24,7 +24,7 @@ export interface InitializeResult {
   server: { name: string; version: string };
   pid: number;
   pluginsDir: string;
-  capabilities: { methods: string[]; notifications: string[] };
+  capabilities: { methods: string[]; notifications: string[]; serverNotifications: string[] };
 }
 
 export interface BundleStatus {
@@ -99,10 +99,55 @@ export interface UpdateResult {
   failed: { id: string; kind: string; message: string }[];
 }
 
+/**
+ * A 64-bit revision or generation as the relay sends it: a decimal string (a JavaScript number
+ * holds integers up to 2^53 exactly; compare revisions as strings or as `BigInt`).
+ */
+export type Revision = string;
+
+export interface Impact {
+  starts: string[];
+  stops: string[];
+  reloads: string[];
+  dependents: string[];
+  resources: string[];
+  enables?: string[];
+  disables?: string[];
+  userRuntimes?: string[];
+}
+
 export interface Applied {
   id: string;
-  revision: number;
-  impact: { starts: string[]; stops: string[]; reloads: string[]; dependents: string[]; resources: string[] };
+  /** The policy revision now in force. */
+  revision: Revision;
+  impact: Impact;
+}
+
+/** A plan (`plugins/plan`); pass it back unchanged to `plugins/apply`. */
+export interface Plan {
+  format: number;
+  id: string;
+  project: string | null;
+  change: { action: "enable" | "disable" | "inherit" } | { action: "configure"; config: unknown };
+  component?: string;
+  revisions: { graph: Revision; config: Revision; project: Revision | null };
+  impact: Impact;
+}
+
+/** One `realm/catalog` row. */
+export interface CatalogRow {
+  name: string;
+  meta: Record<string, unknown>;
+  /** The factory revision (a 64-bit hash for bundles). */
+  revision: Revision;
+  inject: string[];
+  optionalInject: string[];
+  configSchema: unknown;
+  state: unknown;
+  trusted: boolean | null;
+  enabled: boolean;
+  runtimeScopes?: string[];
+  components?: { component: string; state: "enabled" | "disabled" }[];
 }
 
 export interface CommandRow {
@@ -141,9 +186,9 @@ export interface McpServerRow {
 /** The payload of `store/changed`: what a refresh found changed, whoever committed it. */
 export interface StoreChanged {
   /** The store generation the service is now at. */
-  generation: number;
+  generation: Revision;
   /** The policy revision in force. */
-  policyRevision: number;
+  policyRevision: Revision;
   installed: string[];
   removed: string[];
   replaced: string[];
@@ -188,6 +233,18 @@ export interface RelayEvent {
   dropped: number;
 }
 
+/** The major version of a `MAJOR.MINOR.PATCH` text, or `undefined`. */
+export declare function majorVersion(version: unknown): number | undefined;
+
+/** `initialize()` reached a relay whose protocol major version is not this client's. */
+export declare class RelayVersionError extends Error {
+  readonly kind: "version_mismatch";
+  /** What the relay answered. */
+  readonly relayVersion: unknown;
+  /** This client's version. */
+  readonly supported: string;
+}
+
 export declare class RelayError extends Error {
   readonly code: number;
   readonly data: unknown;
@@ -220,7 +277,10 @@ export declare class RelayClient {
   setComponent(id: string, component: string, state: "enable" | "disable" | "inherit", project?: string): Promise<Applied & { component: string }>;
   runtimePid(id: string, project?: string): Promise<number | null>;
   commands(project?: string): Promise<CommandRow[]>;
-  catalog(project?: string): Promise<unknown[]>;
+  catalog(project?: string): Promise<CatalogRow[]>;
+  plan(id: string, change: Plan["change"], options?: { project?: string; component?: string }): Promise<Plan>;
+  apply(plan: Plan): Promise<Applied>;
+  reset(id?: string): Promise<{ id: string | null; revision: Revision }>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
   invokeUi(id: string, ui: string, options: UiInvokeOptions & { operation?: "render" }): Promise<{ actions: HostAction[] } | unknown>;

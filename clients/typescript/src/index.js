@@ -7,8 +7,17 @@
 import { spawn } from "node:child_process";
 import { createConnection } from "node:net";
 
-/** The relay protocol version this client speaks (compatible with the same major). */
-export const RELAY_VERSION = "1.0.0";
+/**
+ * The relay protocol version this client speaks. `initialize()` refuses a relay whose major
+ * version differs (a `RelayVersionError`); the relay refuses such a client itself (-32011).
+ */
+export const RELAY_VERSION = "2.0.0";
+
+/** The major version of a `MAJOR.MINOR.PATCH` text, or `undefined` for anything else. */
+export function majorVersion(version) {
+  const match = typeof version === "string" ? /^(\d+)\.\d+\.\d+(?:[-+].*)?$/.exec(version) : null;
+  return match ? Number(match[1]) : undefined;
+}
 
 /** The JSON-RPC error code of a request the caller cancelled. */
 export const REQUEST_CANCELLED = -32800;
@@ -17,6 +26,19 @@ const DEFAULTS = Object.freeze({
   maxFrameBytes: 8 * 1024 * 1024,
   maxPending: 256,
 });
+
+/** `initialize()` reached a relay whose protocol major version is not this client's. */
+export class RelayVersionError extends Error {
+  constructor(relayVersion) {
+    super(
+      `the relay speaks protocol ${relayVersion}; this client speaks ${RELAY_VERSION} and needs the same major version`,
+    );
+    this.name = "RelayVersionError";
+    this.kind = "version_mismatch";
+    this.relayVersion = relayVersion;
+    this.supported = RELAY_VERSION;
+  }
+}
 
 /** A JSON-RPC error answer; `kind` is the host's error kind when the host produced it. */
 export class RelayError extends Error {
@@ -132,10 +154,15 @@ export class RelayClient {
    * `relay/initialize`; must be the first request. `options.uiCacheKey` shares this
    * connection's host.actions renders with every connection that names the same key.
    */
-  initialize(client = { name: "c2-plugins-relay-js", version: "1.0.0" }, options = {}) {
+  async initialize(client = { name: "c2-plugins-relay-js", version: "2.0.0" }, options = {}) {
     const params = { protocolVersion: RELAY_VERSION, client };
     if (options.uiCacheKey !== undefined) params.uiCacheKey = options.uiCacheKey;
-    return this.request("relay/initialize", params);
+    const result = await this.request("relay/initialize", params);
+    const theirs = result && result.protocolVersion;
+    if (majorVersion(theirs) === undefined || majorVersion(theirs) !== majorVersion(RELAY_VERSION)) {
+      throw new RelayVersionError(theirs);
+    }
+    return result;
   }
 
   list() {
@@ -241,6 +268,28 @@ export class RelayClient {
 
   catalog(project) {
     return this.request("realm/catalog", withProject({}, project));
+  }
+
+  /**
+   * Plans a policy change (`plugins/plan`); its revisions are decimal strings.
+   * @param {string} id
+   * @param {{action: string, config?: unknown}} change
+   * @param {{project?: string, component?: string}} [options]
+   */
+  plan(id, change, options = {}) {
+    const params = withProject({ id, change }, options.project);
+    if (options.component !== undefined) params.component = options.component;
+    return this.request("plugins/plan", params);
+  }
+
+  /** Applies a plan `plan()` answered, unchanged, while its revisions are current. */
+  apply(plan) {
+    return this.request("plugins/apply", { plan });
+  }
+
+  /** Clears one bundle's policy, or all of it (`plugins/reset`). */
+  reset(id) {
+    return this.request("plugins/reset", id === undefined ? {} : { id });
   }
 
   /**

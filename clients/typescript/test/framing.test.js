@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
 
-import { RelayClient } from "../src/index.js";
+import { RELAY_VERSION, RelayClient, RelayVersionError, majorVersion } from "../src/index.js";
 
 /** A client whose service side is scripted: `sent()` is what it wrote, `feed` writes to it. */
 function scripted(options) {
@@ -72,4 +72,31 @@ test("a line past maxFrameBytes fails the waiting requests and closes the connec
   feed(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${"x".repeat(40)}`), Buffer.from("x".repeat(40)));
   await assert.rejects(pending, /maxFrameBytes/);
   await assert.rejects(client.request("a/b", {}), /maxFrameBytes/);
+});
+
+test("initialize refuses a relay whose major version is not the client's, and accepts its own major", async () => {
+  assert.equal(majorVersion(RELAY_VERSION), 2);
+  for (const [theirs, accepted] of [
+    ["2.0.0", true],
+    ["2.7.1", true],
+    ["1.0.0", false],
+    ["3.0.0", false],
+    ["two", false],
+    [undefined, false],
+  ]) {
+    const { client, sent, feed } = scripted();
+    const hello = client.initialize();
+    await new Promise((resolve) => setImmediate(resolve));
+    const [request] = sent();
+    assert.equal(request.params.protocolVersion, RELAY_VERSION);
+    feed(answer(request.id, { protocolVersion: theirs }));
+    const outcome = await hello.catch((e) => e);
+    if (accepted) {
+      assert.equal(outcome.protocolVersion, theirs, String(theirs));
+    } else {
+      assert.ok(outcome instanceof RelayVersionError, String(theirs));
+      assert.equal(outcome.kind, "version_mismatch");
+      assert.equal(outcome.relayVersion, theirs);
+    }
+  }
 });

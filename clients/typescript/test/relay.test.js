@@ -133,7 +133,7 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
   const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
   try {
     const hello = await client.initialize();
-    assert.equal(hello.protocolVersion, "1.0.0");
+    assert.equal(hello.protocolVersion, "2.0.0");
     const described = JSON.parse(readFileSync(new URL("../../../docs/schemas/relay.json", import.meta.url), "utf8"));
     assert.equal(hello.protocolVersion, described.protocolVersion);
     assert.deepEqual(
@@ -154,8 +154,18 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     const untrusted = await client.invoke("hello.status", { cwd: box.repo }).catch((e) => e);
     assert.ok(untrusted instanceof RelayError);
     assert.equal(untrusted.kind, "not_trusted");
-    await client.trust(installed.id);
-    await client.enable(installed.id);
+    const trusted = await client.trust(installed.id);
+    assert.equal(typeof trusted.revision, "string", "policy revisions travel as decimal strings");
+    // A plan's and the catalog's 64-bit revisions are decimal strings a JavaScript client
+    // holds exactly; the plan goes back unchanged.
+    const plan = await client.plan(installed.id, { action: "enable" });
+    assert.match(plan.revisions.graph, /^\d+$/);
+    assert.match(plan.revisions.config, /^\d+$/);
+    const row = (await client.catalog()).find((r) => r.name === `bundle:${installed.id}`);
+    assert.match(row.revision, /^\d+$/);
+    const applied = await client.apply(plan);
+    assert.match(applied.revision, /^\d+$/);
+    assert.ok(BigInt(applied.revision) > BigInt(trusted.revision));
 
     const first = await client.invoke("hello.status", { cwd: box.repo });
     assert.equal(first.git.branch, "main");

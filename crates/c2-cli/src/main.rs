@@ -487,11 +487,9 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
 fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> CmdResult {
     let (max_connections, max_subscriptions) = limits;
     let (runtime, settings) = runtime_and_settings(cli)?;
-    let options = serve::ServeOptions {
-        max_connections,
-        max_subscriptions,
-        peer: c2_protocol::PeerOptions::default(),
-    };
+    let options = c2_relay::RelayOptions::default()
+        .with_max_connections(max_connections)
+        .with_max_subscriptions(max_subscriptions);
     let result = runtime.block_on(serve::run(&settings, transport, options));
     // stdin is read on a blocking thread that only the end of stdin would release.
     runtime.shutdown_background();

@@ -7,10 +7,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use c2_bundle_collector::{Contribution, Diagnostic, Inventory};
+use c2_bundle_collector::{Diagnostic, Inventory};
 use c2_manifest::RenderOptions;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::output::{Lines, terminal_text};
 
@@ -157,61 +157,6 @@ pub(crate) fn table<const N: usize>(rows: &[[String; N]], indent: &str) -> Strin
     out
 }
 
-/// Every diagnostic as `{code, severity, pointer, file, line, column, message, help}`; absent
-/// fields are `null` so every record has the same keys.
-pub(crate) fn diagnostics_json(diagnostics: &[Diagnostic]) -> Value {
-    diagnostics
-        .iter()
-        .map(|d| {
-            json!({
-                "code": d.code,
-                "severity": d.severity.as_str(),
-                "pointer": d.pointer,
-                "file": d.file,
-                "line": d.line,
-                "column": d.column,
-                "message": d.message,
-                "help": d.help,
-            })
-        })
-        .collect()
-}
-
-/// Contributions as an object keyed by kind, each an array of `{id, status, path, title}`.
-pub(crate) fn contributions_json(inventory: &Inventory) -> Value {
-    let mut by_kind: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for contribution in &inventory.contributions {
-        by_kind
-            .entry(kebab(&contribution.kind))
-            .or_default()
-            .push(contribution_json(contribution));
-    }
-    json!(by_kind)
-}
-
-fn contribution_json(c: &Contribution) -> Value {
-    let mut v = json!({
-        "id": c.id,
-        "status": kebab(&c.status),
-        "path": c.path,
-        "title": c.title,
-    });
-    // MCP servers also say how they are reached and, when skipped, why.
-    if c.transport.is_some() || c.reason.is_some() {
-        v["transport"] = json!(c.transport);
-        v["reason"] = json!(c.reason);
-    }
-    v
-}
-
-/// The kebab-case ids of the unsupported contributions, e.g. `["hooks"]`.
-pub(crate) fn unsupported_json(inventory: &Inventory) -> Value {
-    inventory
-        .unsupported()
-        .map(|c| json!({ "kind": kebab(&c.kind), "id": c.id, "path": c.path }))
-        .collect()
-}
-
 /// The serde name of a unit enum value (kinds and statuses are kebab-case in the inventory).
 pub(crate) fn kebab<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
@@ -222,7 +167,8 @@ pub(crate) fn kebab<T: Serialize>(value: &T) -> String {
 
 #[cfg(test)]
 mod tests {
-    use c2_bundle_collector::{ContributionKind, ContributionStatus, Severity};
+    use c2_bundle_collector::{Contribution, ContributionKind, ContributionStatus, Severity};
+    use serde_json::json;
 
     use super::*;
 
@@ -309,7 +255,7 @@ mod tests {
             ContributionStatus::InventoriedUnsupported
         );
         assert_eq!(
-            contributions_json(&inventory),
+            c2_relay::json::contributions(&inventory),
             json!({
                 "hooks": [{"id": "hooks", "status": "inventoried-unsupported", "path": "hooks/hooks.json", "title": null}],
                 "runtime-command": [{"id": "a.b", "status": "supported-statically", "path": null, "title": "A b"}],

@@ -11,7 +11,6 @@ use c2_host::{HostError, HostOptions, PluginHost, Target};
 use serde_json::Value;
 
 use crate::output::Failure;
-use crate::report;
 
 /// The global options a host is opened with.
 #[derive(Debug, Clone)]
@@ -111,16 +110,11 @@ pub(crate) fn failure(error: HostError) -> Failure {
     let kind = error.kind().as_str().to_owned();
     let message = error.to_string();
     let hint = error.hint().map(str::to_owned);
-    let plugin = error.plugin_error().map(|plugin| {
-        let mut object = serde_json::Map::new();
-        object.insert("code".to_owned(), Value::from(plugin.code));
-        if let Some(data) = &plugin.data {
-            object.insert("data".to_owned(), data.clone());
-        }
-        Value::Object(object)
-    });
+    let plugin = error.plugin_error().map(c2_relay::json::plugin_error);
     let diagnostics = match &error {
-        HostError::InvalidBundle { diagnostics, .. } => Some(report::diagnostics_json(diagnostics)),
+        HostError::InvalidBundle { diagnostics, .. } => {
+            Some(c2_relay::json::diagnostics(diagnostics))
+        }
         _ => None,
     };
     let mut failure = if error.is_environment() {

@@ -319,8 +319,7 @@ impl PluginHost {
 }
 
 /// Published on the kernel's typed bus when a replace dropped component choices.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentChoicesDropped {
     /// The installed id that was replaced.
     pub id: String,

@@ -39,8 +39,7 @@ pub(crate) struct Counters {
 }
 
 /// A snapshot of [`PluginHost::stats`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostStats {
     /// Plugin processes spawned since the host opened.
     pub spawns: u64,
@@ -350,15 +349,13 @@ pub struct CatalogRow {
 }
 
 /// A command as `commands` shows it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct CommandRow {
     /// The command name.
     pub name: String,
     /// The owning module.
     pub owner: String,
     /// The realm it is registered in (shown as `global` or the project path).
-    #[serde(serialize_with = "crate::states::serialize_realm")]
     pub realm: Realm,
     /// `internal` or `extension-public`.
     pub visibility: CommandVisibility,

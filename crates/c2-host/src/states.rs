@@ -142,14 +142,6 @@ impl Default for UiOperation {
     }
 }
 
-/// A realm serialized as the host has always shown it: `global` or the project path.
-pub(crate) fn serialize_realm<S: serde::Serializer>(
-    realm: &c2_kernel::Realm,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&realm_text(realm))
-}
-
 /// A realm as text: `global`, or the project's normalized path.
 pub(crate) fn realm_text(realm: &c2_kernel::Realm) -> String {
     match realm {

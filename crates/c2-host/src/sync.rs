@@ -17,7 +17,6 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use c2_policy::Scope;
-use serde::Serialize;
 
 use crate::bundle::module_name;
 use crate::error::HostError;
@@ -26,8 +25,7 @@ use crate::host::{PluginHost, Shared, lock};
 /// What one refresh found changed in the store or its policy, published on the kernel's typed
 /// internal bus (`Kernel::emit_typed`) so a frontend can redraw its plugin list. It is
 /// published for changes made by this host too, since they are seen the same way.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreChanged {
     /// The store generation the host is now at.
     pub generation: u64,

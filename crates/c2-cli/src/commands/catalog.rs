@@ -16,7 +16,7 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
     let rows = host
         .catalog(&session::target(project))
         .map_err(session::failure)?;
-    let mut rows = serde_json::to_value(rows).unwrap_or_default();
+    let mut rows = c2_relay::json::catalog_rows(&rows, c2_relay::json::Revisions::Numbers);
     let languages = host
         .language_listing(&session::target(project))
         .map_err(session::failure)?;
@@ -30,7 +30,7 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
         if let (Some(bundle), Some(object)) = (bundle, row.as_object_mut()) {
             object.insert(
                 "languageServers".to_owned(),
-                super::lsp::bundle_servers_json(&languages, &bundle),
+                c2_relay::json::bundle_servers(&languages, &bundle),
             );
         }
     }
@@ -119,7 +119,7 @@ pub(crate) fn commands(out: &mut Out, host: &PluginHost, project: Option<&Path>)
         ]);
     }
     let human = report::table(&table, "");
-    Ok(out.success(serde_json::to_value(&rows).unwrap_or_default(), &human))
+    Ok(out.success(c2_relay::json::command_rows(&rows), &human))
 }
 
 /// A kernel module state (`{"state": "failed", "reason": ...}`) as one cell.

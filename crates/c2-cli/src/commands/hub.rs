@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{InstallOptions, OutdatedStatus, PluginHost, UpdateReport};
-use serde_json::{Value, json};
+use c2_host::{InstallOptions, OutdatedStatus, PluginHost};
 
 use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
@@ -63,7 +62,7 @@ pub(crate) async fn install(
                     report::counts(&diagnostics)
                 ),
             )
-            .with_detail("diagnostics", report::diagnostics_json(&diagnostics)));
+            .with_detail("diagnostics", c2_relay::json::diagnostics(&diagnostics)));
         }
         Err(error) => return Err(session::failure(error)),
     };
@@ -100,8 +99,8 @@ pub(crate) async fn install(
         }
     }
     out.progress(&line);
-    let mut result = super::install::outcome_json(&outcome, options);
-    result["origin"] = json!(record.origin);
+    let mut result = c2_relay::json::install_outcome(&outcome, options);
+    result["origin"] = c2_relay::json::origin(record.origin.as_ref());
     Ok(out.success(result, &record.id))
 }
 
@@ -120,7 +119,7 @@ pub(crate) async fn add(
         terminal_text(&added.name, Lines::One),
         terminal_text(&added.location, Lines::One)
     );
-    Ok(out.success(json!(added), &human))
+    Ok(out.success(c2_relay::json::marketplace(&added), &human))
 }
 
 pub(crate) fn remove(out: &mut Out, host: &PluginHost, name: &str) -> CmdResult {
@@ -129,13 +128,13 @@ pub(crate) fn remove(out: &mut Out, host: &PluginHost, name: &str) -> CmdResult 
         "removed catalog {}",
         terminal_text(&removed.name, Lines::One)
     );
-    Ok(out.success(json!(removed), &human))
+    Ok(out.success(c2_relay::json::marketplace(&removed), &human))
 }
 
 pub(crate) fn list(out: &mut Out, host: &PluginHost) -> CmdResult {
     let list = host.marketplaces().map_err(session::failure)?;
     if out.json() {
-        return Ok(out.success(json!(list), ""));
+        return Ok(out.success(c2_relay::json::marketplaces(&list), ""));
     }
     if list.is_empty() {
         out.print("no catalogs configured: `c2-plugins marketplace add PATH|URL` adds one");
@@ -158,7 +157,7 @@ pub(crate) async fn search(
         .await
         .map_err(session::failure)?;
     if out.json() {
-        return Ok(out.success(json!(hits), ""));
+        return Ok(out.success(c2_relay::json::search_hits(&hits), ""));
     }
     if hits.is_empty() {
         out.print(&format!(
@@ -192,24 +191,6 @@ pub(crate) async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The JSON shape of an update (the CLI's and the relay's `hub/update`).
-pub(crate) fn update_json(report: &UpdateReport) -> Value {
-    let updated: Vec<Value> = report
-        .updated
-        .iter()
-        .map(|u| {
-            json!({
-                "id": u.id,
-                "from": u.from,
-                "to": u.to,
-                "digest": u.outcome.record.digest,
-                "notes": u.outcome.notes,
-            })
-        })
-        .collect();
-    json!({ "updated": updated, "current": report.current, "failed": report.failed })
-}
-
 fn status_text(status: OutdatedStatus) -> &'static str {
     match status {
         OutdatedStatus::Outdated => "outdated",
@@ -231,7 +212,7 @@ pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
         ExitCode::SUCCESS
     };
     if out.json() {
-        out.success(json!(rows), "");
+        out.success(c2_relay::json::outdated_rows(&rows), "");
         return Ok(code);
     }
     let shown: Vec<_> = rows
@@ -288,7 +269,7 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
         ExitCode::from(1)
     };
     if out.json() {
-        out.success(update_json(&report), "");
+        out.success(c2_relay::json::update_report(&report), "");
         return Ok(code);
     }
     let mut lines = Vec::new();

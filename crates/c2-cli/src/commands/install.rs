@@ -9,7 +9,6 @@ use std::path::Path;
 
 use c2_bundle_collector::{Diagnostic, Limits};
 use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost};
-use serde_json::{Value, json};
 
 use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report::{self, Paint};
@@ -54,7 +53,7 @@ fn invalid(source: &str, diagnostics: &[Diagnostic]) -> Failure {
             report::counts(diagnostics)
         ),
     )
-    .with_detail("diagnostics", report::diagnostics_json(diagnostics))
+    .with_detail("diagnostics", c2_relay::json::diagnostics(diagnostics))
 }
 
 /// Installs through the host, showing its notes; the host's own refusal of an invalid bundle
@@ -88,26 +87,6 @@ pub(crate) async fn install(
     }
 }
 
-/// The JSON shape of an installed bundle.
-pub(crate) fn outcome_json(outcome: &InstallOutcome, options: InstallOptions) -> Value {
-    let record = &outcome.record;
-    json!({
-        "id": record.id,
-        "name": record.name,
-        "version": record.version,
-        "digest": record.digest,
-        "source": record.source,
-        "commit": record.commit,
-        "replaced": outcome.replaced,
-        "trusted": options.trust,
-        "enabled": options.enable,
-        "notes": outcome.notes,
-        "droppedChoices": outcome.dropped_choices,
-        "contributions": report::contributions_json(&record.inventory),
-        "unsupported": report::unsupported_json(&record.inventory),
-    })
-}
-
 pub(crate) async fn run(
     out: &mut Out,
     host: &PluginHost,
@@ -134,5 +113,8 @@ pub(crate) async fn run(
         }
     }
     out.progress(&line);
-    Ok(out.success(outcome_json(&outcome, options), &record.id))
+    Ok(out.success(
+        c2_relay::json::install_outcome(&outcome, options),
+        &record.id,
+    ))
 }

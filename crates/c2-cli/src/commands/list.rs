@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{BundleStatus, LanguageListing, PluginHost, Target};
-use serde_json::{Value, json};
+use c2_host::{BundleStatus, PluginHost, Target};
+use serde_json::Value;
 
 use crate::CmdResult;
 use crate::output::Out;
@@ -20,7 +20,7 @@ pub(crate) fn run(out: &mut Out, host: &PluginHost, store: &Path) -> CmdResult {
     if out.json() {
         let records: Vec<Value> = listed
             .iter()
-            .map(|status| status_json(status, &languages))
+            .map(|status| c2_relay::json::bundle_status(status, &languages))
             .collect();
         return Ok(out.success(Value::Array(records), ""));
     }
@@ -91,47 +91,4 @@ fn state_text(status: &BundleStatus) -> String {
 
 fn yes_no(value: bool) -> String {
     if value { "yes" } else { "no" }.to_owned()
-}
-
-pub(crate) fn status_json(status: &BundleStatus, languages: &LanguageListing) -> Value {
-    let record = &status.record;
-    json!({
-        "id": status.id,
-        "name": status.name,
-        "version": status.version,
-        "trusted": status.trusted,
-        "enabled": status.enabled,
-        "state": status.state,
-        "reason": status.reason,
-        "runtime": status.runtime,
-        "digest": record.digest,
-        "source": record.source,
-        "commit": record.commit,
-        "installedAt": record.installed_at,
-        "contributions": mark_disabled(report::contributions_json(&record.inventory), status),
-        "components": status.components,
-        "unsupported": report::unsupported_json(&record.inventory),
-        "languageServers": super::lsp::bundle_servers_json(languages, &status.id),
-    })
-}
-
-/// Marks each contribution the user disabled with `"policy": "disabled"` (the others
-/// `"enabled"`, when a choice can name them).
-fn mark_disabled(mut contributions: Value, status: &BundleStatus) -> Value {
-    let states: std::collections::BTreeMap<&str, &str> = status
-        .components
-        .iter()
-        .map(|c| (c.component.as_str(), c.state.as_str()))
-        .collect();
-    if let Some(kinds) = contributions.as_object_mut() {
-        for (kind, entries) in kinds.iter_mut() {
-            for entry in entries.as_array_mut().into_iter().flatten() {
-                let key = format!("{kind}:{}", entry["id"].as_str().unwrap_or_default());
-                if let Some(state) = states.get(key.as_str()) {
-                    entry["policy"] = json!(state);
-                }
-            }
-        }
-    }
-    contributions
 }

@@ -13,9 +13,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{LanguageListing, LanguageRow, PluginHost, ServerOrigin};
+use c2_host::{LanguageListing, PluginHost, ServerOrigin};
 use c2_relay::{BridgeFailureKind, LspBridgeOptions};
-use serde_json::{Value, json};
 
 use crate::CmdResult;
 use crate::output::{Failure, Out};
@@ -92,7 +91,7 @@ pub(crate) fn list(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> 
             languages_table(&listing)
         )
     };
-    Ok(out.success(listing_json(&listing), &human))
+    Ok(out.success(c2_relay::json::language_listing(&listing), &human))
 }
 
 fn realm_text(listing: &LanguageListing) -> String {
@@ -165,51 +164,4 @@ pub(crate) fn languages_table(listing: &LanguageListing) -> String {
         }
     }
     report::table(&rows, "  ")
-}
-
-/// `{realm, languages: [{language, winner, conflict, providers, inactive, builtin}], servers,
-/// builtins}`: the host's listing as it serializes.
-pub(crate) fn listing_json(listing: &LanguageListing) -> Value {
-    serde_json::to_value(listing).unwrap_or_default()
-}
-
-/// The language servers one bundle declares, each with the languages it wins and the ones in
-/// conflict in the listed realm: `[{id, languages, command, active, selected, conflicts}]`.
-pub(crate) fn bundle_servers_json(listing: &LanguageListing, bundle: &str) -> Value {
-    let rows_of = |server: &str, pick: fn(&LanguageRow, &str, &str) -> bool| -> Vec<String> {
-        listing
-            .languages
-            .iter()
-            .filter(|row| pick(row, bundle, server))
-            .map(|row| row.language.clone())
-            .collect()
-    };
-    let servers: Vec<Value> = listing
-        .servers
-        .iter()
-        .filter(|server| server.bundle == bundle)
-        .map(|server| {
-            json!({
-                "id": server.server,
-                "languages": server.languages,
-                "command": server.command,
-                "active": server.active,
-                "selected": rows_of(&server.server, wins),
-                "conflicts": rows_of(&server.server, conflicts),
-            })
-        })
-        .collect();
-    Value::Array(servers)
-}
-
-fn wins(row: &LanguageRow, bundle: &str, server: &str) -> bool {
-    matches!(&row.winner, Some(ServerOrigin::Plugin { bundle: b, server: s }) if b == bundle && s == server)
-}
-
-fn conflicts(row: &LanguageRow, bundle: &str, server: &str) -> bool {
-    row.conflict
-        && row
-            .providers
-            .iter()
-            .any(|p| p.bundle == bundle && p.server == server)
 }

@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{McpLaunch, McpServerLaunch, PluginHost};
-use serde_json::{Value, json};
+use c2_host::{McpLaunch, PluginHost};
+use serde_json::Value;
 
 use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
@@ -24,7 +24,10 @@ pub(crate) fn list(
         .mcp_servers(&session::target(project))
         .map_err(session::failure)?;
     if out.json() {
-        let value: Vec<Value> = rows.iter().map(|r| row_json(r, env_values)).collect();
+        let value: Vec<Value> = rows
+            .iter()
+            .map(|r| c2_relay::json::mcp_server(r, env_values))
+            .collect();
         return Ok(out.success(Value::Array(value), ""));
     }
     if rows.is_empty() {
@@ -82,37 +85,6 @@ pub(crate) fn list(
     }
     out.print(&text);
     Ok(ExitCode::SUCCESS)
-}
-
-/// One row of `mcp --format json` (also the relay's `mcp/list` row); `env_values` adds the
-/// stdio environment's values.
-pub(crate) fn row_json(r: &McpServerLaunch, env_values: bool) -> Value {
-    let launch = match &r.launch {
-        Some(McpLaunch::Stdio(l)) => json!({
-            "command": l.program,
-            "args": l.args,
-            "cwd": l.cwd,
-            "env": l.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            "envValues": env_values.then(|| {
-                l.env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), json!(v)))
-                    .collect::<serde_json::Map<_, _>>()
-            }),
-            "pluginRoot": l.plugin_root,
-            "pluginData": l.plugin_data,
-        }),
-        Some(McpLaunch::Remote { url, headers }) => json!({ "url": url, "headers": headers }),
-        _ => Value::Null,
-    };
-    json!({
-        "bundle": r.bundle,
-        "bundleName": r.bundle_name,
-        "server": r.server,
-        "transport": r.transport,
-        "status": r.status.text(),
-        "launch": launch,
-    })
 }
 
 /// `mcp run <ID>/<SERVER>`.

@@ -71,7 +71,7 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
         || PathBuf::from(format!("{}.plan.json", request.id)),
         Path::to_path_buf,
     );
-    let text = serde_json::to_string_pretty(&file).unwrap_or_default();
+    let text = c2_relay::json::plan_file_text(&file);
     std::fs::write(&path, text + "\n").map_err(|error| {
         Failure::environment(
             "unreadable_path",
@@ -110,7 +110,10 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
         path.display()
     );
     Ok(out.success(
-        json!({ "file": path.display().to_string(), "plan": file }),
+        json!({
+            "file": path.display().to_string(),
+            "plan": c2_relay::json::plan(&file, c2_relay::json::Revisions::Numbers),
+        }),
         &human,
     ))
 }
@@ -123,7 +126,7 @@ fn read(path: &Path) -> Result<PlanFile, Failure> {
             format!("cannot read the plan file {}: {error}", path.display()),
         )
     })?;
-    serde_json::from_str(&text).map_err(|error| {
+    c2_relay::json::read_plan(&text).map_err(|error| {
         Failure::operation(
             "invalid_plan",
             format!(

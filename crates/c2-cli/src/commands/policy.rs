@@ -115,11 +115,15 @@ pub(crate) async fn reset(out: &mut Out, host: &PluginHost, id: Option<&str>) ->
         Some(id) => format!("cleared the policy of {id} (policy revision {revision})"),
         None => format!("cleared all policy (policy revision {revision})"),
     };
-    Ok(out.success(json!({ "id": id, "revision": revision }), &human))
+    Ok(out.success(
+        c2_relay::json::reset(id, revision, c2_relay::json::Revisions::Numbers),
+        &human,
+    ))
 }
 
+/// A committed change in the one JSON vocabulary, revisions as numbers.
 pub(crate) fn applied_json(id: &str, applied: &Applied) -> serde_json::Value {
-    json!({ "id": id, "revision": applied.revision, "impact": applied.impact })
+    c2_relay::json::applied(id, applied, c2_relay::json::Revisions::Numbers)
 }
 
 /// One line per non-empty part of an impact, or `no runtime change`.

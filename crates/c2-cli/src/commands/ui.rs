@@ -45,10 +45,7 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
         human
             .push_str("no UI descriptors in this realm (only trusted, enabled bundles offer them)");
     }
-    Ok(out.success(
-        serde_json::to_value(&slots).unwrap_or_default(),
-        human.trim_end(),
-    ))
+    Ok(out.success(c2_relay::json::ui_catalog(&slots), human.trim_end()))
 }
 
 #[derive(Debug)]

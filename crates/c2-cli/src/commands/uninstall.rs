@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use c2_host::PluginHost;
-use serde_json::json;
 
 use crate::CmdResult;
 use crate::output::Out;
@@ -20,20 +19,14 @@ pub(crate) async fn run(out: &mut Out, host: &PluginHost, store: &Path, id: &str
                 record.version.as_deref().unwrap_or("-"),
                 store.display()
             ));
-            Ok(out.success(
-                json!({ "id": record.id, "name": record.name, "version": record.version }),
-                &record.id,
-            ))
+            Ok(out.success(c2_relay::json::uninstalled(&removed), &record.id))
         }
         None => {
             out.progress(&format!(
                 "removed {id} from {} (its installed.json was unreadable)",
                 store.display()
             ));
-            Ok(out.success(
-                json!({ "id": removed.id, "name": null, "version": null }),
-                &removed.id,
-            ))
+            Ok(out.success(c2_relay::json::uninstalled(&removed), &removed.id))
         }
     }
 }

@@ -244,40 +244,12 @@ impl Checked {
 
     fn to_json(&self, path: &Path) -> Value {
         let path = path.display().to_string();
-        let diagnostics = report::diagnostics_json(self.diagnostics());
         match self {
-            Checked::Bundle(bundle) => json!({
-                "path": path,
-                "valid": bundle.is_valid(),
-                "name": bundle.name(),
-                "version": bundle.version(),
-                "digest": bundle.digest,
-                "diagnostics": diagnostics,
-                "contributions": report::contributions_json(&bundle.inventory),
-            }),
-            Checked::Marketplace(check, _) => json!({
-                "path": path,
-                "valid": check.is_valid(),
-                "name": check.marketplace.as_ref().and_then(|m| m.name.clone()),
-                "version": null,
-                "diagnostics": diagnostics,
-                "contributions": {},
-                "entries": check.entries.iter().map(|entry| json!({
-                    "name": entry.name,
-                    "version": entry.version,
-                    "path": entry.path.display().to_string(),
-                    "valid": entry.bundle.as_ref().is_some_and(CollectedBundle::is_valid),
-                })).collect::<Vec<_>>(),
-            }),
-            Checked::Unreadable(failure) => json!({
-                "path": path,
-                "valid": false,
-                "name": null,
-                "version": null,
-                "diagnostics": [],
-                "contributions": {},
-                "error": { "kind": failure.kind, "message": failure.message },
-            }),
+            Checked::Bundle(bundle) => c2_relay::json::validated_bundle(&path, bundle),
+            Checked::Marketplace(check, _) => c2_relay::json::validated_marketplace(&path, check),
+            Checked::Unreadable(failure) => {
+                c2_relay::json::unreadable_path(&path, &failure.kind, &failure.message)
+            }
         }
     }
 }

@@ -7,27 +7,27 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::output::Failure;
+use crate::Error;
 
 /// The lock file's name inside the plugins directory (a dot name is never a bundle id).
-pub(crate) const LOCK_FILE: &str = ".serve.lock";
+pub const LOCK_FILE: &str = ".serve.lock";
 
 /// The held lock; released when dropped or when the process ends.
 #[derive(Debug)]
-pub(crate) struct ServiceLock {
+pub struct ServiceLock {
     _file: File,
-    pub(crate) path: PathBuf,
+    /// The lock file.
+    pub path: PathBuf,
 }
 
 /// Takes the lock of `dir` (which must exist) and writes this process's pid into it, or
-/// explains which service already holds it.
-pub(crate) fn acquire(dir: &Path) -> Result<ServiceLock, Failure> {
+/// says which service already holds it ([`Error::ServiceRunning`]).
+pub fn acquire_lock(dir: &Path) -> Result<ServiceLock, Error> {
     let path = dir.join(LOCK_FILE);
-    let io = |what: &str, error: std::io::Error| {
-        Failure::environment(
-            "io",
-            format!("cannot {what} the service lock {}: {error}", path.display()),
-        )
+    let io = |action: &'static str, source: std::io::Error| Error::Lock {
+        action,
+        path: path.clone(),
+        source,
     };
     let mut file = OpenOptions::new()
         .read(true)
@@ -41,18 +41,16 @@ pub(crate) fn acquire(dir: &Path) -> Result<ServiceLock, Failure> {
         Err(TryLockError::WouldBlock) => {
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
-            let holder = match text.trim().parse::<u32>() {
-                Ok(pid) => format!("pid {pid}"),
-                Err(_) => "another process".to_owned(),
+            let pid = text.trim().parse::<u32>().ok();
+            let holder = match pid {
+                Some(pid) => format!("pid {pid}"),
+                None => "another process".to_owned(),
             };
-            return Err(Failure::environment(
-                "service_running",
-                format!(
-                    "a `c2-plugins serve` ({holder}) already serves {}: connect to it, or stop it first (one service per plugins directory)",
-                    dir.display()
-                ),
-            )
-            .with_detail("pid", text.trim().parse::<u32>().ok().into()));
+            return Err(Error::ServiceRunning {
+                dir: dir.to_owned(),
+                holder,
+                pid,
+            });
         }
         Err(TryLockError::Error(error)) => return Err(io("lock", error)),
     }

@@ -19,10 +19,10 @@ pub(crate) const MODULE: &str = "relay";
 
 /// The subscription name of the host's typed store-change events ([`StoreChanged`]): a change
 /// any process committed to the store or its policy, once this host has reconciled it.
-pub(crate) const STORE_CHANGED: &str = "store/changed";
+pub const STORE_CHANGED: &str = "store/changed";
 
 /// The host events only relay clients may publish (`events/publish`).
-pub(crate) const PUBLISHABLE: &[&str] = &["engine/event", "skills/changed", "scenes/changed"];
+pub const PUBLISHABLE: &[&str] = &["engine/event", "skills/changed", "scenes/changed"];
 
 /// The relay's scope, once the kernel has applied the module.
 #[derive(Debug, Clone, Default)]
@@ -77,12 +77,14 @@ impl Stream {
             Stream::Json(stream) => stream.recv().await.map(|e| (e.name, e.payload)),
             Stream::Connector(stream) => {
                 let event = stream.recv().await?;
-                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
-                Some((CONNECTOR_EVENT.to_owned(), payload))
+                Some((
+                    CONNECTOR_EVENT.to_owned(),
+                    crate::json::connector_event(&event),
+                ))
             }
             Stream::Store(stream) => {
                 let event = stream.recv().await?;
-                let payload = serde_json::to_value(&event).unwrap_or(Value::Null);
+                let payload = crate::json::store_changed(&event, crate::json::Revisions::Text);
                 Some((STORE_CHANGED.to_owned(), payload))
             }
         }

@@ -1,9 +1,10 @@
-//! The CLI's side of the relay: `invoke` and `invoke-ui` use a running `serve` for the same
-//! plugins directory when one answers on its default socket, so the call is warm and a
-//! `host.actions` render outlives the CLI call that made it. Every CLI connection initializes
-//! with one `uiCacheKey`, so successive CLI calls share their renders as one frontend.
-//! Without a service (no socket, a stale one, another directory's or an incompatible relay)
-//! the caller runs the command in-process; the output and exit codes are the same either way.
+//! A client's side of the relay, for a process that uses a running service for the same plugins
+//! directory when one answers on its default socket (the `c2-plugins` command line's `invoke`
+//! and `invoke-ui`), so the call is warm and a `host.actions` render outlives the call that
+//! made it. A connection initializes with the `uiCacheKey` its caller names, so successive
+//! calls with the same key share their renders as one frontend. Without a service (no socket,
+//! a stale one, another directory's or an incompatible relay) [`connect`] answers `None` and
+//! the caller does the work in-process.
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,15 +13,22 @@ use c2_protocol::{CallError, ErrorObject, Peer, PeerOptions, codes};
 use serde_json::{Value, json};
 use tokio::net::UnixStream;
 
-use super::{RELAY_VERSION, SOCKET_FILE};
-use crate::output::Failure;
+use crate::{Error, RELAY_VERSION, SOCKET_FILE};
 
-/// The `uiCacheKey` every CLI call initializes with.
-pub(crate) const CLI_UI_CACHE_KEY: &str = "c2-plugins-cli";
+/// Who connects: the `client` of `relay/initialize` and its `uiCacheKey`.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientInfo<'a> {
+    /// The client's name.
+    pub name: &'a str,
+    /// The client's version.
+    pub version: &'a str,
+    /// The `uiCacheKey`: connections naming the same one share their `host.actions` renders.
+    pub ui_cache_key: &'a str,
+}
 
 /// A connection to the service for `dir`, or `None` when no service for it answers within
 /// `patience` (connecting and `relay/initialize`).
-pub(crate) async fn connect(dir: &Path, patience: Duration) -> Option<Peer> {
+pub async fn connect(dir: &Path, patience: Duration, client: ClientInfo<'_>) -> Option<Peer> {
     let socket = dir.join(SOCKET_FILE);
     if !socket.exists() {
         return None;
@@ -51,8 +59,8 @@ pub(crate) async fn connect(dir: &Path, patience: Duration) -> Option<Peer> {
         "relay/initialize",
         Some(json!({
             "protocolVersion": RELAY_VERSION,
-            "client": { "name": "c2-plugins", "version": env!("CARGO_PKG_VERSION") },
-            "uiCacheKey": CLI_UI_CACHE_KEY,
+            "client": { "name": client.name, "version": client.version },
+            "uiCacheKey": client.ui_cache_key,
         })),
     );
     let hello = match tokio::time::timeout(patience, hello).await {
@@ -92,39 +100,16 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// One call through the service; its failure is the one the in-process command would print.
-pub(crate) async fn call(peer: &Peer, method: &str, params: Value) -> Result<Value, Failure> {
+/// One call through the service, closing the connection after it: the result, or the
+/// relay's error ([`Error::Remote`]) or the connection's ([`Error::Call`]).
+pub async fn call(peer: &Peer, method: &str, params: Value) -> Result<Value, Error> {
     let answer = peer.request(method, Some(params)).await;
     peer.close();
     answer.map_err(|error| match error {
-        CallError::Remote(error) => failure(&error),
-        other => Failure::environment(
-            "io",
-            format!("the c2-plugins service failed during `{method}`: {other}; retry, or pass --no-service"),
-        ),
+        CallError::Remote(error) => Error::Remote(error),
+        source => Error::Call {
+            method: method.to_owned(),
+            source,
+        },
     })
-}
-
-/// The relay's error as the CLI's failure: the host's kind, message and exit, and its detail.
-pub(crate) fn failure(error: &ErrorObject) -> Failure {
-    let data: serde_json::Map<String, Value> = error
-        .data
-        .as_deref()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or_default();
-    let mut failure = if data.get("environment") == Some(&Value::Bool(true)) {
-        Failure::environment("io", error.message.clone())
-    } else {
-        Failure::operation("command_failed", error.message.clone())
-    };
-    if let Some(kind) = data.get("kind").and_then(Value::as_str) {
-        failure.kind = kind.to_owned();
-    }
-    failure.hint = data.get("hint").and_then(Value::as_str).map(str::to_owned);
-    for (key, value) in data {
-        if !matches!(key.as_str(), "kind" | "environment" | "hint") {
-            failure.detail.insert(key, value);
-        }
-    }
-    failure
 }

@@ -4,29 +4,30 @@ use c2_host::{HostOptions, PluginHost};
 use c2_protocol::{Id, Request, codes};
 use serde_json::{Value, json};
 
-use super::lock;
-use super::relay::{self, Connection, NOT_INITIALIZED, Service, VERSION_MISMATCH};
+use crate::connection::{self as relay, Connection, NOT_INITIALIZED, Service, VERSION_MISMATCH};
+use crate::{Error, RELAY_VERSION, lock};
 
 #[test]
 fn a_second_lock_on_the_same_directory_is_refused_naming_the_holder_pid() {
     let dir = tempfile::tempdir().unwrap();
-    let held = lock::acquire(dir.path()).unwrap();
+    let held = lock::acquire_lock(dir.path()).unwrap();
     let written = std::fs::read_to_string(&held.path).unwrap();
     assert_eq!(written.trim(), std::process::id().to_string());
-    let refused = lock::acquire(dir.path()).unwrap_err();
-    assert_eq!(refused.kind, "service_running");
-    assert_eq!(refused.exit, 2);
+    let refused = lock::acquire_lock(dir.path()).unwrap_err();
     assert!(
         refused
-            .message
+            .to_string()
             .contains(&format!("(pid {}) already serves", std::process::id())),
-        "{}",
-        refused.message
+        "{refused}"
     );
-    assert_eq!(refused.detail["pid"], json!(std::process::id()));
+    assert!(
+        matches!(refused, Error::ServiceRunning { pid: Some(pid), .. } if pid == std::process::id()),
+        "{refused:?}"
+    );
+    assert!(refused.hint().is_some());
     drop(held);
     assert!(
-        lock::acquire(dir.path()).is_ok(),
+        lock::acquire_lock(dir.path()).is_ok(),
         "released with its holder"
     );
 }
@@ -44,7 +45,7 @@ async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
     let service = Service {
         host: host.clone(),
         plugins_dir: dir.to_owned(),
-        bus: super::events::Bus::default(),
+        bus: crate::events::Bus::default(),
         max_subscriptions: 4,
     };
     (Connection::new(service), host)
@@ -71,7 +72,8 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
     let unknown = ask(&conn, 2, "nope", json!({})).await;
     assert_eq!(code(&unknown), Some(codes::METHOD_NOT_FOUND));
     for (version, expected) in [
-        ("2.0.0", Some(VERSION_MISMATCH)),
+        ("1.0.0", Some(VERSION_MISMATCH)),
+        ("3.0.0", Some(VERSION_MISMATCH)),
         ("0.9.0", Some(VERSION_MISMATCH)),
         ("one", Some(codes::INVALID_PARAMS)),
     ] {
@@ -89,7 +91,7 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
             &conn,
             3,
             "relay/initialize",
-            json!({"protocolVersion": "1.0.0", "uiCacheKey": key}),
+            json!({"protocolVersion": RELAY_VERSION, "uiCacheKey": key}),
         )
         .await;
         assert_eq!(code(&answer), Some(codes::INVALID_PARAMS), "{key}");
@@ -104,13 +106,13 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
         &conn,
         5,
         "relay/initialize",
-        json!({"protocolVersion": "1.7.2"}),
+        json!({"protocolVersion": "2.7.2"}),
     )
     .await
     .unwrap();
     assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
     let methods = hello["capabilities"]["methods"].as_array().unwrap();
-    assert_eq!(methods.len(), relay::METHODS.len());
+    assert_eq!(methods.len(), crate::METHODS.len());
     let listed = ask(&conn, 6, "plugins/list", json!({})).await;
     assert_eq!(listed, Ok(json!([])));
     let bad = ask(&conn, 7, "plugins/trust", json!({"name": "x"})).await;
@@ -128,36 +130,67 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
 
 #[test]
 fn plan_revisions_travel_as_text_and_come_back_as_numbers() {
-    let mut plan = json!({"revisions": {"graph": u64::MAX, "config": 3, "project": null}});
-    relay::revisions_as_text(&mut plan);
+    let file = c2_host::PlanFile {
+        format: c2_host::PLAN_FORMAT,
+        id: "x".to_owned(),
+        project: None,
+        change: c2_host::PlanAction::Enable,
+        component: None,
+        revisions: c2_host::PlanRevisions {
+            graph: u64::MAX,
+            config: 3,
+            project: None,
+        },
+        impact: c2_host::ImpactView::default(),
+    };
+    let text = crate::json::plan(&file, crate::json::Revisions::Text);
     assert_eq!(
-        plan["revisions"],
+        text["revisions"],
         json!({"graph": u64::MAX.to_string(), "config": "3", "project": null})
     );
-    relay::revisions_as_numbers(&mut plan);
+    let numbers = crate::json::plan(&file, crate::json::Revisions::Numbers);
     assert_eq!(
-        plan["revisions"],
+        numbers["revisions"],
         json!({"graph": u64::MAX, "config": 3, "project": null})
     );
+    for form in [text, numbers] {
+        let back = crate::json::plan_from_value(form).unwrap();
+        assert_eq!(back, file);
+    }
+    let wrong = json!({"format": 1, "id": "x", "project": null, "change": {"action": "enable"},
+        "revisions": {"graph": "-1", "config": "3", "project": null},
+        "impact": {"starts": [], "stops": [], "reloads": [], "dependents": [], "resources": []}});
+    assert!(crate::json::plan_from_value(wrong).is_err());
+}
+
+#[test]
+fn every_method_name_parses_to_its_method_and_back() {
+    assert_eq!(crate::Method::ALL.len(), crate::METHODS.len());
+    for (method, name) in crate::Method::ALL.iter().zip(crate::METHODS) {
+        assert_eq!(method.name(), *name);
+        assert_eq!(crate::Method::parse(name), Some(*method));
+        assert_eq!(method.cancellable(), crate::CANCELLABLE.contains(name));
+    }
+    assert_eq!(crate::Method::parse("nope"), None);
 }
 
 #[test]
 fn the_committed_relay_description_is_the_generated_one() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/relay.json");
-    let generated = serde_json::to_string_pretty(&super::describe::describe()).unwrap() + "\n";
+    let generated = serde_json::to_string_pretty(&crate::describe::describe()).unwrap() + "\n";
     if std::env::var_os("C2_UPDATE_RELAY_SCHEMA").is_some() {
         std::fs::write(&path, &generated).unwrap();
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/schemas/relay.json is stale: run `C2_UPDATE_RELAY_SCHEMA=1 cargo test -p c2-cli --bin c2-plugins relay_description`"
+        "docs/schemas/relay.json is stale: run `C2_UPDATE_RELAY_SCHEMA=1 cargo test -p c2-relay relay_description`"
     );
-    let names: Vec<&str> = super::describe::DESCRIPTION.iter().map(|m| m.0).collect();
+    let names: Vec<&str> = crate::describe::DESCRIPTION.iter().map(|m| m.0).collect();
     assert_eq!(
         names,
-        relay::METHODS,
+        crate::METHODS,
         "one entry per relay method, in order"
     );
 }
@@ -170,11 +203,11 @@ async fn every_described_method_accepts_its_params_and_refuses_a_missing_or_unkn
         &conn,
         1,
         "relay/initialize",
-        json!({"protocolVersion": "1.0.0"}),
+        json!({"protocolVersion": RELAY_VERSION}),
     )
     .await
     .unwrap();
-    for (method, _, params) in super::describe::DESCRIPTION {
+    for (method, _, params) in crate::describe::DESCRIPTION {
         let full: serde_json::Map<String, Value> = params
             .iter()
             .map(|(name, _, _, sample)| ((*name).to_owned(), serde_json::from_str(sample).unwrap()))
@@ -216,7 +249,7 @@ async fn language_servers_are_listed_and_resolved_through_the_host() {
         &conn,
         1,
         "relay/initialize",
-        json!({"protocolVersion": "1.0.0"}),
+        json!({"protocolVersion": RELAY_VERSION}),
     )
     .await
     .unwrap();
@@ -245,7 +278,7 @@ async fn a_finished_call_leaves_nothing_to_cancel() {
         &conn,
         1,
         "relay/initialize",
-        json!({"protocolVersion": "1.0.0"}),
+        json!({"protocolVersion": RELAY_VERSION}),
     )
     .await
     .unwrap();
@@ -279,14 +312,14 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
     let conn = Connection::new(Service {
         host: host.clone(),
         plugins_dir: dir.path().to_owned(),
-        bus: super::events::Bus::default(),
+        bus: crate::events::Bus::default(),
         max_subscriptions: 4,
     });
     ask(
         &conn,
         1,
         "relay/initialize",
-        json!({"protocolVersion": "1.0.0"}),
+        json!({"protocolVersion": RELAY_VERSION}),
     )
     .await
     .unwrap();
@@ -307,64 +340,19 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
         json!([outcome.record.id]),
         "{answer:#}"
     );
-    assert!(changed["generation"].as_u64() > Some(0), "{answer:#}");
+    // 64-bit generations and revisions travel as decimal strings.
+    assert!(
+        changed["generation"]
+            .as_str()
+            .and_then(|g| g.parse::<u64>().ok())
+            > Some(0),
+        "{answer:#}"
+    );
+    assert!(changed["policyRevision"].is_string(), "{answer:#}");
     let again = ask(&conn, 3, "plugins/refresh", json!({})).await.unwrap();
     assert_eq!(again, json!({"changed": null}));
     other.shutdown().await;
     host.shutdown().await;
-}
-
-#[test]
-fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
-    use c2_host::HostError;
-    let errors = || {
-        [
-            HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
-                .with_hint("trust it first"),
-            HostError::from(c2_host::KernelError::remote_failure(
-                "command_failed",
-                "quota used up",
-                c2_host::deps::kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
-            )),
-            HostError::NotInstalled { id: "x".to_owned() },
-            HostError::Io {
-                action: "read",
-                path: "/nonexistent".into(),
-                source: std::io::Error::other("disk full"),
-            },
-        ]
-    };
-    for (relayed, local) in errors().into_iter().zip(errors()) {
-        let through = super::client::failure(&relay::host_error(relayed));
-        let here = crate::session::failure(local);
-        assert_eq!(
-            (
-                &through.kind,
-                &through.message,
-                through.exit,
-                &through.hint,
-                &through.detail
-            ),
-            (
-                &here.kind,
-                &here.message,
-                here.exit,
-                &here.hint,
-                &here.detail
-            )
-        );
-    }
-    let plugin = crate::session::failure(errors().into_iter().nth(1).unwrap());
-    assert_eq!(
-        plugin.detail["pluginError"],
-        json!({"code": -32050, "data": {"retryAfter": 30}})
-    );
-    let last = errors().into_iter().last().unwrap();
-    assert_eq!(
-        crate::session::failure(last).exit,
-        2,
-        "the environment's fault exits 2"
-    );
 }
 
 /// Params are read typed straight from the request's raw text: params that are not the
@@ -378,7 +366,7 @@ async fn params_of_the_wrong_shape_are_invalid_params() {
         &conn,
         1,
         "relay/initialize",
-        json!({"protocolVersion": "1.0.0"}),
+        json!({"protocolVersion": RELAY_VERSION}),
     )
     .await
     .unwrap();
@@ -415,4 +403,64 @@ async fn params_of_the_wrong_shape_are_invalid_params() {
         .await;
     assert!(listed.as_ref().is_ok_and(Value::is_array), "{listed:?}");
     host.shutdown().await;
+}
+
+#[test]
+fn a_command_rows_realm_is_shown_as_global_or_its_project_path() {
+    let row = c2_host::CommandRow {
+        name: "x.y".to_owned(),
+        owner: "bundle:x".to_owned(),
+        realm: c2_host::Realm::Global,
+        visibility: c2_host::CommandVisibility::ExtensionPublic,
+        state: c2_host::CommandState::BuiltIn,
+        title: "X".to_owned(),
+        description: None,
+    };
+    let json = crate::json::command_rows(std::slice::from_ref(&row));
+    assert_eq!(
+        (&json[0]["realm"], &json[0]["visibility"], &json[0]["state"]),
+        (
+            &serde_json::json!("global"),
+            &serde_json::json!("extension-public"),
+            &serde_json::json!("built-in")
+        )
+    );
+    assert_eq!(
+        json[0],
+        json!({"name": "x.y", "owner": "bundle:x", "realm": "global",
+            "visibility": "extension-public", "state": "built-in", "title": "X",
+            "description": null})
+    );
+}
+
+#[test]
+fn revisions_are_numbers_for_the_cli_and_decimal_strings_on_the_wire() {
+    let applied = c2_host::Applied {
+        revision: u64::MAX,
+        impact: c2_host::ImpactView {
+            starts: vec!["bundle:x".to_owned()],
+            user_runtimes: vec!["x".to_owned()],
+            ..c2_host::ImpactView::default()
+        },
+    };
+    let cli = crate::json::applied("x", &applied, crate::json::Revisions::Numbers);
+    assert_eq!(
+        cli,
+        json!({"id": "x", "revision": u64::MAX, "impact": {"starts": ["bundle:x"], "stops": [],
+            "reloads": [], "dependents": [], "resources": [], "userRuntimes": ["x"]}})
+    );
+    let wire = crate::json::applied("x", &applied, crate::json::Revisions::Text);
+    assert_eq!(wire["revision"], json!(u64::MAX.to_string()));
+    assert_eq!(wire["impact"], cli["impact"]);
+    let changed = c2_host::StoreChanged {
+        generation: 1 << 60,
+        policy_revision: 3,
+        installed: vec!["x".to_owned()],
+        ..c2_host::StoreChanged::default()
+    };
+    assert_eq!(
+        crate::json::store_changed(&changed, crate::json::Revisions::Text),
+        json!({"generation": (1u64 << 60).to_string(), "policyRevision": "3",
+            "installed": ["x"], "removed": [], "replaced": [], "policy": []})
+    );
 }

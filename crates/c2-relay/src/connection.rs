@@ -10,82 +10,38 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use c2_host::{
-    ConnectorRequest, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, Resolved,
-    StateChange, Target, UiRequest,
+    ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target,
 };
 use c2_protocol::{CallError, ErrorObject, Id, Notifications, Peer, Request, codes};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use super::events::{self, Bus};
-
-use crate::commands;
-use crate::session;
+use crate::events::{self, Bus};
+use crate::json::{self, Revisions};
+use crate::methods::{Call, InitializeParams, METHODS, Method};
 
 /// The relay protocol's version; a client is compatible when its major version is the same.
-pub(crate) const RELAY_VERSION: &str = "1.0.0";
+pub const RELAY_VERSION: &str = "2.0.0";
 
 /// The caller cancelled the request with `$/cancelRequest`.
-pub(crate) const REQUEST_CANCELLED: i64 = -32800;
+pub const REQUEST_CANCELLED: i64 = -32800;
 /// A request other than `relay/initialize` arrived before it.
-pub(crate) const NOT_INITIALIZED: i64 = -32010;
+pub const NOT_INITIALIZED: i64 = -32010;
 /// `relay/initialize` named an incompatible relay version.
-pub(crate) const VERSION_MISMATCH: i64 = -32011;
-
-/// Every request method this relay answers: the capability list `relay/initialize` returns.
-pub(crate) const METHODS: &[&str] = &[
-    "relay/initialize",
-    "relay/describe",
-    "plugins/list",
-    "plugins/install",
-    "plugins/uninstall",
-    "plugins/trust",
-    "plugins/untrust",
-    "plugins/enable",
-    "plugins/disable",
-    "plugins/inherit",
-    "plugins/reset",
-    "plugins/plan",
-    "plugins/apply",
-    "plugins/runtimePid",
-    "plugins/refresh",
-    "realm/catalog",
-    "realm/commands",
-    "command/invoke",
-    "ui/catalog",
-    "ui/invoke",
-    "lsp/list",
-    "lsp/resolve",
-    "mcp/list",
-    "connectors/list",
-    "connectors/registerProvider",
-    "connectors/invoke",
-    "events/subscribe",
-    "events/unsubscribe",
-    "events/publish",
-    "hub/marketplaces",
-    "hub/addMarketplace",
-    "hub/removeMarketplace",
-    "hub/search",
-    "hub/outdated",
-    "hub/update",
-];
+pub const VERSION_MISMATCH: i64 = -32011;
 
 /// The longest `uiCacheKey` `relay/initialize` accepts, in bytes.
-pub(crate) const MAX_UI_CACHE_KEY: usize = 128;
+pub const MAX_UI_CACHE_KEY: usize = 128;
 
 /// The notification that carries a subscribed event to the client.
-pub(crate) const EVENT: &str = "events/event";
+pub const EVENT: &str = "events/event";
 
 /// The methods `$/cancelRequest` may abandon.
-pub(crate) const CANCELLABLE: &[&str] = &["command/invoke", "ui/invoke", "connectors/invoke"];
+pub const CANCELLABLE: &[&str] = &["command/invoke", "ui/invoke", "connectors/invoke"];
 
 /// The notification a client sends to abandon one of its requests.
-pub(crate) const CANCEL: &str = "$/cancelRequest";
+pub const CANCEL: &str = "$/cancelRequest";
 
 /// What every connection shares: the one host and where it lives.
 #[derive(Debug, Clone)]
@@ -150,33 +106,35 @@ impl Connection {
 
     /// Answers one request; `peer` is the connection (events need it; unit tests pass none).
     pub(crate) async fn handle(self: Arc<Self>, request: Request, peer: Option<Peer>) -> Answer {
-        let method = request.method.as_str();
+        let name = request.method.as_str();
+        let Some(method) = Method::parse(name) else {
+            return Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!(
+                    "unknown method `{name}`: `relay/initialize` lists the methods this relay answers"
+                ),
+            ));
+        };
         // The params stay the frame's raw text (already bounded and checked to be JSON by the
         // peer): each method reads its typed params straight from it, never through a `Value`
         // tree of the whole document first.
         let params = request.params.as_deref();
-        if method == "relay/initialize" {
-            return self.initialize(params);
-        }
-        if !METHODS.contains(&method) {
-            return Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!(
-                    "unknown method `{method}`: `relay/initialize` lists the methods this relay answers"
-                ),
-            ));
-        }
-        if !self.initialized.load(Ordering::Acquire) {
+        if method != Method::Initialize && !self.initialized.load(Ordering::Acquire) {
             return Err(ErrorObject::new(
                 NOT_INITIALIZED,
-                format!("`{method}` before `relay/initialize`: initialize the connection first"),
+                format!("`{name}` before `relay/initialize`: initialize the connection first"),
             ));
+        }
+        let call = Call::parse(method, params).map_err(invalid_params)?;
+        if let Call::Initialize(params) = call {
+            return self.initialize(params);
         }
         // Only calls into plugins may be abandoned: a policy or store change always runs to
         // its end, so it is never left half applied.
-        if !CANCELLABLE.contains(&method) {
-            return self.dispatch(method, params, peer).await;
+        if !method.cancellable() {
+            return self.dispatch(call, peer).await;
         }
+        let method = name;
         let key = id_key(&request.id);
         let (cancel, cancelled) = oneshot::channel();
         self.lock_cancellable().insert(key.clone(), cancel);
@@ -194,7 +152,7 @@ impl Connection {
         };
         // Bound to a local so the receiver is gone before `_forget` looks at the entry.
         let answer = tokio::select! {
-            answer = self.dispatch(method, params, peer) => answer,
+            answer = self.dispatch(call, peer) => answer,
             Ok(()) = cancelled => Err(ErrorObject::new(
                 REQUEST_CANCELLED,
                 format!("`{method}` was cancelled by the caller ($/cancelRequest)"),
@@ -328,8 +286,7 @@ impl Connection {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn initialize(&self, params: Option<&RawValue>) -> Answer {
-        let params: InitializeParams = parse(params)?;
+    fn initialize(&self, params: InitializeParams) -> Answer {
         let theirs = semver::Version::parse(&params.protocol_version).map_err(|error| {
             ErrorObject::new(
                 codes::INVALID_PARAMS,
@@ -339,7 +296,7 @@ impl Connection {
                 ),
             )
         })?;
-        let ours = semver::Version::parse(RELAY_VERSION).unwrap_or(semver::Version::new(1, 0, 0));
+        let ours = semver::Version::parse(RELAY_VERSION).unwrap_or(semver::Version::new(2, 0, 0));
         if theirs.major != ours.major {
             let mut error = ErrorObject::new(
                 VERSION_MISMATCH,
@@ -374,28 +331,23 @@ impl Connection {
         }))
     }
 
-    async fn dispatch(
-        &self,
-        method: &str,
-        params: Option<&RawValue>,
-        peer: Option<Peer>,
-    ) -> Answer {
+    async fn dispatch(&self, call: Call, peer: Option<Peer>) -> Answer {
         let host = &self.service.host;
-        match method {
-            "events/subscribe" => {
-                let p: SubscribeParams = parse(params)?;
-                self.subscribe(&p.event, peer)
-            }
-            "events/unsubscribe" => {
-                let p: UnsubscribeParams = parse(params)?;
+        let wire = Revisions::Text;
+        match call {
+            Call::Initialize(_) => Err(ErrorObject::new(
+                codes::INVALID_REQUEST,
+                "`relay/initialize` is answered before any other request",
+            )),
+            Call::EventsSubscribe(p) => self.subscribe(&p.event, peer),
+            Call::EventsUnsubscribe(p) => {
                 let task = self.lock_subscriptions().remove(&p.subscription);
                 if let Some(task) = &task {
                     task.abort();
                 }
                 Ok(json!({ "removed": task.is_some() }))
             }
-            "events/publish" => {
-                let p: PublishParams = parse(params)?;
+            Call::EventsPublish(p) => {
                 if !events::PUBLISHABLE.contains(&p.name.as_str()) {
                     return Err(ErrorObject::new(
                         codes::INVALID_PARAMS,
@@ -411,73 +363,63 @@ impl Connection {
                     .emit(&p.name, p.payload.unwrap_or(Value::Null));
                 Ok(json!({ "delivered": delivered }))
             }
-            "relay/describe" => {
-                let NoParams {} = parse(params)?;
-                Ok(super::describe::describe())
-            }
-            "plugins/list" => {
-                let NoParams {} = parse(params)?;
-                let languages = host.language_listing(&Target::User).map_err(host_error)?;
+            Call::Describe => Ok(crate::describe::describe()),
+            Call::PluginsList => {
+                let languages = host.language_listing(&Target::User).map_err(error_object)?;
                 let listed: Vec<Value> = host
                     .list()
                     .iter()
-                    .map(|status| commands::list::status_json(status, &languages))
+                    .map(|status| json::bundle_status(status, &languages))
                     .collect();
                 Ok(Value::Array(listed))
             }
-            "plugins/install" => {
-                let p: InstallParams = parse(params)?;
+            Call::PluginsInstall(p) => {
                 let options = InstallOptions::default()
                     .with_trust(p.trust)
                     .with_enable(p.enable);
                 if let Some(marketplace) = &p.marketplace {
                     // `source` is a catalog entry, NAME[@VERSION].
-                    let (name, version) = commands::hub::split_name(&p.source);
+                    let (name, version) = split_name(&p.source);
                     let outcome = host
                         .install_from_catalog(name, version, Some(marketplace), options)
                         .await
-                        .map_err(host_error)?;
-                    let mut result = commands::install::outcome_json(&outcome, options);
-                    result["origin"] = json!(outcome.record.origin);
+                        .map_err(error_object)?;
+                    let mut result = json::install_outcome(&outcome, options);
+                    result["origin"] = json::origin(outcome.record.origin.as_ref());
                     return Ok(result);
                 }
-                let outcome = host.install(&p.source, options).await.map_err(host_error)?;
-                Ok(commands::install::outcome_json(&outcome, options))
+                let outcome = host
+                    .install(&p.source, options)
+                    .await
+                    .map_err(error_object)?;
+                Ok(json::install_outcome(&outcome, options))
             }
-            "plugins/uninstall" => {
-                let p: IdParams = parse(params)?;
-                let removed = host.uninstall(&p.id).await.map_err(host_error)?;
-                let record = removed.record.as_ref();
-                Ok(json!({
-                    "id": removed.id,
-                    "name": record.map(|r| &r.name),
-                    "version": record.and_then(|r| r.version.as_ref()),
-                }))
+            Call::PluginsUninstall(p) => {
+                let removed = host.uninstall(&p.id).await.map_err(error_object)?;
+                Ok(json::uninstalled(&removed))
             }
-            "plugins/trust" | "plugins/untrust" => {
-                let p: IdParams = parse(params)?;
-                let applied = if method == "plugins/trust" {
-                    host.trust(&p.id).await
-                } else {
-                    host.untrust(&p.id).await
-                }
-                .map_err(host_error)?;
-                Ok(commands::policy::applied_json(&p.id, &applied))
+            Call::PluginsTrust(p) => {
+                let applied = host.trust(&p.id).await.map_err(error_object)?;
+                Ok(json::applied(&p.id, &applied, wire))
             }
-            "plugins/enable" | "plugins/disable" | "plugins/inherit" => {
-                let p: SwitchParams = parse(params)?;
+            Call::PluginsUntrust(p) => {
+                let applied = host.untrust(&p.id).await.map_err(error_object)?;
+                Ok(json::applied(&p.id, &applied, wire))
+            }
+            Call::PluginsSwitch(method, p) => {
                 let change = match method {
-                    "plugins/enable" => StateChange::Enable,
-                    "plugins/disable" => StateChange::Disable,
+                    Method::PluginsEnable => StateChange::Enable,
+                    Method::PluginsDisable => StateChange::Disable,
                     _ => StateChange::Inherit,
                 };
                 if let Some(component) = &p.component {
-                    let component = c2_host::ComponentRef::parse(component).map_err(host_error)?;
+                    let component =
+                        c2_host::ComponentRef::parse(component).map_err(error_object)?;
                     let applied = host
                         .set_component(&p.id, &target(p.project), &component, change)
                         .await
-                        .map_err(host_error)?;
-                    let mut result = commands::policy::applied_json(&p.id, &applied);
+                        .map_err(error_object)?;
+                    let mut result = json::applied(&p.id, &applied, wire);
                     result["component"] = json!(component.policy_key(&p.id));
                     return Ok(result);
                 }
@@ -490,16 +432,14 @@ impl Connection {
                 let applied = host
                     .set_state(&p.id, &target(p.project), change)
                     .await
-                    .map_err(host_error)?;
-                Ok(commands::policy::applied_json(&p.id, &applied))
+                    .map_err(error_object)?;
+                Ok(json::applied(&p.id, &applied, wire))
             }
-            "plugins/reset" => {
-                let p: ResetParams = parse(params)?;
-                let revision = host.reset(p.id.as_deref()).await.map_err(host_error)?;
-                Ok(json!({ "id": p.id, "revision": revision }))
+            Call::PluginsReset(p) => {
+                let revision = host.reset(p.id.as_deref()).await.map_err(error_object)?;
+                Ok(json::reset(p.id.as_deref(), revision, wire))
             }
-            "plugins/plan" => {
-                let p: PlanParams = parse(params)?;
+            Call::PluginsPlan(p) => {
                 if matches!(p.change, PlanAction::Inherit)
                     && p.project.is_none()
                     && p.component.is_none()
@@ -512,145 +452,102 @@ impl Connection {
                 let plan = host
                     .plan_component(&p.id, p.project.as_ref(), p.change, p.component.as_deref())
                     .await
-                    .map_err(host_error)?;
-                let mut plan = serde_json::to_value(plan).unwrap_or_default();
-                revisions_as_text(&mut plan);
-                Ok(plan)
+                    .map_err(error_object)?;
+                Ok(json::plan(&plan, wire))
             }
-            "plugins/apply" => {
-                let mut params: Value = parse(params)?;
-                if let Some(plan) = params.get_mut("plan") {
-                    revisions_as_numbers(plan);
-                }
-                let p: ApplyParams = serde_json::from_value(params).map_err(invalid_params)?;
-                let applied = host.apply_plan(&p.plan).await.map_err(host_error)?;
-                Ok(commands::policy::applied_json(&p.plan.id, &applied))
+            Call::PluginsApply(p) => {
+                let plan = PlanFile::from(p.plan);
+                let applied = host.apply_plan(&plan).await.map_err(error_object)?;
+                Ok(json::applied(&plan.id, &applied, wire))
             }
-            "plugins/runtimePid" => {
-                let p: StateParams = parse(params)?;
+            Call::PluginsRuntimePid(p) => {
                 let pid = host
                     .runtime_pid(&p.id, &target(p.project))
-                    .map_err(host_error)?;
+                    .map_err(error_object)?;
                 Ok(json!({ "pid": pid }))
             }
-            "plugins/refresh" => {
-                let NoParams {} = parse(params)?;
-                let changed = host.refresh().await.map_err(host_error)?;
-                Ok(json!({ "changed": changed }))
+            Call::PluginsRefresh => {
+                let changed = host.refresh().await.map_err(error_object)?;
+                Ok(json!({ "changed": changed.map(|c| json::store_changed(&c, wire)) }))
             }
-            "realm/catalog" => {
-                let p: RealmParams = parse(params)?;
-                let rows = host.catalog(&target(p.project)).map_err(host_error)?;
-                Ok(serde_json::to_value(rows).unwrap_or_default())
+            Call::RealmCatalog(p) => {
+                let rows = host.catalog(&target(p.project)).map_err(error_object)?;
+                Ok(json::catalog_rows(&rows, wire))
             }
-            "realm/commands" => {
-                let p: RealmParams = parse(params)?;
-                let rows = host.commands(&target(p.project)).map_err(host_error)?;
-                Ok(serde_json::to_value(rows).unwrap_or_default())
+            Call::RealmCommands(p) => {
+                let rows = host.commands(&target(p.project)).map_err(error_object)?;
+                Ok(json::command_rows(&rows))
             }
-            "command/invoke" => {
-                let p: InvokeParams = parse(params)?;
+            Call::CommandInvoke(p) => {
                 let args = p.args.unwrap_or_else(|| json!({}));
                 host.invoke(&target(p.project), &p.command, args)
                     .await
-                    .map_err(host_error)
+                    .map_err(error_object)
             }
-            "lsp/list" => {
-                let p: RealmParams = parse(params)?;
+            Call::LspList(p) => {
                 let listing = host
                     .language_listing(&target(p.project))
-                    .map_err(host_error)?;
-                Ok(commands::lsp::listing_json(&listing))
+                    .map_err(error_object)?;
+                Ok(json::language_listing(&listing))
             }
-            "lsp/resolve" => {
-                let p: ResolveParams = parse(params)?;
+            Call::LspResolve(p) => {
                 let resolved = host
                     .resolve_language_server(&p.project, &p.language)
-                    .map_err(host_error)?;
-                Ok(match resolved {
-                    Resolved::Plugin {
-                        bundle,
-                        server,
-                        program,
-                    } => {
-                        json!({ "kind": "plugin", "bundle": bundle, "server": server, "program": program })
-                    }
-                    Resolved::BuiltIn(builtin) => json!({ "kind": "builtIn", "builtin": builtin }),
-                    _ => Value::Null,
-                })
+                    .map_err(error_object)?;
+                Ok(json::resolved(&resolved))
             }
-            "mcp/list" => {
+            Call::McpList(p) => {
                 // Listing only: a session launches its MCP servers, never the relay.
-                let p: McpParams = parse(params)?;
-                let rows = host.mcp_servers(&target(p.project)).map_err(host_error)?;
+                let rows = host.mcp_servers(&target(p.project)).map_err(error_object)?;
                 Ok(Value::Array(
                     rows.iter()
-                        .map(|row| commands::mcp::row_json(row, p.env_values))
+                        .map(|row| json::mcp_server(row, p.env_values))
                         .collect(),
                 ))
             }
-            "connectors/list" => {
-                let NoParams {} = parse(params)?;
-                Ok(serde_json::to_value(host.connectors()).unwrap_or_default())
-            }
-            "connectors/registerProvider" => {
-                let p: ProviderParams = parse(params)?;
+            Call::ConnectorsList => Ok(json::connectors(&host.connectors())),
+            Call::ConnectorsRegisterProvider(p) => {
                 host.register_provider(&p.provider);
                 Ok(json!({ "provider": p.provider }))
             }
-            "connectors/invoke" => {
-                let request: ConnectorRequest = parse(params)?;
-                host.invoke_connector(&request).await.map_err(host_error)
+            Call::ConnectorsInvoke(request) => {
+                host.invoke_connector(&request).await.map_err(error_object)
             }
-            "ui/catalog" => {
-                let p: RealmParams = parse(params)?;
-                let slots = host.ui_catalog(&target(p.project)).map_err(host_error)?;
-                Ok(serde_json::to_value(slots).unwrap_or_default())
+            Call::UiCatalog(p) => {
+                let slots = host.ui_catalog(&target(p.project)).map_err(error_object)?;
+                Ok(json::ui_catalog(&slots))
             }
-            "ui/invoke" => {
-                let request: UiRequest = parse(params)?;
+            Call::UiInvoke(request) => {
                 let session = self.ui_session(request.session_id.as_deref());
                 host.invoke_ui_keyed(&request, &session)
                     .await
-                    .map_err(host_error)
+                    .map_err(error_object)
             }
-            "hub/marketplaces" => {
-                let NoParams {} = parse(params)?;
-                Ok(json!(host.marketplaces().map_err(host_error)?))
-            }
-            "hub/addMarketplace" => {
-                let p: AddMarketplaceParams = parse(params)?;
+            Call::HubMarketplaces => Ok(json::marketplaces(
+                &host.marketplaces().map_err(error_object)?,
+            )),
+            Call::HubAddMarketplace(p) => {
                 let added = host
                     .marketplace_add(&p.location, p.name.as_deref())
                     .await
-                    .map_err(host_error)?;
-                Ok(json!(added))
+                    .map_err(error_object)?;
+                Ok(json::marketplace(&added))
             }
-            "hub/removeMarketplace" => {
-                let p: NameParams = parse(params)?;
-                Ok(json!(host.marketplace_remove(&p.name).map_err(host_error)?))
-            }
-            "hub/search" => {
-                let p: SearchParams = parse(params)?;
+            Call::HubRemoveMarketplace(p) => Ok(json::marketplace(
+                &host.marketplace_remove(&p.name).map_err(error_object)?,
+            )),
+            Call::HubSearch(p) => {
                 let hits = host
                     .search(&p.text, p.marketplace.as_deref())
                     .await
-                    .map_err(host_error)?;
-                Ok(json!(hits))
+                    .map_err(error_object)?;
+                Ok(json::search_hits(&hits))
             }
-            "hub/outdated" => {
-                let NoParams {} = parse(params)?;
-                Ok(json!(host.outdated().await))
+            Call::HubOutdated => Ok(json::outdated_rows(&host.outdated().await)),
+            Call::HubUpdate(p) => {
+                let report = host.update(p.id.as_deref()).await.map_err(error_object)?;
+                Ok(json::update_report(&report))
             }
-            "hub/update" => {
-                let p: UpdateParams = parse(params)?;
-                let report = host.update(p.id.as_deref()).await.map_err(host_error)?;
-                Ok(commands::hub::update_json(&report))
-            }
-            other => Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!("unknown method `{other}`"),
-            )),
         }
     }
 }
@@ -675,29 +572,6 @@ impl Drop for Forget<'_> {
     }
 }
 
-/// A plan's revisions are 64-bit (the graph's is a hash), past what a JavaScript number holds
-/// exactly, so the relay sends them as decimal strings.
-pub(crate) fn revisions_as_text(plan: &mut Value) {
-    if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
-        for value in revisions.values_mut() {
-            if let Some(n) = value.as_u64() {
-                *value = Value::String(n.to_string());
-            }
-        }
-    }
-}
-
-/// The inverse of [`revisions_as_text`]; numbers are accepted as they are.
-pub(crate) fn revisions_as_numbers(plan: &mut Value) {
-    if let Some(revisions) = plan.get_mut("revisions").and_then(Value::as_object_mut) {
-        for value in revisions.values_mut() {
-            if let Some(n) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {
-                *value = Value::from(n);
-            }
-        }
-    }
-}
-
 fn id_key(id: &Id) -> String {
     serde_json::to_string(id).unwrap_or_default()
 }
@@ -707,33 +581,20 @@ fn target(project: Option<PathBuf>) -> Target {
 }
 
 /// A host error as a JSON-RPC error: `-32001` for an unknown command, `-32000` otherwise, with
-/// the host's kind, its hint, an invalid bundle's diagnostics and a plugin's own error
-/// (`pluginError`) in `data`.
-pub(crate) fn host_error(error: HostError) -> ErrorObject {
-    let failure = session::failure(error);
-    let code = if failure.kind == "unknown_command" {
+/// [`json::error_data`] (the host's kind, whose fault, its hint, an invalid bundle's
+/// diagnostics and a plugin's own error) in `data`.
+pub fn error_object(error: HostError) -> ErrorObject {
+    let code = if error.kind() == ErrorKind::UnknownCommand {
         codes::UNKNOWN_COMMAND
     } else {
         codes::COMMAND_FAILED
     };
-    let mut data = serde_json::Map::new();
-    data.insert("kind".to_owned(), Value::String(failure.kind.clone()));
-    data.insert("environment".to_owned(), Value::Bool(failure.exit == 2));
-    if let Some(hint) = failure.hint {
-        data.insert("hint".to_owned(), Value::String(hint));
-    }
-    data.extend(failure.detail);
+    let data = json::error_data(&error);
     ErrorObject {
         code,
-        message: failure.message,
+        message: error.to_string(),
         data: c2_protocol::to_raw(&Value::Object(data)).ok(),
     }
-}
-
-/// Reads a method's typed params from the request's raw text in one pass; absent params read
-/// as `{}`.
-fn parse<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
-    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(invalid_params)
 }
 
 fn invalid_params(error: serde_json::Error) -> ErrorObject {
@@ -743,164 +604,10 @@ fn invalid_params(error: serde_json::Error) -> ErrorObject {
     )
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct InitializeParams {
-    protocol_version: String,
-    #[serde(default)]
-    #[expect(dead_code, reason = "accepted for the client's own logs; not used yet")]
-    client: Option<Value>,
-    #[serde(default)]
-    ui_cache_key: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct InstallParams {
-    source: String,
-    #[serde(default)]
-    trust: bool,
-    #[serde(default)]
-    enable: bool,
-    /// A catalog (path, URL or configured name): `source` is then NAME[@VERSION].
-    marketplace: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AddMarketplaceParams {
-    location: String,
-    name: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NameParams {
-    name: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchParams {
-    text: String,
-    marketplace: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UpdateParams {
-    id: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct IdParams {
-    id: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ResetParams {
-    #[serde(default)]
-    id: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StateParams {
-    id: String,
-    #[serde(default)]
-    project: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SwitchParams {
-    id: String,
-    #[serde(default)]
-    project: Option<PathBuf>,
-    /// `<kind>:<local-id>`: switch one component instead of the bundle.
-    #[serde(default)]
-    component: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RealmParams {
-    #[serde(default)]
-    project: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct McpParams {
-    #[serde(default)]
-    project: Option<PathBuf>,
-    #[serde(default)]
-    env_values: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InvokeParams {
-    command: String,
-    #[serde(default)]
-    args: Option<Value>,
-    #[serde(default)]
-    project: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlanParams {
-    id: String,
-    #[serde(default)]
-    project: Option<PathBuf>,
-    change: PlanAction,
-    /// `<kind>:<local-id>`: plan one component's choice.
-    #[serde(default)]
-    component: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ApplyParams {
-    plan: PlanFile,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SubscribeParams {
-    event: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UnsubscribeParams {
-    subscription: u64,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PublishParams {
-    name: String,
-    #[serde(default)]
-    payload: Option<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoParams {}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ResolveParams {
-    language: String,
-    project: PathBuf,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProviderParams {
-    provider: String,
+/// `NAME[@VERSION]` of a catalog entry.
+fn split_name(text: &str) -> (&str, Option<&str>) {
+    match text.split_once('@') {
+        Some((name, version)) if !version.is_empty() => (name, Some(version)),
+        _ => (text.trim_end_matches('@'), None),
+    }
 }

@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::relay::{CANCEL, CANCELLABLE, EVENT, METHODS, RELAY_VERSION};
+use crate::connection::{CANCEL, CANCELLABLE, EVENT, RELAY_VERSION};
+use crate::methods::METHODS;
 
 /// One param: name, JSON type, required, and a sample the relay's parser accepts.
 pub(crate) type Param = (&'static str, &'static str, bool, &'static str);
@@ -17,7 +18,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "relay/initialize",
         "First request: the relay's version and capabilities",
         &[
-            ("protocolVersion", "string", true, r#""1.0.0""#),
+            ("protocolVersion", "string", true, r#""2.0.0""#),
             ("client", "object", false, r#"{"name":"x","version":"1"}"#),
             ("uiCacheKey", "string", false, r#""cli""#),
         ],
@@ -234,7 +235,7 @@ const ID_PROJECT_COMPONENT: &[Param] = &[
 const PROJECT: &[Param] = &[("project", "string", false, r#""/nonexistent/project""#)];
 
 /// The description document (docs/schemas/relay.json).
-pub(crate) fn describe() -> Value {
+pub fn describe() -> Value {
     let methods: Vec<Value> = DESCRIPTION
         .iter()
         .map(|(name, summary, params)| {
@@ -268,6 +269,7 @@ pub(crate) fn describe() -> Value {
         "relay": "c2-plugins serve",
         "protocolVersion": RELAY_VERSION,
         "transport": "JSON-RPC 2.0, one JSON object per line, on stdio or a Unix socket",
+        "integers": "64-bit revisions and generations (plan, policy and catalog revisions, store generations) are decimal strings; every JSON number the relay sends is within 2^53",
         "methods": methods,
         "clientNotifications": [{ "name": CANCEL, "params": { "id": "string or integer" } }],
         "serverNotifications": [{
