@@ -608,12 +608,15 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 let options = InstallOptions::default()
                     .with_trust(*trust)
                     .with_enable(*enable);
-                if marketplace.is_some() || commands::hub::is_catalog_name(host, source) {
-                    let store = &session.store;
-                    let marketplace = marketplace.as_deref();
-                    commands::hub::install(out, host, store, source, marketplace, options).await
-                } else {
-                    commands::install::run(out, host, &session.store, source, options).await
+                let store = &session.store;
+                match host.resolve_source(source, marketplace.as_deref()) {
+                    Ok(parsed) if parsed.is_catalog() => {
+                        commands::hub::install(out, host, store, &parsed, options).await
+                    }
+                    Ok(parsed) => {
+                        commands::install::run(out, host, store, source, &parsed, options).await
+                    }
+                    Err(error) => Err(session::failure(error)),
                 }
             }
             Command::Marketplace { action } => match action {

@@ -41,7 +41,6 @@ mod paths;
 mod plan;
 mod rt;
 mod runtime;
-mod source;
 mod states;
 mod sync;
 mod ui;
@@ -63,10 +62,7 @@ pub use host::{
     ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
     Uninstalled,
 };
-pub use hub::{
-    ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
-    UpdateFailure, UpdateReport, Updated,
-};
+pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeReport, BuiltinLanguageServer, DEFAULT_DRAIN, FlowStats,
     LanguageListing, LanguageMapping, LanguageRow, LanguageServer, ProviderRef, Resolved,
@@ -97,6 +93,9 @@ pub use c2_kernel::{
 };
 pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
+pub use c2_sources::{
+    ConfiguredMarketplace, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source, SourceError,
+};
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
 /// scope kinds for a module's metadata, the collector's diagnostics).

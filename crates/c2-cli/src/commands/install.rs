@@ -8,7 +8,8 @@
 use std::path::Path;
 
 use c2_bundle_collector::{Diagnostic, Limits};
-use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost};
+use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost, Source};
+use c2_sources::EntryLookup;
 use serde_json::{Value, json};
 
 use crate::output::{Failure, Lines, Out, terminal_text};
@@ -19,11 +20,11 @@ use crate::session;
 /// is refused with its diagnostics and their source lines. Warnings of a valid bundle are left
 /// to the host's install notes, so they are shown once.
 pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<(), Failure> {
-    let path = Path::new(source);
-    if !path.exists() {
-        return Ok(());
-    }
-    let bundle = c2_bundle_collector::collect(path, &Limits::default())
+    let path = match Source::parse(source, EntryLookup::Off) {
+        Ok(Source::Directory(path) | Source::Archive(path)) => path,
+        _ => return Ok(()),
+    };
+    let bundle = c2_bundle_collector::collect(&path, &Limits::default())
         .map_err(crate::commands::store_failure)?;
     if bundle.is_valid() {
         return Ok(());
@@ -65,7 +66,28 @@ pub(crate) async fn install(
     source: &str,
     options: InstallOptions,
 ) -> Result<InstallOutcome, Failure> {
-    match host.install(source, options).await {
+    let result = host.install(source, options).await;
+    finish(out, source, result)
+}
+
+/// [`install`] of a source already parsed (by `PluginHost::resolve_source`).
+pub(crate) async fn install_source(
+    out: &mut Out,
+    host: &PluginHost,
+    text: &str,
+    source: &Source,
+    options: InstallOptions,
+) -> Result<InstallOutcome, Failure> {
+    let result = host.install_source(source, options).await;
+    finish(out, text, result)
+}
+
+fn finish(
+    out: &mut Out,
+    source: &str,
+    result: Result<InstallOutcome, HostError>,
+) -> Result<InstallOutcome, Failure> {
+    match result {
         Ok(outcome) => {
             for note in &outcome.notes {
                 out.progress(&format!(
@@ -112,10 +134,12 @@ pub(crate) async fn run(
     out: &mut Out,
     host: &PluginHost,
     store: &Path,
-    source: &str,
+    text: &str,
+    source: &Source,
     options: InstallOptions,
 ) -> crate::CmdResult {
-    let outcome = install(out, host, source, options).await?;
+    let outcome = install_source(out, host, text, source, options).await?;
+    let source = text;
     let record = &outcome.record;
     let verb = if outcome.replaced {
         "replaced"
