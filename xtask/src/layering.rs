@@ -16,10 +16,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("c2-supervisor", &[]),
     ("c2-bundle-collector", &["c2-manifest"]),
     (
+        "c2-sources",
+        &["c2-manifest", "c2-bundle-collector", "c2-supervisor"],
+    ),
+    (
         "c2-host",
         &[
             "c2-manifest",
             "c2-bundle-collector",
+            "c2-sources",
             "c2-protocol",
             "c2-supervisor",
             "c2-kernel",
@@ -30,6 +35,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "c2-cli",
         &[
             "c2-host",
+            "c2-sources",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-protocol",
