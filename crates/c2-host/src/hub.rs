@@ -58,8 +58,9 @@ pub struct UpdateReport {
 
 impl PluginHost {
     /// What the host collects and validates every bundle with: its limits and manifest
-    /// options.
-    pub(crate) fn collect_options(&self) -> CollectOptions {
+    /// options. A bundle fetched with these ([`c2_sources::fetch_path`], say) is stored by
+    /// [`PluginHost::install_fetched`] without being checked again.
+    pub fn collect_options(&self) -> CollectOptions {
         let options = &self.shared.options;
         CollectOptions::new()
             .with_limits(options.limits)
@@ -130,9 +131,10 @@ impl PluginHost {
         self.install_source(&source, options).await
     }
 
-    /// Stores a fetched bundle. One collected with the host's own options is not checked
-    /// again; one collected with other options is, like any [`PluginHost::install_collected`].
-    async fn install_fetched(
+    /// Installs a bundle c2-sources fetched. One collected with the host's own options
+    /// ([`PluginHost::collect_options`]) is not collected or checked again; one collected
+    /// with other options is checked like any [`PluginHost::install_collected`].
+    pub async fn install_fetched(
         &self,
         fetched: Fetched,
         options: InstallOptions,

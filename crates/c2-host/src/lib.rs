@@ -94,7 +94,8 @@ pub use c2_kernel::{
 pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
 pub use c2_sources::{
-    ConfiguredMarketplace, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source, SourceError,
+    ConfiguredMarketplace, Fetched, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source,
+    SourceError,
 };
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and

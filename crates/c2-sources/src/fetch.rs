@@ -77,7 +77,7 @@ impl Fetched {
 pub async fn fetch(source: &Source, options: &FetchOptions) -> Result<Fetched, SourceError> {
     match source {
         Source::Git(git) => git::fetch_git(git, options).await,
-        Source::Directory(path) | Source::Archive(path) => fetch_path(path, options),
+        Source::Directory(path) | Source::Archive(path) => fetch_path(path, &options.collect),
         Source::Catalog(entry) => Err(SourceError::Unsupported(format!(
             "{}: a catalog entry is fetched from its catalog",
             entry.name
@@ -85,15 +85,21 @@ pub async fn fetch(source: &Source, options: &FetchOptions) -> Result<Fetched, S
     }
 }
 
-fn fetch_path(path: &Path, options: &FetchOptions) -> Result<Fetched, SourceError> {
-    let bundle = c2_bundle_collector::collect(path, &options.collect)?;
+/// Collects a local directory or archive ([`Source::Directory`], [`Source::Archive`]) with
+/// `collect`; nothing is awaited, so a caller without a runtime can use it.
+pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, SourceError> {
+    let bundle = c2_bundle_collector::collect(path, collect)?;
     let identity = match &bundle.archive_digest {
         Some(digest) => SourceIdentity::Archive {
             digest: digest.clone(),
         },
         None => SourceIdentity::local(path)?,
     };
-    Ok(Fetched::new(bundle, InstallRequest::new(identity), options))
+    Ok(Fetched {
+        bundle,
+        request: InstallRequest::new(identity),
+        collected_with: collect.clone(),
+    })
 }
 
 /// A private temporary directory inside the store, removed when dropped.

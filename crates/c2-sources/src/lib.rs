@@ -28,7 +28,7 @@ pub use catalog::{
     SearchHit,
 };
 pub use error::{SourceError, SourceErrorKind};
-pub use fetch::{FetchOptions, Fetched, fetch};
+pub use fetch::{FetchOptions, Fetched, fetch, fetch_path};
 pub use source::{EntryLookup, EntrySpec, GitSource, Source, split_name};
 
 #[cfg(test)]

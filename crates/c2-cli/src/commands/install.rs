@@ -7,27 +7,34 @@
 
 use std::path::Path;
 
-use c2_bundle_collector::{Diagnostic, Limits};
+use c2_bundle_collector::{CollectOptions, Diagnostic};
 use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost, Source};
-use c2_sources::EntryLookup;
+use c2_sources::{EntryLookup, Fetched, SourceError};
 use serde_json::{Value, json};
 
 use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report::{self, Paint};
 use crate::session;
 
-/// Validates a local directory or archive (git sources are left to the host); an invalid bundle
-/// is refused with its diagnostics and their source lines. Warnings of a valid bundle are left
-/// to the host's install notes, so they are shown once.
-pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<(), Failure> {
-    let path = match Source::parse(source, EntryLookup::Off) {
-        Ok(Source::Directory(path) | Source::Archive(path)) => path,
-        _ => return Ok(()),
+/// Collects and validates a local directory or archive (git sources and catalog entries are
+/// left to the host) with the options the command line's host installs with; an invalid bundle
+/// is refused with its diagnostics and their source lines. A valid one is returned, for the
+/// host to store without collecting it again; its warnings are left to the host's install
+/// notes, so they are shown once.
+pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<Option<Fetched>, Failure> {
+    let Ok(Source::Directory(path) | Source::Archive(path)) =
+        Source::parse(source, EntryLookup::Off)
+    else {
+        return Ok(None);
     };
-    let bundle = c2_bundle_collector::collect(&path, &Limits::default())
-        .map_err(crate::commands::store_failure)?;
+    let fetched =
+        c2_sources::fetch_path(&path, &CollectOptions::default()).map_err(|error| match error {
+            SourceError::Store(error) => crate::commands::store_failure(error),
+            other => session::failure(other.into()),
+        })?;
+    let bundle = &fetched.bundle;
     if bundle.is_valid() {
-        return Ok(());
+        return Ok(Some(fetched));
     }
     if !out.json() {
         let rendered = report::render_diagnostics(
@@ -70,15 +77,24 @@ pub(crate) async fn install(
     finish(out, source, result)
 }
 
-/// [`install`] of a source already parsed (by `PluginHost::resolve_source`).
+/// What `install` stores: a source the host fetches, or a bundle [`preflight`] collected.
+pub(crate) enum Installing {
+    Source(Source),
+    Fetched(Box<Fetched>),
+}
+
+/// [`install`] of a source already parsed (by `PluginHost::resolve_source`) or collected.
 pub(crate) async fn install_source(
     out: &mut Out,
     host: &PluginHost,
     text: &str,
-    source: &Source,
+    installing: Installing,
     options: InstallOptions,
 ) -> Result<InstallOutcome, Failure> {
-    let result = host.install_source(source, options).await;
+    let result = match installing {
+        Installing::Source(source) => host.install_source(&source, options).await,
+        Installing::Fetched(fetched) => host.install_fetched(*fetched, options).await,
+    };
     finish(out, text, result)
 }
 
@@ -135,10 +151,10 @@ pub(crate) async fn run(
     host: &PluginHost,
     store: &Path,
     text: &str,
-    source: &Source,
+    installing: Installing,
     options: InstallOptions,
 ) -> crate::CmdResult {
-    let outcome = install_source(out, host, text, source, options).await?;
+    let outcome = install_source(out, host, text, installing, options).await?;
     let source = text;
     let record = &outcome.record;
     let verb = if outcome.replaced {
