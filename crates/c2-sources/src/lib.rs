@@ -18,14 +18,15 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod catalogs;
 mod error;
 mod fetch;
 mod git;
 mod source;
 
-pub use catalog::{
-    Catalogs, ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus,
-    SearchHit,
+pub use catalog::HubOptions;
+pub use catalogs::{
+    Catalogs, ConfiguredMarketplace, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
 };
 pub use error::{SourceError, SourceErrorKind};
 pub use fetch::{FetchOptions, Fetched, fetch, fetch_path};
