@@ -95,7 +95,6 @@ pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
 pub use c2_sources::{
     ConfiguredMarketplace, Fetched, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source,
-    SourceError,
 };
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
