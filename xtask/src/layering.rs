@@ -19,11 +19,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("c2-supervisor", &["c2-lock"]),
     ("c2-bundle-collector", &["c2-lock", "c2-manifest"]),
     (
+        "c2-sources",
+        &["c2-manifest", "c2-bundle-collector", "c2-supervisor"],
+    ),
+    (
         "c2-host",
         &[
             "c2-lock",
             "c2-manifest",
             "c2-bundle-collector",
+            "c2-sources",
             "c2-protocol",
             "c2-supervisor",
             "c2-kernel",
@@ -53,6 +58,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-lock",
             "c2-host",
             "c2-check",
+            "c2-sources",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-protocol",

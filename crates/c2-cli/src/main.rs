@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use c2_host::{InstallOptions, StateChange};
 use clap::{Parser, Subcommand};
 
+use crate::commands::install::Installing;
 use crate::commands::policy::Change;
 use crate::output::{Failure, Format, Out};
 use crate::session::{Session, Settings, StoreUse};
@@ -561,6 +562,7 @@ async fn through_service(
 }
 
 async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> CmdResult {
+    let mut preflighted = None;
     match command {
         Command::Run {
             bundle,
@@ -574,12 +576,13 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             };
             return commands::invoke::run(out, settings, bundle, &call).await;
         }
-        // A refused local bundle leaves no trace, not even a new store directory.
+        // A refused local bundle leaves no trace, not even a new store directory; a valid one
+        // is collected here once and stored as it is.
         Command::Install {
             source,
             marketplace: None,
             ..
-        } => commands::install::preflight(out, source)?,
+        } => preflighted = commands::install::preflight(out, source)?,
         _ => {}
     }
     if let Some(served) = through_service(command, settings, out).await {
@@ -606,12 +609,22 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 let options = InstallOptions::default()
                     .with_trust(*trust)
                     .with_enable(*enable);
-                if marketplace.is_some() || commands::hub::is_catalog_name(host, source) {
-                    let store = &session.store;
-                    let marketplace = marketplace.as_deref();
-                    commands::hub::install(out, host, store, source, marketplace, options).await
+                let store = &session.store;
+                if let Some(fetched) = preflighted.take() {
+                    let installing = Installing::Fetched(Box::new(fetched));
+                    commands::install::run(out, host, store, source, installing, options).await
                 } else {
-                    commands::install::run(out, host, &session.store, source, options).await
+                    match host.resolve_source(source, marketplace.as_deref()) {
+                        Ok(parsed) if parsed.is_catalog() => {
+                            commands::hub::install(out, host, store, &parsed, options).await
+                        }
+                        Ok(parsed) => {
+                            let installing = Installing::Source(parsed);
+                            commands::install::run(out, host, store, source, installing, options)
+                                .await
+                        }
+                        Err(error) => Err(session::failure(error)),
+                    }
                 }
             }
             Command::Marketplace { action } => match action {

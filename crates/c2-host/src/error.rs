@@ -279,12 +279,6 @@ pub enum HostError {
         /// The id asked for.
         id: String,
     },
-    /// A source the host cannot install from.
-    #[error("{0}")]
-    UnsupportedSource(String),
-    /// Fetching a git source failed.
-    #[error("git: {0}")]
-    Git(String),
     /// A command, activation or check failed; `kind` says how (e.g.
     /// [`ErrorKind::HandshakeTimeout`]).
     #[error("{message}")]
@@ -331,8 +325,6 @@ impl HostError {
             HostError::Project { .. } => ErrorKind::InvalidProject,
             HostError::InvalidBundle { .. } => ErrorKind::InvalidBundle,
             HostError::NotInstalled { .. } => ErrorKind::NotInstalled,
-            HostError::UnsupportedSource(_) => ErrorKind::UnsupportedSource,
-            HostError::Git(_) => ErrorKind::GitFailed,
             HostError::Command { kind, .. } => *kind,
             HostError::SafeMode => ErrorKind::SafeMode,
             HostError::PlanFile(_) => ErrorKind::InvalidPlan,
@@ -438,6 +430,58 @@ impl From<c2_kernel::Error> for HostError {
             hint: None,
             plugin: error.remote().map(PluginError::from),
             source: Some(Box::new(error)),
+        }
+    }
+}
+
+/// A source, fetch or catalog failure keeps its kind (mapped from the typed error, one kind
+/// for one kind), its message and its advice, and stays the error's source. A collector or
+/// filesystem failure becomes the host's own ([`HostError::Store`], [`HostError::Io`]).
+impl From<c2_sources::SourceError> for HostError {
+    fn from(error: c2_sources::SourceError) -> Self {
+        use c2_sources::{SourceError, SourceErrorKind as Source};
+        let kind = match error.kind() {
+            Source::UnsupportedSource => ErrorKind::UnsupportedSource,
+            Source::UnsafeSource => ErrorKind::UnsafeSource,
+            Source::GitFailed => ErrorKind::GitFailed,
+            Source::InvalidCatalog => ErrorKind::InvalidCatalog,
+            Source::InvalidMarketplaces => ErrorKind::InvalidMarketplaces,
+            Source::DuplicateMarketplace => ErrorKind::DuplicateMarketplace,
+            Source::TooManyMarketplaces => ErrorKind::TooManyMarketplaces,
+            Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
+            Source::NoMarketplace => ErrorKind::NoMarketplace,
+            Source::EntryNotFound => ErrorKind::EntryNotFound,
+            Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
+            Source::VersionNotFound => ErrorKind::VersionNotFound,
+            Source::CatalogMismatch => ErrorKind::CatalogMismatch,
+            Source::CommitMismatch => ErrorKind::CommitMismatch,
+            Source::DigestMismatch => ErrorKind::DigestMismatch,
+            Source::FetchFailed => ErrorKind::FetchFailed,
+            Source::NpmFailed => ErrorKind::NpmFailed,
+            Source::NotFromCatalog => ErrorKind::NotFromCatalog,
+            Source::StoreFailed => ErrorKind::StoreFailed,
+            Source::Io => ErrorKind::Io,
+            // A kind added to c2-sources later, until it has its own here.
+            _ => ErrorKind::CommandFailed,
+        };
+        match error {
+            SourceError::Store(error) => HostError::Store(error),
+            SourceError::Io {
+                action,
+                path,
+                source,
+            } => HostError::Io {
+                action,
+                path,
+                source,
+            },
+            error => HostError::Command {
+                kind,
+                message: error.to_string(),
+                hint: error.hint(),
+                plugin: None,
+                source: Some(Box::new(error)),
+            },
         }
     }
 }

@@ -24,7 +24,6 @@ use crate::error::{ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
-use crate::source;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 
 pub(crate) use c2_lock::lock;
@@ -958,15 +957,14 @@ impl PluginHost {
         }
     }
 
-    /// Installs a bundle from a directory, an archive or a git source; runs nothing from it.
+    /// Installs a bundle from a directory, an archive or a git source; runs nothing from it
+    /// (a catalog entry's name is installed by [`PluginHost::install_text`]).
     pub async fn install(
         &self,
         source_text: &str,
         options: InstallOptions,
     ) -> Result<InstallOutcome, HostError> {
-        let fetched = source::fetch(source_text, &self.shared.options).await?;
-        self.install_collected(&fetched.bundle, fetched.request, options)
-            .await
+        self.install_plain(source_text, options).await
     }
 
     /// Installs an already collected bundle (see [`c2_bundle_collector::collect`]).
@@ -976,21 +974,37 @@ impl PluginHost {
         request: InstallRequest,
         options: InstallOptions,
     ) -> Result<InstallOutcome, HostError> {
+        self.install_checked(bundle, request, options, false).await
+    }
+
+    /// The one install path. `checked`: the bundle was collected with the host's own
+    /// options ([`PluginHost::collect_options`]), so its diagnostics already decide validity.
+    pub(crate) async fn install_checked(
+        &self,
+        bundle: &CollectedBundle,
+        request: InstallRequest,
+        options: InstallOptions,
+        checked: bool,
+    ) -> Result<InstallOutcome, HostError> {
         if !bundle.is_valid() {
             return Err(HostError::InvalidBundle {
                 errors: bundle.error_count(),
                 diagnostics: bundle.diagnostics.clone(),
             });
         }
-        // Every option that decides validity applies before anything is stored: the bundle
-        // may have been collected under other limits, and the collector validated
-        // plugin.json with the default options while the host's may reserve more namespaces.
-        let refusals: Vec<_> = bundle
-            .check_limits(&self.shared.options.limits)
-            .into_iter()
-            .chain(bundle.check_manifest(&self.shared.options.manifest))
-            .filter(c2_bundle_collector::Diagnostic::is_error)
-            .collect();
+        // Every option that decides validity applies before anything is stored: a bundle
+        // collected elsewhere may have been read under other limits, or its plugin.json
+        // validated with other options while the host's may reserve more namespaces.
+        let refusals: Vec<_> = if checked {
+            Vec::new()
+        } else {
+            bundle
+                .check_limits(&self.shared.options.limits)
+                .into_iter()
+                .chain(bundle.check_manifest(&self.shared.options.manifest))
+                .filter(c2_bundle_collector::Diagnostic::is_error)
+                .collect()
+        };
         if !refusals.is_empty() {
             let mut diagnostics = bundle.diagnostics.clone();
             diagnostics.extend(refusals.iter().cloned());

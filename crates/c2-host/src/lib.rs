@@ -38,7 +38,6 @@ mod plan;
 mod rt;
 mod runtime;
 mod seam;
-mod source;
 mod states;
 mod sync;
 
@@ -68,10 +67,7 @@ pub use host::{
     ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
     Uninstalled,
 };
-pub use hub::{
-    ConfiguredMarketplace, HubOptions, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
-    UpdateFailure, UpdateReport, Updated,
-};
+pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use modules::{ModuleError, ProtectedOwner};
 pub use options::{Clock, HostActionsLimits, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
@@ -99,6 +95,9 @@ pub use c2_kernel::{
 };
 pub use c2_manifest::{ManifestOptions, UiSlot};
 pub use c2_protocol::{ContentLengthOptions, PeerOptions};
+pub use c2_sources::{
+    ConfiguredMarketplace, Fetched, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source,
+};
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
 /// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
 /// scope kinds for a module's metadata, the collector's diagnostics).

@@ -377,22 +377,20 @@ impl Connection {
                 let options = InstallOptions::default()
                     .with_trust(p.trust)
                     .with_enable(p.enable);
-                if let Some(marketplace) = &p.marketplace {
-                    // `source` is a catalog entry, NAME[@VERSION].
-                    let (name, version) = split_name(&p.source);
-                    let outcome = host
-                        .install_from_catalog(name, version, Some(marketplace), options)
-                        .await
-                        .map_err(error_object)?;
-                    let mut result = json::install_outcome(&outcome, options);
-                    result["origin"] = json::origin(outcome.record.origin.as_ref());
-                    return Ok(result);
-                }
+                // The text resolves exactly as the command line's `install` resolves it: a
+                // named catalog's entry, a configured catalog's entry, or a path or git source.
+                let source = host
+                    .resolve_source(&p.source, p.marketplace.as_deref())
+                    .map_err(error_object)?;
                 let outcome = host
-                    .install(&p.source, options)
+                    .install_source(&source, options)
                     .await
                     .map_err(error_object)?;
-                Ok(json::install_outcome(&outcome, options))
+                let mut result = json::install_outcome(&outcome, options);
+                if source.is_catalog() {
+                    result["origin"] = json::origin(outcome.record.origin.as_ref());
+                }
+                Ok(result)
             }
             Call::PluginsUninstall(p) => {
                 let removed = host.uninstall(&p.id).await.map_err(error_object)?;
@@ -602,12 +600,4 @@ fn invalid_params(error: serde_json::Error) -> ErrorObject {
         codes::INVALID_PARAMS,
         format!("invalid params: {error}; docs/relay.md lists each method's params"),
     )
-}
-
-/// `NAME[@VERSION]` of a catalog entry.
-fn split_name(text: &str) -> (&str, Option<&str>) {
-    match text.split_once('@') {
-        Some((name, version)) if !version.is_empty() => (name, Some(version)),
-        _ => (text.trim_end_matches('@'), None),
-    }
 }

@@ -1,52 +1,32 @@
 //! The Plugin Hub commands: `marketplace add/remove/list`, `install NAME[@VERSION]
-//! --marketplace ...`, `search`, `outdated` and `update`, each an adapter over the host's hub
-//! (c2-host's hub.rs). Text from a catalog is printed through `terminal_text`/`report::table`.
+//! --marketplace ...`, `search`, `outdated` and `update`, each an adapter over the host's catalog
+//! methods (which call c2-sources). Text from a catalog is printed through `terminal_text`/`report::table`.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{InstallOptions, OutdatedStatus, PluginHost};
+use c2_host::{InstallOptions, OutdatedStatus, PluginHost, Source};
 
 use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report;
 use crate::session;
 
-/// `NAME[@VERSION]`.
-pub(crate) fn split_name(text: &str) -> (&str, Option<&str>) {
-    match text.split_once('@') {
-        Some((name, version)) if !version.is_empty() => (name, Some(version)),
-        _ => (text.trim_end_matches('@'), None),
-    }
-}
+/// `NAME[@VERSION]`, as c2-sources splits it (the relay's `plugins/install` uses it).
 
-/// Whether `install SOURCE` without `--marketplace` means a catalog entry: SOURCE is no path
-/// and no git source, it reads as `NAME[@VERSION]`, and catalogs are configured.
-pub(crate) fn is_catalog_name(host: &PluginHost, source: &str) -> bool {
-    let (name, _) = split_name(source);
-    let plain = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
-    plain
-        && !Path::new(source).exists()
-        && !source.starts_with("git+")
-        && host.marketplaces().is_ok_and(|list| !list.is_empty())
-}
-
+/// Installs a catalog entry ([`Source::Catalog`], from `PluginHost::resolve_source`).
 pub(crate) async fn install(
     out: &mut Out,
     host: &PluginHost,
     store: &Path,
-    spec: &str,
-    marketplace: Option<&str>,
+    source: &Source,
     options: InstallOptions,
 ) -> CmdResult {
-    let (name, version) = split_name(spec);
-    let outcome = match host
-        .install_from_catalog(name, version, marketplace, options)
-        .await
-    {
+    let name = match source {
+        Source::Catalog(entry) => entry.name.as_str(),
+        _ => "",
+    };
+    let outcome = match host.install_source(source, options).await {
         Ok(outcome) => outcome,
         Err(c2_host::HostError::InvalidBundle { diagnostics, .. }) => {
             if !out.json() {
@@ -191,15 +171,6 @@ pub(crate) async fn search(
     Ok(ExitCode::SUCCESS)
 }
 
-fn status_text(status: OutdatedStatus) -> &'static str {
-    match status {
-        OutdatedStatus::Outdated => "outdated",
-        OutdatedStatus::Current => "current",
-        OutdatedStatus::EntryMissing => "entry_missing",
-        OutdatedStatus::CatalogFailed => "catalog_failed",
-    }
-}
-
 /// Exits 1 when a catalog could not be read (fail closed: "nothing outdated" is not known).
 pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
     let rows = host.outdated().await;
@@ -229,8 +200,8 @@ pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
     let mut table = vec![["ID", "INSTALLED", "AVAILABLE", "STATUS", "CATALOG"].map(str::to_owned)];
     for row in shown {
         let status = match &row.reason {
-            Some(reason) => format!("{}: {reason}", status_text(row.status)),
-            None => status_text(row.status).to_owned(),
+            Some(reason) => format!("{}: {reason}", row.status.as_str()),
+            None => row.status.as_str().to_owned(),
         };
         table.push([
             row.id.clone(),

@@ -7,25 +7,33 @@
 
 use std::path::Path;
 
-use c2_bundle_collector::{Diagnostic, Limits};
-use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost};
+use c2_bundle_collector::{CollectOptions, Diagnostic};
+use c2_host::{HostError, InstallOptions, InstallOutcome, PluginHost, Source};
+use c2_sources::{EntryLookup, Fetched, SourceError};
 
 use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report::{self, Paint};
 use crate::session;
 
-/// Validates a local directory or archive (git sources are left to the host); an invalid bundle
-/// is refused with its diagnostics and their source lines. Warnings of a valid bundle are left
-/// to the host's install notes, so they are shown once.
-pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<(), Failure> {
-    let path = Path::new(source);
-    if !path.exists() {
-        return Ok(());
-    }
-    let bundle = c2_bundle_collector::collect(path, &Limits::default())
-        .map_err(crate::commands::store_failure)?;
+/// Collects and validates a local directory or archive (git sources and catalog entries are
+/// left to the host) with the options the command line's host installs with; an invalid bundle
+/// is refused with its diagnostics and their source lines. A valid one is returned, for the
+/// host to store without collecting it again; its warnings are left to the host's install
+/// notes, so they are shown once.
+pub(crate) fn preflight(out: &mut Out, source: &str) -> Result<Option<Fetched>, Failure> {
+    let Ok(Source::Directory(path) | Source::Archive(path)) =
+        Source::parse(source, EntryLookup::Off)
+    else {
+        return Ok(None);
+    };
+    let fetched =
+        c2_sources::fetch_path(&path, &CollectOptions::default()).map_err(|error| match error {
+            SourceError::Store(error) => crate::commands::store_failure(error),
+            other => session::failure(other.into()),
+        })?;
+    let bundle = &fetched.bundle;
     if bundle.is_valid() {
-        return Ok(());
+        return Ok(Some(fetched));
     }
     if !out.json() {
         let rendered = report::render_diagnostics(
@@ -64,7 +72,37 @@ pub(crate) async fn install(
     source: &str,
     options: InstallOptions,
 ) -> Result<InstallOutcome, Failure> {
-    match host.install(source, options).await {
+    let result = host.install(source, options).await;
+    finish(out, source, result)
+}
+
+/// What `install` stores: a source the host fetches, or a bundle [`preflight`] collected.
+pub(crate) enum Installing {
+    Source(Source),
+    Fetched(Box<Fetched>),
+}
+
+/// [`install`] of a source already parsed (by `PluginHost::resolve_source`) or collected.
+pub(crate) async fn install_source(
+    out: &mut Out,
+    host: &PluginHost,
+    text: &str,
+    installing: Installing,
+    options: InstallOptions,
+) -> Result<InstallOutcome, Failure> {
+    let result = match installing {
+        Installing::Source(source) => host.install_source(&source, options).await,
+        Installing::Fetched(fetched) => host.install_fetched(*fetched, options).await,
+    };
+    finish(out, text, result)
+}
+
+fn finish(
+    out: &mut Out,
+    source: &str,
+    result: Result<InstallOutcome, HostError>,
+) -> Result<InstallOutcome, Failure> {
+    match result {
         Ok(outcome) => {
             for note in &outcome.notes {
                 out.progress(&format!(
@@ -91,10 +129,12 @@ pub(crate) async fn run(
     out: &mut Out,
     host: &PluginHost,
     store: &Path,
-    source: &str,
+    text: &str,
+    installing: Installing,
     options: InstallOptions,
 ) -> crate::CmdResult {
-    let outcome = install(out, host, source, options).await?;
+    let outcome = install_source(out, host, text, installing, options).await?;
+    let source = text;
     let record = &outcome.record;
     let verb = if outcome.replaced {
         "replaced"

@@ -566,3 +566,44 @@ async fn a_bundle_collected_under_looser_limits_is_refused_before_storing() {
     assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
     env.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_fetched_bundle_is_checked_again_only_when_collected_with_other_options() {
+    let env = Env::with(|options| {
+        options.limits.max_files = 2;
+        options.limits.max_file_bytes = 1024;
+    })
+    .await;
+    let dir = env.path("bundles/fetched");
+    plain_bundle(&dir, "fetched");
+    std::fs::write(dir.join("big.txt"), "x".repeat(2048)).unwrap();
+    // Fetched under looser options than the host's: checked again and refused.
+    let loose = c2_bundle_collector::CollectOptions::default();
+    let fetched = c2_sources::fetch_path(&dir, &loose).unwrap();
+    assert!(fetched.bundle.is_valid());
+    let error = env
+        .host
+        .install_fetched(fetched, InstallOptions::default())
+        .await
+        .unwrap_err();
+    let c2_host::HostError::InvalidBundle { diagnostics, .. } = &error else {
+        panic!("{error}");
+    };
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["limit-files", "limit-file-size"], "{diagnostics:?}");
+    assert_eq!(stored(&env.path("plugins")), Vec::<String>::new());
+    // Fetched with the host's own options: the collection's verdict is the host's.
+    std::fs::remove_file(dir.join("big.txt")).unwrap();
+    let fetched = c2_sources::fetch_path(&dir, &env.host.collect_options()).unwrap();
+    assert_eq!(fetched.collected_with, env.host.collect_options());
+    let outcome = env
+        .host
+        .install_fetched(fetched, InstallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(&env.path("plugins")),
+        vec![outcome.record.id.clone()]
+    );
+    env.host.shutdown().await;
+}

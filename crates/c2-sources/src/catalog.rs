@@ -1,0 +1,519 @@
+//! One `marketplace.json` catalog as an install source (standard §2): where it is, reading it,
+//! and fetching one entry's declared source.
+//!
+//! A catalog is read from a local `marketplace.json` (or a directory holding one), a git
+//! source (`git+URL#REF:DIR`) or a GitHub URL, cloned with the same hardened options as a git
+//! bundle source, afresh every time it is used (nothing is cached). An entry's one declared
+//! source is fetched (`local` under the catalog's directory without following links, `github`
+//! and `git` cloned, `npm` packed by the system `npm pack` with scripts disabled, `archive`
+//! beside the catalog or over https), and the collected bundle must have the entry's name and
+//! version, a pinned commit must be exactly HEAD, a declared SHA-256 must be the archive's.
+//! The request that comes back carries the catalog identity ([`SourceIdentity::Catalog`]) and
+//! the origin, so `outdated` and `update` re-read the catalog.
+
+use std::path::{Path, PathBuf};
+
+use c2_bundle_collector::{
+    ArchiveFormat, CatalogOrigin, InstallRequest, SourceIdentity, read_contained_file,
+};
+use c2_manifest::{Marketplace, MarketplaceEntry, MarketplaceSource};
+use c2_supervisor::{ProcessSpec, RunOptions};
+use serde::Deserialize;
+
+use crate::catalogs::Catalogs;
+use crate::error::SourceError;
+use crate::fetch::{Fetched, WorkDir};
+use crate::git::{self, Checkout};
+use crate::source::{GitSource, normalize_subdir, parse_git};
+
+/// Bounds and programs of catalog sources.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HubOptions {
+    /// The `npm` program that packs `npm` sources (`npm`).
+    pub npm_program: PathBuf,
+    /// The `curl` program that downloads `https` archives (`curl`).
+    pub curl_program: PathBuf,
+    /// Where a `github` source's `owner/name` is cloned from (`https://github.com`).
+    pub github_base: String,
+    /// Deadline and output caps of one `npm pack` (120 s, 1 MiB of stdout, 64 KiB of stderr).
+    /// A download's stdout cap is the archive limit instead.
+    pub fetch_run: RunOptions,
+    /// The largest `marketplace.json` read (4 MiB).
+    pub max_catalog_bytes: u64,
+    /// The most configured catalogs (64).
+    pub max_marketplaces: usize,
+    /// The largest `marketplaces.json` read or written (256 KiB).
+    pub max_marketplaces_bytes: u64,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        Self {
+            npm_program: PathBuf::from("npm"),
+            curl_program: PathBuf::from("curl"),
+            github_base: "https://github.com".to_owned(),
+            fetch_run: RunOptions {
+                stdout_max: 1024 * 1024,
+                stderr_max: 64 * 1024,
+                deadline: std::time::Duration::from_secs(120),
+            },
+            max_catalog_bytes: 4 * 1024 * 1024,
+            max_marketplaces: 64,
+            max_marketplaces_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// Where a catalog is.
+#[derive(Debug, Clone)]
+pub(crate) enum Location {
+    /// An absolute, resolved `marketplace.json`.
+    File(PathBuf),
+    /// A directory of a git source holding `marketplace.json`.
+    Git(GitSource),
+}
+
+impl Location {
+    pub(crate) fn parse(text: &str) -> Result<Self, SourceError> {
+        if let Some(git) = parse_git(text) {
+            return Ok(Self::Git(git));
+        }
+        let path = Path::new(text);
+        let file = if path.is_dir() {
+            path.join("marketplace.json")
+        } else {
+            path.to_path_buf()
+        };
+        let file = file.canonicalize().map_err(|error| SourceError::InvalidCatalog {
+            message: format!(
+                "{}: cannot open the catalog ({error}): give a marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL",
+                file.display()
+            ),
+            invalid: None,
+        })?;
+        Ok(Self::File(file))
+    }
+
+    /// The normalized text recorded in the store.
+    pub(crate) fn normalized(&self) -> String {
+        match self {
+            Self::File(path) => path.display().to_string(),
+            Self::Git(git) => {
+                let mut text = format!("git+{}", git.url);
+                if git.reference.is_some() || !git.subdir.is_empty() {
+                    text.push('#');
+                    text.push_str(git.reference.as_deref().unwrap_or(""));
+                }
+                if !git.subdir.is_empty() {
+                    text.push(':');
+                    text.push_str(&git.subdir);
+                }
+                text
+            }
+        }
+    }
+}
+
+/// A catalog read and validated, with the directory its relative paths resolve against
+/// (kept alive for a git checkout).
+#[derive(Debug)]
+pub(crate) struct OpenedCatalog {
+    pub(crate) location: String,
+    pub(crate) marketplace: Marketplace,
+    dir: PathBuf,
+    _checkout: Option<Checkout>,
+}
+
+impl OpenedCatalog {
+    pub(crate) fn label(&self) -> String {
+        self.marketplace
+            .name
+            .clone()
+            .unwrap_or_else(|| self.location.clone())
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<&MarketplaceEntry> {
+        self.marketplace.plugins.iter().find(|e| e.name == name)
+    }
+}
+
+pub(crate) fn invalid_catalog(message: String) -> SourceError {
+    SourceError::InvalidCatalog {
+        message,
+        invalid: None,
+    }
+}
+
+pub(crate) fn source_kind(source: &MarketplaceSource) -> &'static str {
+    match source {
+        MarketplaceSource::Local { .. } => "local",
+        MarketplaceSource::Github { .. } => "github",
+        MarketplaceSource::Git { .. } => "git",
+        MarketplaceSource::Npm { .. } => "npm",
+        MarketplaceSource::Archive { .. } => "archive",
+    }
+}
+
+/// A full commit SHA (40 hex digits): a pinned ref.
+pub(crate) fn is_full_sha(reference: &str) -> bool {
+    reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn escapes(entry: &MarketplaceEntry, path: &str, why: &str) -> SourceError {
+    SourceError::Unsafe(format!(
+        "entry {} names `{path}`, which cannot be used: {why}; nothing was stored: name a real directory or file inside the catalog's directory",
+        entry.name
+    ))
+}
+
+/// A relative path that stays inside the catalog's directory (no `..`, not absolute).
+fn contained(entry: &MarketplaceEntry, path: &str) -> Result<String, SourceError> {
+    if path.starts_with('/') || path.split(['/', '\\']).any(|p| p == "..") {
+        return Err(escapes(
+            entry,
+            path,
+            "it is absolute or climbs out of the catalog with `..`",
+        ));
+    }
+    Ok(normalize_subdir(path))
+}
+
+/// The GitHub clone URL of `owner/name`.
+pub(crate) fn github_url(base: &str, repo: &str) -> String {
+    format!("{}/{repo}.git", base.trim_end_matches('/'))
+}
+
+pub(crate) fn same_version(a: &str, b: &str) -> bool {
+    match (semver::Version::parse(a), semver::Version::parse(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// `candidate` is a strictly greater SemVer than `installed` (an unparsable installed
+/// version counts as older, so a valid catalog version replaces it).
+pub(crate) fn is_newer(candidate: &str, installed: &str) -> bool {
+    match (
+        semver::Version::parse(candidate),
+        semver::Version::parse(installed),
+    ) {
+        (Ok(candidate), Ok(installed)) => candidate > installed,
+        (Ok(_), Err(_)) => true,
+        _ => false,
+    }
+}
+
+impl Catalogs<'_> {
+    pub(crate) async fn open(&self, text: &str) -> Result<OpenedCatalog, SourceError> {
+        let location = Location::parse(text)?;
+        let normalized = location.normalized();
+        let max = self.hub().max_catalog_bytes;
+        let (bytes, dir, checkout) = match location {
+            Location::File(file) => {
+                // Canonical already; opened without following a link and never blocking on a
+                // FIFO, and only a regular file is read.
+                let dir = file
+                    .parent()
+                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                let name = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let bytes = read_contained_file(&dir, &name, max).map_err(|why| {
+                    invalid_catalog(format!("{normalized}: cannot read the catalog: {why}"))
+                })?;
+                (bytes, dir, None)
+            }
+            Location::Git(source) => {
+                let checkout = git::checkout_git(&source, self.options).await?;
+                let bytes =
+                    read_contained_file(&checkout.dir, "marketplace.json", max).map_err(|why| {
+                        invalid_catalog(format!(
+                            "{normalized}: no readable marketplace.json ({why})"
+                        ))
+                    })?;
+                (bytes, checkout.dir.clone(), Some(checkout))
+            }
+        };
+        if bytes.len() as u64 > max {
+            return Err(invalid_catalog(format!(
+                "{normalized}: the catalog is larger than {max} bytes (HubOptions::max_catalog_bytes)"
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| invalid_catalog(format!("{normalized}: the catalog is not UTF-8")))?;
+        let report = c2_manifest::validate_marketplace(&text);
+        let Some(marketplace) = report.marketplace else {
+            let first = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == c2_manifest::Severity::Error)
+                .map(|d| format!("{} at {}:{}: {}", d.code, d.line, d.column, d.message))
+                .next()
+                .unwrap_or_default();
+            return Err(SourceError::InvalidCatalog {
+                message: format!(
+                    "{normalized} is not a valid catalog ({first}); nothing was installed from it"
+                ),
+                invalid: Some(normalized),
+            });
+        };
+        Ok(OpenedCatalog {
+            location: normalized,
+            marketplace,
+            dir,
+            _checkout: checkout,
+        })
+    }
+
+    /// Fetches an entry's source and checks it against the entry; the request carries the
+    /// catalog identity and origin.
+    pub(crate) async fn fetch_from(
+        &self,
+        catalog: &OpenedCatalog,
+        entry: &MarketplaceEntry,
+    ) -> Result<Fetched, SourceError> {
+        let options = self.options;
+        let mut fetched = match &entry.source {
+            MarketplaceSource::Local { path } => {
+                let rel = contained(entry, path)?;
+                let dir = c2_bundle_collector::resolve_subdirectory(&catalog.dir, &rel)
+                    .map_err(|why| escapes(entry, path, &why.to_string()))?;
+                let bundle = c2_bundle_collector::collect_dir(&dir, &options.collect)?;
+                let request = InstallRequest::new(SourceIdentity::local(&dir)?);
+                Fetched::new(bundle, request, options)
+            }
+            MarketplaceSource::Github { repo, r#ref, path } => {
+                let source = GitSource::new(
+                    github_url(&self.hub().github_base, repo),
+                    r#ref.clone(),
+                    path.as_deref().unwrap_or(""),
+                );
+                self.fetch_pinned(entry, &source).await?
+            }
+            MarketplaceSource::Git { url, r#ref, path } => {
+                let source =
+                    GitSource::new(url.clone(), r#ref.clone(), path.as_deref().unwrap_or(""));
+                self.fetch_pinned(entry, &source).await?
+            }
+            MarketplaceSource::Npm { package, version } => {
+                self.fetch_npm(catalog, entry, package, version.as_deref())
+                    .await?
+            }
+            MarketplaceSource::Archive { url, sha256 } => {
+                self.fetch_archive(catalog, entry, url, sha256.as_deref())
+                    .await?
+            }
+        };
+        let found = (
+            fetched.bundle.name().unwrap_or("(no name)").to_owned(),
+            fetched
+                .bundle
+                .version()
+                .unwrap_or("(no version)")
+                .to_owned(),
+        );
+        if fetched.bundle.manifest.is_some()
+            && (found.0 != entry.name || !same_version(&found.1, &entry.version))
+        {
+            return Err(SourceError::CatalogMismatch(format!(
+                "the catalog lists {} {} but its source holds {} {}; nothing was stored: the catalog must name the bundle's plugin.json name and version",
+                entry.name, entry.version, found.0, found.1
+            )));
+        }
+        fetched.request.source = SourceIdentity::Catalog {
+            catalog: catalog.location.clone(),
+            entry: entry.name.clone(),
+        };
+        fetched.request.origin = Some(CatalogOrigin {
+            catalog: catalog.location.clone(),
+            catalog_name: catalog.marketplace.name.clone(),
+            entry: entry.name.clone(),
+            version: entry.version.clone(),
+            source_kind: source_kind(&entry.source).to_owned(),
+        });
+        Ok(fetched)
+    }
+
+    async fn fetch_pinned(
+        &self,
+        entry: &MarketplaceEntry,
+        source: &GitSource,
+    ) -> Result<Fetched, SourceError> {
+        let fetched = git::fetch_git(source, self.options).await?;
+        if let Some(pinned) = source.reference.as_deref().filter(|r| is_full_sha(r)) {
+            let head = fetched.request.commit.as_deref().unwrap_or("");
+            if !head.eq_ignore_ascii_case(pinned) {
+                return Err(SourceError::CommitMismatch(format!(
+                    "entry {} pins commit {pinned} but {} checked out {head}; nothing was stored: the pinned commit must exist in the repository (a branch or tag named like a commit is not it)",
+                    entry.name, source.url
+                )));
+            }
+        }
+        Ok(fetched)
+    }
+
+    async fn fetch_npm(
+        &self,
+        catalog: &OpenedCatalog,
+        entry: &MarketplaceEntry,
+        package: &str,
+        version: Option<&str>,
+    ) -> Result<Fetched, SourceError> {
+        let options = self.options;
+        let local = package.starts_with('.') || package.starts_with('/');
+        let spec = if local {
+            // A directory or tarball shipped with the catalog, resolved without links.
+            let rel = contained(entry, package)?;
+            let path = if ArchiveFormat::from_path(Path::new(&rel)).is_some() {
+                read_contained_file(&catalog.dir, &rel, 0)
+                    .map_err(|why| escapes(entry, package, &why.to_string()))?;
+                catalog.dir.join(&rel)
+            } else {
+                c2_bundle_collector::resolve_subdirectory(&catalog.dir, &rel)
+                    .map_err(|why| escapes(entry, package, &why.to_string()))?
+            };
+            path.display().to_string()
+        } else {
+            match version {
+                Some(version) => format!("{package}@{version}"),
+                None => package.to_owned(),
+            }
+        };
+        if spec.starts_with('-') {
+            return Err(SourceError::Unsafe(format!(
+                "the npm package `{spec}` starts with `-`; nothing was fetched"
+            )));
+        }
+        let work = WorkDir::new(options)?;
+        let (cwd, cache, dest) = (
+            work.0.join("cwd"),
+            work.0.join("cache"),
+            work.0.join("dest"),
+        );
+        for dir in [&cwd, &cache, &dest] {
+            std::fs::create_dir_all(dir).map_err(SourceError::io("create", dir))?;
+        }
+        let process = ProcessSpec::new(&self.hub().npm_program, &cwd)
+            .args(["pack", "--ignore-scripts", "--json", "--pack-destination"])
+            .args([dest.as_os_str()])
+            .args(["--", spec.as_str()])
+            .env("npm_config_ignore_scripts", "true")
+            .env("npm_config_cache", cache.as_os_str())
+            .env("npm_config_audit", "false")
+            .env("npm_config_fund", "false")
+            .env("npm_config_update_notifier", "false")
+            .env("npm_config_loglevel", "error")
+            .label("npm");
+        let output = c2_supervisor::run(&process, &self.hub().fetch_run)
+            .await
+            .map_err(|error| SourceError::NpmFailed(format!("npm pack {spec}: {error}")))?;
+        if !output.exit.success() {
+            return Err(SourceError::NpmFailed(format!(
+                "`npm pack {spec}` {}: {}; nothing was stored",
+                output.exit,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        #[derive(Deserialize)]
+        struct Packed {
+            filename: String,
+        }
+        let packed: Vec<Packed> = serde_json::from_slice(&output.stdout).map_err(|error| {
+            SourceError::NpmFailed(format!(
+                "`npm pack {spec}` printed no package list ({error})"
+            ))
+        })?;
+        let [packed] = packed.as_slice() else {
+            return Err(SourceError::NpmFailed(format!(
+                "`npm pack {spec}` packed {} packages, not one",
+                packed.len()
+            )));
+        };
+        // npm names a scoped package's tarball `scope-name-1.0.0.tgz`: a plain file name.
+        let max = options.collect.limits.max_archive_bytes;
+        let bytes = read_contained_file(&dest, &packed.filename, max).map_err(|why| {
+            SourceError::NpmFailed(format!(
+                "`npm pack {spec}` left no tarball {}: {why}",
+                packed.filename
+            ))
+        })?;
+        let bundle = c2_bundle_collector::collect_npm_tarball_bytes(&bytes, &options.collect);
+        let request = InstallRequest::new(SourceIdentity::archive(&bytes));
+        Ok(Fetched::new(bundle, request, options))
+    }
+
+    async fn fetch_archive(
+        &self,
+        catalog: &OpenedCatalog,
+        entry: &MarketplaceEntry,
+        url: &str,
+        sha256: Option<&str>,
+    ) -> Result<Fetched, SourceError> {
+        let options = self.options;
+        let max = options.collect.limits.max_archive_bytes;
+        let format =
+            ArchiveFormat::from_path(Path::new(url.split(['?', '#']).next().unwrap_or(url)))
+                .ok_or_else(|| {
+                    SourceError::Unsupported(format!(
+                        "entry {}: the archive `{url}` is not a .tar.gz, .tgz or .zip",
+                        entry.name
+                    ))
+                })?;
+        let bytes = if url.starts_with("https://") {
+            let run = RunOptions {
+                stdout_max: usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1),
+                ..self.hub().fetch_run.clone()
+            };
+            let process = ProcessSpec::new(&self.hub().curl_program, &options.work_dir)
+                .args([
+                    "--silent",
+                    "--show-error",
+                    "--fail",
+                    "--location",
+                    "--proto",
+                    "=https",
+                    "--proto-redir",
+                    "=https",
+                    "--max-redirs",
+                    "5",
+                    "--max-filesize",
+                ])
+                .args([max.to_string()])
+                .args(["--", url])
+                .label("curl");
+            let output = c2_supervisor::run(&process, &run)
+                .await
+                .map_err(|error| SourceError::FetchFailed(format!("download {url}: {error}")))?;
+            if !output.exit.success() {
+                return Err(SourceError::FetchFailed(format!(
+                    "download {url} {}: {}; nothing was stored",
+                    output.exit,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )));
+            }
+            output.stdout
+        } else {
+            let rel = contained(entry, url)?;
+            read_contained_file(&catalog.dir, &rel, max)
+                .map_err(|why| escapes(entry, url, &why.to_string()))?
+        };
+        if let Some(expected) = sha256 {
+            use sha2::Digest;
+            let actual = sha2::Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>();
+            if !actual.eq_ignore_ascii_case(expected) {
+                return Err(SourceError::DigestMismatch(format!(
+                    "entry {}: the archive's SHA-256 is {actual}, the catalog says {expected}; nothing was stored",
+                    entry.name
+                )));
+            }
+        }
+        let bundle = c2_bundle_collector::collect_archive_bytes(&bytes, format, &options.collect);
+        let request = InstallRequest::new(SourceIdentity::archive(&bytes));
+        Ok(Fetched::new(bundle, request, options))
+    }
+}

@@ -1,0 +1,36 @@
+//! Where a bundle comes from: one parser of source text, fetching at the edge, and the
+//! configured catalogs of a store.
+//!
+//! [`Source::parse`] reads what a person typed (a bundle directory, an archive, `git+URL#REF:SUBDIR`,
+//! a GitHub repository or `/tree/<ref>/<path>` URL, a catalog entry `NAME[@VERSION]`) into one
+//! typed value; it is the only place that decides which kind of source a text is.
+//! [`fetch`] and [`Catalogs::fetch`] bring a source in: a hardened `git` clone through
+//! c2-supervisor's one-shot runner, `npm pack` with scripts disabled, an https download with
+//! `curl`, or a local path. Every bundle comes back [`Fetched`], collected once with the
+//! caller's [`FetchOptions::collect`], so a caller with the same options does not check it
+//! again. [`Catalogs`] keeps the store's `marketplaces.json`, reads catalogs, finds an entry
+//! and verifies what was fetched against it (name, version, pinned commit, SHA-256).
+//!
+//! It deliberately installs nothing, runs nothing from a bundle, walks no bundle tree (that is
+//! c2-bundle-collector's) and keeps no policy. c2-host and the c2-plugins CLI may depend on
+//! it; it depends on c2-manifest, c2-bundle-collector and c2-supervisor.
+
+#![warn(missing_docs)]
+
+mod catalog;
+mod catalogs;
+mod error;
+mod fetch;
+mod git;
+mod source;
+
+pub use catalog::HubOptions;
+pub use catalogs::{
+    Catalogs, ConfiguredMarketplace, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
+};
+pub use error::{SourceError, SourceErrorKind};
+pub use fetch::{FetchOptions, Fetched, fetch, fetch_path};
+pub use source::{EntryLookup, EntrySpec, GitSource, Source, split_name};
+
+#[cfg(test)]
+mod tests;
