@@ -7,6 +7,8 @@
 
 mod allowances;
 mod lexer;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
