@@ -2,9 +2,10 @@
 //!
 //! `validate` is the one entry point CI runs: formatting, clippy with `-D warnings`, the whole
 //! test suite (which builds every example and runs the doctests), the tidy checks (crate docs,
-//! layering, licences, the ratchets of xtask/src/ratchets), every example bundle under `packs/` through the real validator, and the
-//! library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may run cargo and read the
-//! tree freely, and nothing in the product depends on it.
+//! layering, licences, the ratchets of xtask/src/ratchets; each is also a test of this crate, so
+//! plain `cargo test` runs them), every example bundle under `packs/` through the real validator,
+//! and the library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may
+//! run cargo and read the tree freely, and nothing in the product depends on it.
 
 mod bench;
 mod conformance;
