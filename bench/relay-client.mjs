@@ -23,8 +23,8 @@ const micros = (start) => Number(process.hrtime.bigint() - start) / 1000;
 // V8 has long since optimized; a fresh node runs it in its interpreter and baseline tiers for
 // the first thousand or so calls, which then cost two to three times as much JS per call, and
 // more for the invoke (a larger object built and parsed) than for the round trip. Timing from
-// the tenth call measured V8's tier-up, not the relay (docs/performance.md, "Levers, the
-// evening of 2026-12-01").
+// the tenth call measured V8's tier-up, not the relay (docs/reports/2026-12-01-performance-levers.md,
+// "Levers, the evening of 2026-12-01").
 const WARMUP_CALLS = 2000;
 
 const client = await RelayClient.connect(socket);

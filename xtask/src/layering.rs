@@ -105,10 +105,22 @@ pub(crate) struct Metadata {
 
 impl Metadata {
     pub(crate) fn load(root: &Path) -> Result<Self> {
+        Self::load_with(root, &["--locked"])
+    }
+
+    /// As [`Metadata::load`], without the network and for this machine's platform only (the
+    /// packages of other platforms may never have been downloaded): what the tests use.
+    #[cfg(test)]
+    pub(crate) fn load_offline(root: &Path) -> Result<Self> {
+        Self::load_with(root, &["--frozen", "--filter-platform", "host-tuple"])
+    }
+
+    fn load_with(root: &Path, flags: &[&str]) -> Result<Self> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         #[expect(clippy::disallowed_methods, reason = "xtask drives cargo itself")]
         let output = std::process::Command::new(cargo)
-            .args(["metadata", "--format-version", "1", "--locked"])
+            .args(["metadata", "--format-version", "1"])
+            .args(flags)
             .current_dir(root)
             .output()
             .context("could not run `cargo metadata`")?;

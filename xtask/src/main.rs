@@ -2,9 +2,10 @@
 //!
 //! `validate` is the one entry point CI runs: formatting, clippy with `-D warnings`, the whole
 //! test suite (which builds every example and runs the doctests), the tidy checks (crate docs,
-//! layering, licences), every example bundle under `packs/` through the real validator, and the
-//! library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may run cargo and read the
-//! tree freely, and nothing in the product depends on it.
+//! layering, licences, the ratchets of xtask/src/ratchets; each is also a test of this crate, so
+//! plain `cargo test` runs them), every example bundle under `packs/` through the real validator,
+//! and the library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may
+//! run cargo and read the tree freely, and nothing in the product depends on it.
 
 mod bench;
 mod conformance;
@@ -13,6 +14,7 @@ mod layering;
 mod licences;
 mod packs;
 mod publish;
+mod ratchets;
 mod soak;
 mod tidy;
 
@@ -28,7 +30,7 @@ tasks:
   validate        fmt, clippy -D warnings (also the collector without `archive`), the Rust
                   pack's build, tests, the soak, tidy checks,
                   every pack validated and checked; with CI set, a 3 s smoke of each fuzz target
-  tidy            only the tidy checks (crate docs, layering, licences) and the packs
+  tidy            only the tidy checks (crate docs, layering, licences, ratchets) and the packs
   publish-check   library crates' metadata, `cargo package` of all of them, docs -D warnings
   soak            1,000 activation/unload cycles and a 256 MiB newline-free stream
   bench           release benchmarks as ratios to same-run baselines, free and pinned
@@ -253,11 +255,7 @@ fn say(line: &str) {
 
 fn tidy_all() -> Result<()> {
     let root = root();
-    let metadata = layering::Metadata::load(&root)?;
-    let mut problems = Vec::new();
-    problems.extend(tidy::crate_docs(&root, &metadata));
-    problems.extend(layering::check(&metadata));
-    problems.extend(licences::check(&root, &metadata)?);
+    let mut problems = tidy::problems(&root)?;
     problems.extend(packs::check(&root)?);
     if !problems.is_empty() {
         for problem in &problems {

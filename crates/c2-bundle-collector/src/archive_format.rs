@@ -6,6 +6,7 @@ use std::path::Path;
 
 /// The archive formats a bundle may be distributed as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ArchiveFormat {
     /// `.tar.gz` or `.tgz`.
     TarGz,

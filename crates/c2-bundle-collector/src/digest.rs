@@ -34,6 +34,7 @@ pub fn content_digest(files: &BTreeMap<String, FileEntry>) -> String {
 /// same place updates the same installed bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SourceIdentity {
     /// A local directory.
     Local {

@@ -86,6 +86,7 @@ impl Contribution {
 /// The kinds of contribution plugin-standard §5 names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ContributionKind {
     /// An Agent Skill: `skills/<name>/SKILL.md`.
     Skill,
@@ -140,6 +141,7 @@ impl ContributionKind {
 /// Support levels from the plugin-standard §5 table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ContributionStatus {
     /// Supported as the standard describes (skills, MCP, scenes, scaffolds, language servers).
     Supported,

@@ -365,6 +365,7 @@ fn read_failed(rel: &str, error: &std::io::Error) -> Diagnostic {
 
 /// Why a subdirectory of a trusted root cannot be the root of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SubdirectoryRefusal {
     /// Empty components, `.`, `..`, a backslash or a NUL: not a plain relative path.
     NotPlain,

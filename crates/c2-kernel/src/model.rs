@@ -127,6 +127,7 @@ impl ModuleMeta {
 /// A module's effective state in one realm.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
+#[non_exhaustive]
 pub enum ModuleState {
     /// Policy (or the default state) keeps it off.
     Disabled,

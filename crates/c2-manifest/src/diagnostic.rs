@@ -7,6 +7,7 @@ use serde::Serialize;
 /// How bad a diagnostic is. Any `Error` makes the document invalid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum Severity {
     /// The document does not load.
     Error,

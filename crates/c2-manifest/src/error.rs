@@ -3,6 +3,7 @@
 
 /// Why a typed value could not be produced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The manifest has error diagnostics.
     #[error("the manifest has {errors} error(s); read the report's diagnostics and fix them")]

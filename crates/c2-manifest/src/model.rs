@@ -191,6 +191,7 @@ pub struct UiDecl {
 
 /// The six UI slots of standard 1.2.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[non_exhaustive]
 pub enum UiSlot {
     /// `rail.features`: the primary feature list in the session rail.
     #[serde(rename = "rail.features")]
@@ -265,6 +266,7 @@ impl ConnectorDecl {
 /// A connector capability and the operation namespaces it opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Capability {
     /// `connection`: operations under `connection.`.
     Connection,

@@ -11,6 +11,7 @@ use serde_json::Value;
 /// `Debug` prints the same readable message as `Display`, so `fn main() -> Result<(), Error>`
 /// tells the author what to fix on stderr and exits non-zero.
 #[derive(thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// `plugin.json` could not be read.
     #[error(

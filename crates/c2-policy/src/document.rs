@@ -63,6 +63,7 @@ impl Switch {
 /// A per-component override, independent of the plugin switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ComponentSwitch {
     /// The component is on while its plugin runs.
     Enabled,

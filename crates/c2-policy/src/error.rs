@@ -5,6 +5,7 @@ use crate::plan::PlanId;
 
 /// Which recorded revision moved between planning and applying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RevisionKind {
     /// The kernel's module graph.
     Graph,
@@ -54,6 +55,7 @@ fn list_issues(issues: &[ConfigIssue]) -> String {
 
 /// Everything that can go wrong while planning, applying or storing policy.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Reading, writing, locking or renaming a policy file failed.
     #[error(

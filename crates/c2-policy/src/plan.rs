@@ -21,6 +21,7 @@ pub struct Change {
 
 /// What a [`Change`] does to the module's entry.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ChangeKind {
     /// Switch the module on in the scope.
     Enable,

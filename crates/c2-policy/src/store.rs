@@ -35,6 +35,7 @@ impl Default for PolicyOptions {
 
 /// Which file the current policy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LoadSource {
     /// Neither file exists: a first start, with the empty policy.
     Default,
@@ -48,6 +49,7 @@ pub enum LoadSource {
 
 /// Something the host should show the user about the state of the stored policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Diagnostic {
     /// `policy.json` exists but cannot be used.
     PrimaryUnusable {

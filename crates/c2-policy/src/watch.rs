@@ -81,6 +81,7 @@ impl Default for WatchOptions {
 
 /// What a running [`StoreWatch`] uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WatchMode {
     /// inotify on the plugins directory: wakes only for a change.
     Notifications,

@@ -9,6 +9,7 @@ use crate::message::ErrorObject;
 
 /// A codec failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An outbound message or body over the frame limit; nothing was written.
     #[error(
@@ -32,6 +33,7 @@ pub enum Error {
 
 /// What is wrong with a Content-Length header section.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderError {
     /// No `Content-Length` header.
     #[error("no Content-Length header")]
@@ -61,6 +63,7 @@ pub enum HeaderError {
 
 /// A plugin's `protocolVersion` the host refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VersionError {
     /// The initialize result has no `protocolVersion`.
     #[error(
@@ -123,6 +126,7 @@ impl fmt::Display for ConfirmationError {
 
 /// One difference between declared and confirmed commands.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CommandMismatch {
     /// Declared but not confirmed.
     Missing {
@@ -209,6 +213,7 @@ fn brief(value: &Value) -> String {
 /// Why a peer's connection closed. Every pending call resolves with it, and so does every later
 /// call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CloseReason {
     /// The other side ended its output (for a plugin: the process exited or closed stdout).
     StreamClosed,
@@ -270,6 +275,7 @@ impl fmt::Display for CloseReason {
 
 /// Why [`Peer::flush`](crate::Peer::flush) returned before everything was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FlushError {
     /// The connection closed first; what was still queued is dropped.
     #[error("the connection closed before everything queued was written: {0}")]
@@ -290,6 +296,7 @@ pub enum FlushError {
 
 /// A call through a peer that did not produce a result.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallError {
     /// The connection is closed; nothing more can be sent.
     #[error("the connection is closed: {0}; start a new one")]

@@ -24,6 +24,7 @@ impl Default for FrameOptions {
 
 /// One thing the decoder found in the byte stream.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DecodeEvent {
     /// A line holding a valid JSON-RPC message.
     Message {
@@ -63,6 +64,7 @@ pub const EXCERPT_CHARS: usize = 80;
 
 /// Why a line was skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DropReason {
     /// Empty or only whitespace.
     Blank,

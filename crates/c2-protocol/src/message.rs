@@ -376,6 +376,7 @@ pub struct InvalidMessage {
 
 /// Why an object is not a valid JSON-RPC 2.0 message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Violation {
     /// `jsonrpc` is present but not the string `"2.0"`.
     WrongJsonrpc,

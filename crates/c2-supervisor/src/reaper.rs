@@ -5,7 +5,7 @@
 //! next child, and at most [`IDLE_REAPERS`] wait at a time. A host that starts and stops
 //! runtimes so pays neither a thread's creation on the activation's path nor its exit on the
 //! unload's (on one CPU, about 29 us for the pair against 5 for the hand-over; see
-//! docs/performance.md). A thread is never shared by two children at once, so a child's reap
+//! docs/reports/2026-12-01-performance-levers.md). A thread is never shared by two children at once, so a child's reap
 //! never waits for another's.
 //!
 //! Hand-over and expiry are decided under one lock, the idle list's: a thread is either still
