@@ -290,6 +290,14 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     ("source-url-invalid", "an archive source `url` is not https"),
     (
+        "source-npm-package-invalid",
+        "an npm source `package` is neither a registry name nor a `.` path under the catalog",
+    ),
+    (
+        "source-npm-version-invalid",
+        "an npm source `version` is not an exact SemVer, or is given for a path",
+    ),
+    (
         "source-sha256-invalid",
         "an archive source `sha256` is not 64 hex digits",
     ),
