@@ -238,7 +238,10 @@ pub(crate) fn parse(text: &str, base: usize, sink: &mut Sink<'_>) -> Option<Node
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let frame = stack.pop()?;
+                let Some(frame) = stack.pop() else {
+                    syntax(sink, at, "a collection ends that never started");
+                    return None;
+                };
                 let value = match frame.kind {
                     FrameKind::List(items) => Value::List(items),
                     FrameKind::Map(entries, _) => Value::Map(entries),
@@ -327,7 +330,7 @@ pub(crate) fn parse(text: &str, base: usize, sink: &mut Sink<'_>) -> Option<Node
         },
         |b| b.node,
     );
-    // An empty document (or one holding only `~`-free nothing) has no keys.
+    // An empty document (no node, or an empty scalar) has no keys.
     match &root.value {
         Value::Str(s) if s.is_empty() => Some(Node {
             at: root.at,
