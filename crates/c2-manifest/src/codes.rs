@@ -14,7 +14,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "nesting-too-deep",
-        "arrays and objects nest deeper than the depth limit",
+        "arrays and objects (or YAML collections) nest deeper than the depth limit",
     ),
     // Shape (every document)
     ("wrong-type", "a value has the wrong JSON type"),
@@ -196,7 +196,23 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "frontmatter-syntax",
-        "a frontmatter line is outside the supported YAML subset",
+        "the frontmatter is not one valid YAML 1.2 document",
+    ),
+    (
+        "frontmatter-not-mapping",
+        "the frontmatter document is not a mapping",
+    ),
+    (
+        "frontmatter-key-not-string",
+        "a frontmatter mapping key is a mapping or a sequence",
+    ),
+    (
+        "frontmatter-too-large",
+        "the frontmatter is larger than MAX_FRONTMATTER_BYTES or holds more than MAX_YAML_NODES values",
+    ),
+    (
+        "frontmatter-aliases-too-large",
+        "the frontmatter's aliases stand for more than MAX_YAML_NODES values",
     ),
     (
         "frontmatter-unknown-key",
@@ -221,7 +237,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "skill-name-mismatch",
-        "`name` differs from the skill's folder",
+        "`name` differs from the skill's folder (warning with `SkillOptions::lenient`)",
     ),
     (
         "skill-description-missing",
@@ -230,7 +246,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("skill-description-empty", "`description` is empty"),
     (
         "skill-description-too-long",
-        "`description` is longer than the limit",
+        "`description` is longer than the limit (warning with `SkillOptions::lenient`)",
     ),
     // mcp.json (entry problems are warnings that skip the server)
     (
@@ -289,6 +305,14 @@ pub const CODES: &[(&str, &str)] = &[
         "a github source `repo` is not owner/name",
     ),
     ("source-url-invalid", "an archive source `url` is not https"),
+    (
+        "source-npm-package-invalid",
+        "an npm source `package` is neither a registry name nor a `.` path under the catalog",
+    ),
+    (
+        "source-npm-version-invalid",
+        "an npm source `version` is not an exact SemVer, or is given for a path",
+    ),
     (
         "source-sha256-invalid",
         "an archive source `sha256` is not 64 hex digits",

@@ -31,6 +31,7 @@ mod schema;
 mod skill;
 #[cfg(test)]
 mod tests;
+mod yaml;
 
 pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
@@ -58,6 +59,7 @@ pub use render::{
 };
 pub use schema::{PLUGIN_SCHEMA_ID, plugin_json_schema};
 pub use skill::{Skill, SkillReport, validate_skill, validate_skill_with};
+pub use yaml::{MAX_FRONTMATTER_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES};
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.
 #[cfg(doctest)]

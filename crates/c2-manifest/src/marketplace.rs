@@ -8,15 +8,21 @@
 //! <source> = { "kind": "local",   "path": <relative path without ..> }
 //!          | { "kind": "github",  "repo": "owner/name", "ref"?: string, "path"?: <relative path> }
 //!          | { "kind": "git",     "url": string, "ref"?: string, "path"?: <relative path> }
-//!          | { "kind": "npm",     "package": string, "version"?: string }
+//!          | { "kind": "npm",     "package": <npm name> | <relative path starting with .>,
+//!              "version"?: <exact SemVer, registry packages only> }
 //!          | { "kind": "archive", "url": "https://..." | <relative path without ..>,
 //!              "sha256"?: <64 hex digits> }
 //! ```
-//! Entry names are unique. The catalog is `Some` only when there is no error at all.
+//! Entry names follow the Agent Plugins name rule (1 to 64 characters, Agent Plugins §5.5) and
+//! are unique. An npm `package` is either a registry name (`name` or `@scope/name`) fetched at
+//! an exact version (the npm `version`, else the entry's own), or a path under the catalog's
+//! directory starting with `.`; every other npm spec form (`file:`, `~`, git and GitHub
+//! shorthands, URLs, aliases, tags, ranges) is refused. The catalog is `Some` only when there is
+//! no error at all.
 
 use serde::Serialize;
 
-use crate::check::{Checker, name_problem};
+use crate::check::{Checker, chars, name_problem};
 use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
 use crate::json::{self, Node};
 use crate::options::ManifestOptions;
@@ -83,9 +89,11 @@ pub enum MarketplaceSource {
     },
     /// An npm package whose tarball is the bundle.
     Npm {
-        /// The package name.
+        /// A registry package name (`name` or `@scope/name`), or a directory or tarball under
+        /// the catalog's directory when it starts with `.`.
         package: String,
-        /// The version to fetch, when the entry names one.
+        /// The exact SemVer version of a registry package: the npm `version` when the source
+        /// gives one, else the entry's `version`. `None` for a path under the catalog.
         version: Option<String>,
     },
     /// A `.tar.gz`, `.tgz` or `.zip` bundle served over HTTPS.
@@ -198,6 +206,17 @@ fn entry(
                 Some("use the bundle's plugin.json name"),
             );
         }
+        let max = ManifestOptions::default().max_name_chars;
+        let length = chars(s);
+        if length > max {
+            c.sink.error(
+                "name-too-long",
+                &p,
+                n.start,
+                format!("`name` is {length} characters; the limit is {max}"),
+                Some("use the bundle's plugin.json name, at most 64 characters"),
+            );
+        }
         if !seen.insert(s.to_owned()) {
             c.sink.error(
                 "entry-duplicate",
@@ -236,6 +255,20 @@ fn entry(
     let source = c
         .field(node, ptr, "source", true)
         .and_then(|(n, p)| source(n, &p, c));
+    // A registry npm package without its own `version` is fetched at the entry's version.
+    let source = match (source, &version) {
+        (
+            Some(MarketplaceSource::Npm {
+                package,
+                version: None,
+            }),
+            Some(entry_version),
+        ) if !is_npm_path(&package) => Some(MarketplaceSource::Npm {
+            package,
+            version: Some(entry_version.clone()),
+        }),
+        (source, _) => source,
+    };
     Some(MarketplaceEntry {
         name: name?,
         version: version?,
@@ -256,6 +289,74 @@ fn relative_path(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, path: &str) {
             node.start,
             format!("`path` `{path}` must be a non-empty relative path without `..`"),
             Some("name a folder relative to the catalog or repository root"),
+        );
+    }
+}
+
+/// An npm `package` naming a directory or tarball under the catalog's directory.
+fn is_npm_path(package: &str) -> bool {
+    package.starts_with(['.', '/'])
+}
+
+/// An npm registry package name: `name` or `@scope/name`, each part 1 or more of
+/// `a-z 0-9 - . _`, not starting with `.` or `_` (npm's rules for new packages) nor `-` (an
+/// option to `npm pack`), at most 214 characters in all. Anything else npm would read as
+/// another spec form (a path, a URL, a git or `npm:` alias spec, `name@range`).
+fn is_npm_name(package: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(['.', '_', '-'])
+            && p.chars()
+                .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-' | '.' | '_'))
+    };
+    let name = match package.strip_prefix('@') {
+        Some(scoped) => match scoped.split_once('/') {
+            Some((scope, name)) => part(scope).then_some(name),
+            None => None,
+        },
+        None => Some(package),
+    };
+    package.len() <= 214 && name.is_some_and(part)
+}
+
+/// `package`: a path under the catalog starting with `.`, or a registry name.
+fn npm_package(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, package: &str) {
+    if is_npm_path(package) {
+        relative_path(c, node, ptr, package);
+    } else if !is_npm_name(package) {
+        c.sink.error(
+            "source-npm-package-invalid",
+            ptr,
+            node.start,
+            format!("npm `package` `{package}` is neither a registry package name nor a path under the catalog"),
+            Some("name a registry package (`name` or `@scope/name`) with an exact `version`, or a folder or tarball beside the catalog as `./path`"),
+        );
+    }
+}
+
+/// `version`: an exact SemVer version, and only for a registry package.
+fn npm_version(
+    c: &mut Checker<'_, '_>,
+    node: &Node,
+    ptr: &str,
+    version: &str,
+    package: Option<&str>,
+) {
+    if package.is_some_and(is_npm_path) {
+        c.sink.error(
+            "source-npm-version-invalid",
+            ptr,
+            node.start,
+            format!("npm `version` \"{version}\" is given for a path under the catalog"),
+            Some("remove `version`: a path names one folder or tarball"),
+        );
+    } else if semver::Version::parse(version).is_err() {
+        c.sink.error(
+            "source-npm-version-invalid",
+            ptr,
+            node.start,
+            format!("npm `version` \"{version}\" is not an exact SemVer version"),
+            Some("give the exact MAJOR.MINOR.PATCH to fetch: ranges, tags and other specs are refused"),
         );
     }
 }
@@ -332,12 +433,19 @@ fn source(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<Marketplace
             }
         }
         "npm" => {
-            let package = c
-                .string_field(node, ptr, "package", true)
-                .map(|(_, _, s)| s.to_owned());
+            let package = c.string_field(node, ptr, "package", true).map(|(n, p, s)| {
+                npm_package(c, n, &p, s);
+                s.to_owned()
+            });
+            let version = c
+                .string_field(node, ptr, "version", false)
+                .map(|(n, p, s)| {
+                    npm_version(c, n, &p, s, package.as_deref());
+                    s.to_owned()
+                });
             MarketplaceSource::Npm {
                 package: package?,
-                version: opt(c, "version"),
+                version,
             }
         }
         _ => {

@@ -96,6 +96,12 @@ pub struct SkillOptions {
     pub max_name_chars: usize,
     /// Longest `compatibility`, in chars.
     pub max_compatibility_chars: usize,
+    /// Load, with warnings instead of errors, a skill whose only problems are a `name` that
+    /// differs from its folder, a `description` longer than `max_description_chars`, or
+    /// `metadata` values that are not strings (those values are left out), as the Agent Skills
+    /// client-implementation guidance recommends for clients. Off by default, so validation
+    /// reports every rule as an error; an embedder loading published skills may turn it on.
+    pub lenient: bool,
 }
 
 impl Default for SkillOptions {
@@ -104,6 +110,7 @@ impl Default for SkillOptions {
             max_description_chars: 1024,
             max_name_chars: 64,
             max_compatibility_chars: 500,
+            lenient: false,
         }
     }
 }

@@ -1,31 +1,26 @@
 //! `SKILL.md` frontmatter: the block between the first two `---` lines, checked against every
 //! Agent Skills rule (agentskills docs/specification.mdx; Agent Plugins §7.1 makes it binding).
 //!
-//! The frontmatter is read with a deliberately small YAML subset, enough for skill metadata:
-//! - one `key: value` per line, keys of `[A-Za-z0-9_.-]` or quoted; blank and `#` comment lines;
-//! - values: plain scalars (trimmed, a ` #` comment stripped, continuation lines folded; one
-//!   containing `: ` must be quoted, as YAML requires), `"double-quoted"` with the escapes
-//!   `\" \\ \n \t`, `'single-quoted'` with `''` for a quote, and `|`/`>` block scalars
-//!   with YAML's chomping;
-//! - a key alone on its line followed by a block mapping (`metadata`) or a block sequence
-//!   (`allowed-tools`) one level deep; anything deeper is accepted as YAML and typed "nested",
-//!   so a rule that wants a string rejects it. Every value is text: `true`, `1` and `null`
-//!   stay strings, as in the reference validator's strict YAML.
-//!
-//! Anything else (flow collections, anchors, tags, multi-document streams) is a
-//! `frontmatter-syntax` error, which makes the skill invalid: the collector skips it with a
-//! warning. Rules: `name` 1 to 64 of `a-z 0-9 -`, no leading, trailing or double `-`, equal
-//! to the folder; `description` 1 to 1024 characters, not blank; `license` a string;
-//! `compatibility` 1 to 500 characters; `metadata` a map of string to string; `allowed-tools`
-//! a string or a list of strings; other keys are warnings.
+//! The block is YAML 1.2 (bounded by [`crate::MAX_FRONTMATTER_BYTES`], [`crate::MAX_YAML_DEPTH`]
+//! and [`crate::MAX_YAML_NODES`]), one document that must be a
+//! mapping with string keys. Every scalar is text whatever its form or tag: `true`, `1.0` and
+//! `null` stay strings, as in the reference validator's strict YAML. Invalid YAML is a
+//! `frontmatter-syntax` error with the parser's line and column, which makes the skill invalid:
+//! the collector skips it with a warning. Rules: `name` 1 to 64 of `a-z 0-9 -`, no leading,
+//! trailing or double `-`, equal to the folder; `description` 1 to 1024 characters, not blank;
+//! `license` a string; `compatibility` 1 to 500 characters; `metadata` a map of string to
+//! string; `allowed-tools` a string or a list of strings; other keys are warnings. With
+//! [`SkillOptions::lenient`] a name that differs from the folder, a long description and a
+//! non-string `metadata` value are warnings instead (that value is left out of `metadata`).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::check::chars;
-use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
+use crate::diagnostic::{Diagnostic, Severity, Sink, has_errors, pointer_push};
 use crate::options::SkillOptions;
+use crate::yaml::{self, Value};
 
 /// Frontmatter keys defined by Agent Skills; any other key is a warning.
 const KNOWN_KEYS: [&str; 6] = [
@@ -88,39 +83,11 @@ pub fn validate_skill_with(source: &str, folder_name: &str, options: &SkillOptio
     }
 }
 
-/// A frontmatter value in the supported YAML subset.
-#[derive(Debug, Clone, PartialEq)]
-enum Yaml {
-    /// A scalar: plain, quoted or a `|`/`>` block. YAML-typed words (`true`, `1`, `null`) stay
-    /// text, as in the reference validator's strict YAML.
-    Str(String),
-    /// A block mapping one level deep: `(key, offset, value)`.
-    Map(Vec<(String, usize, Yaml)>),
-    /// A block sequence one level deep: `(offset, item)`.
-    List(Vec<(usize, Yaml)>),
-    /// Anything nested deeper: accepted as YAML, never a string.
-    Nested,
-    /// A value whose syntax was already reported: no rule reports it again.
-    Invalid,
-}
-
-impl Yaml {
-    fn kind(&self) -> &'static str {
-        match self {
-            Yaml::Str(_) => "a string",
-            Yaml::Map(_) => "a mapping",
-            Yaml::List(_) => "a list",
-            Yaml::Nested => "a nested structure",
-            Yaml::Invalid => "invalid YAML",
-        }
-    }
-}
-
 /// A top-level value with the byte offset of its key and of its value.
 struct Field {
     key_at: usize,
     value_at: usize,
-    value: Yaml,
+    value: Value,
 }
 
 /// Lines of `source` with their byte offsets, line endings removed.
@@ -133,38 +100,8 @@ fn lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start_matches([' ', '\t']).len()
-}
-
-/// `key: rest` (or `key:`), the key plain `[A-Za-z0-9_.-]+` or quoted; `None` when the line
-/// is not a mapping entry.
-fn split_key(line: &str) -> Option<(String, &str)> {
-    let (key, after) = if line.starts_with(['"', '\'']) {
-        let q = line.chars().next()?;
-        let close = line[1..].find(q)? + 1;
-        (scalar(&line[..=close]).ok()?, &line[close + 1..])
-    } else {
-        let colon = line.find(':')?;
-        let key = &line[..colon];
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        {
-            return None;
-        }
-        (key.to_owned(), &line[colon..])
-    };
-    let rest = after.strip_prefix(':')?;
-    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
-        return None;
-    }
-    Some((key, rest))
-}
-
-/// The frontmatter's top-level keys. Nesting is read with explicit loops over two levels; no
-/// recursion follows the input's depth.
+/// The frontmatter's top-level keys: the block between the first two `---` lines, read as
+/// one YAML document that must be a mapping.
 fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Field>> {
     let body = source.strip_prefix('\u{feff}').unwrap_or(source);
     let skip = source.len() - body.len();
@@ -179,12 +116,7 @@ fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Fie
         );
         return None;
     }
-    let Some(close) = all
-        .iter()
-        .skip(1)
-        .position(|(_, l)| l.trim_end() == "---")
-        .map(|i| i + 1)
-    else {
+    let Some(close) = all.iter().skip(1).find(|(_, l)| l.trim_end() == "---") else {
         sink.error(
             "frontmatter-unterminated",
             "",
@@ -194,295 +126,30 @@ fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Fie
         );
         return None;
     };
-    let block = &all[1..close];
-    let mut fields: BTreeMap<String, Field> = BTreeMap::new();
-    let mut i = 0;
-    while i < block.len() {
-        let (at, line) = block[i];
-        i += 1;
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        if line.starts_with([' ', '\t']) {
-            syntax(sink, at, "an indented line outside a block value");
-            continue;
-        }
-        let Some((key, rest)) = split_key(line) else {
-            syntax(sink, at, "expected `key: value`");
-            continue;
-        };
-        let value_at = at + (line.len() - rest.trim_start().len());
-        let raw = strip_comment(rest.trim());
-        // The lines that belong to this key: indented ones, blank ones, and (for a sequence
-        // written at the key's own indentation) lines starting with `- `.
-        let start = i;
-        while i < block.len() {
-            let next = block[i].1;
-            let belongs = next.starts_with([' ', '\t'])
-                || next.trim().is_empty()
-                || (raw.is_empty() && (next.starts_with("- ") || next == "-"));
-            if !belongs {
-                break;
-            }
-            i += 1;
-        }
-        let mut end = i;
-        while end > start && block[end - 1].1.trim().is_empty() {
-            end -= 1;
-        }
-        i = end;
-        let children = &block[start..end];
-        let value = if raw.is_empty() {
-            nested(children, sink).or(Some(Yaml::Invalid))
-        } else if let Some(chomp) = raw.strip_prefix(['|', '>']) {
-            block_scalar(raw.starts_with('|'), chomp, children, at, sink).or(Some(Yaml::Invalid))
-        } else {
-            match scalar(raw) {
-                Ok(mut v) => {
-                    // A plain scalar may continue on indented lines, folded with spaces.
-                    for (cat, c) in children {
-                        let c = c.trim();
-                        if c.is_empty() || c.starts_with('#') {
-                            continue;
-                        }
-                        if raw.starts_with(['"', '\'']) || c.contains(": ") || c.ends_with(':') {
-                            syntax(sink, *cat, "an indented line outside a block value");
-                            break;
-                        }
-                        v.push(' ');
-                        v.push_str(strip_comment(c));
-                    }
-                    Some(Yaml::Str(v))
-                }
-                Err(message) => {
-                    syntax(sink, value_at, &message);
-                    Some(Yaml::Invalid)
-                }
-            }
-        };
-        let Some(value) = value else { continue };
-        if fields.contains_key(&key) {
-            sink.error(
-                "duplicate-key",
-                &pointer_push("", &key),
-                at,
-                format!("duplicate frontmatter key `{key}`"),
-                Some("keep one of the two lines"),
-            );
-            continue;
-        }
-        fields.insert(
-            key,
-            Field {
-                key_at: at,
-                value_at,
-                value,
-            },
+    let (start, close) = (all[1].0, close.0);
+    let root = yaml::parse(&source[start..close], start, sink)?;
+    let Value::Map(entries) = root.value else {
+        sink.error(
+            "frontmatter-not-mapping",
+            "",
+            root.at,
+            format!(
+                "the frontmatter is {}, not a mapping of keys to values",
+                root.value.kind()
+            ),
+            Some("write one `key: value` entry per field"),
         );
+        return None;
+    };
+    let mut fields = BTreeMap::new();
+    for (key, key_at, node) in entries {
+        fields.entry(key).or_insert(Field {
+            key_at,
+            value_at: node.at,
+            value: node.value,
+        });
     }
     Some(fields)
-}
-
-/// A ` #` comment ends a plain value.
-fn strip_comment(raw: &str) -> &str {
-    if raw.starts_with('#') {
-        return "";
-    }
-    if raw.starts_with(['"', '\'']) {
-        return raw;
-    }
-    raw.split_once(" #").map_or(raw, |(v, _)| v).trim_end()
-}
-
-/// `|` keeps newlines, `>` folds them into spaces; the default keeps one final newline and
-/// `-` none, as YAML's chomping does.
-fn block_scalar(
-    literal: bool,
-    chomp: &str,
-    children: &[(usize, &str)],
-    at: usize,
-    sink: &mut Sink<'_>,
-) -> Option<Yaml> {
-    if !matches!(chomp, "" | "-" | "+") {
-        syntax(sink, at, "an unsupported block scalar header");
-        return None;
-    }
-    let base = children
-        .iter()
-        .find(|(_, l)| !l.trim().is_empty())
-        .map_or(0, |(_, l)| indent(l));
-    let texts: Vec<&str> = children
-        .iter()
-        .map(|(_, l)| if l.len() >= base { &l[base..] } else { "" })
-        .collect();
-    let mut out = if literal {
-        texts.join("\n")
-    } else {
-        texts.join(" ")
-    };
-    if chomp != "-" && !out.is_empty() {
-        out.push('\n');
-    }
-    Some(Yaml::Str(out))
-}
-
-/// The value of a key written alone on its line: empty, a mapping or a sequence.
-fn nested(children: &[(usize, &str)], sink: &mut Sink<'_>) -> Option<Yaml> {
-    let items: Vec<(usize, &str)> = children
-        .iter()
-        .copied()
-        .filter(|(_, l)| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
-        .collect();
-    let Some(&(_, first)) = items.first() else {
-        return Some(Yaml::Str(String::new()));
-    };
-    let base = indent(first);
-    let is_list = first.trim_start().starts_with("- ") || first.trim() == "-";
-    let mut map = Vec::new();
-    let mut list = Vec::new();
-    // Whether the last mapping entry opened a block scalar (its deeper lines are its text).
-    let mut in_block = false;
-    for (at, line) in items {
-        let depth = indent(line);
-        if depth > base {
-            // Belongs to the previous entry: its block text, or a deeper structure.
-            if in_block {
-                continue;
-            }
-            if let Some(last) = list.last_mut() {
-                *last = (at, Yaml::Nested);
-            } else if let Some((_, _, v)) = map.last_mut() {
-                *v = Yaml::Nested;
-            } else {
-                syntax(sink, at, "an indented line outside a block value");
-                return None;
-            }
-            continue;
-        }
-        if depth < base {
-            syntax(sink, at, "inconsistent indentation");
-            return None;
-        }
-        let text = &line[base..];
-        if is_list {
-            let Some(item) = text.strip_prefix('-') else {
-                syntax(sink, at, "a mapping entry inside a sequence");
-                return None;
-            };
-            let item = strip_comment(item.trim());
-            let value = if item.is_empty() || split_key(item).is_some() {
-                Yaml::Nested
-            } else {
-                match scalar(item) {
-                    Ok(v) => Yaml::Str(v),
-                    Err(message) => {
-                        syntax(sink, at, &message);
-                        return None;
-                    }
-                }
-            };
-            list.push((at, value));
-        } else {
-            let Some((key, rest)) = split_key(text) else {
-                syntax(sink, at, "expected `key: value`");
-                return None;
-            };
-            let raw = strip_comment(rest.trim());
-            in_block = raw.starts_with(['|', '>']);
-            let value = if raw.is_empty() || in_block {
-                Yaml::Str(String::new())
-            } else {
-                match scalar(raw) {
-                    Ok(v) => Yaml::Str(v),
-                    Err(message) => {
-                        syntax(sink, at, &message);
-                        return None;
-                    }
-                }
-            };
-            if map.iter().any(|(k, _, _)| *k == key) {
-                sink.error(
-                    "duplicate-key",
-                    "",
-                    at,
-                    format!("duplicate key `{key}` in a frontmatter mapping"),
-                    Some("keep one of the two lines"),
-                );
-                return None;
-            }
-            map.push((key, at, value));
-        }
-    }
-    Some(if is_list {
-        Yaml::List(list)
-    } else {
-        Yaml::Map(map)
-    })
-}
-
-fn syntax(sink: &mut Sink<'_>, at: usize, what: &str) {
-    sink.error(
-        "frontmatter-syntax",
-        "",
-        at,
-        format!("unsupported frontmatter syntax: {what}"),
-        Some(
-            "use one `key: value` per line; quote values that contain `: ` or start with a symbol",
-        ),
-    );
-}
-
-fn scalar(raw: &str) -> Result<String, String> {
-    if let Some(inner) = raw.strip_prefix('"') {
-        let Some(inner) = inner.strip_suffix('"') else {
-            return Err("unterminated double-quoted string".into());
-        };
-        let mut out = String::new();
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('"') => out.push('"'),
-                Some('\\') => out.push('\\'),
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                other => {
-                    return Err(format!(
-                        "unsupported escape `\\{}`",
-                        other.map(String::from).unwrap_or_default()
-                    ));
-                }
-            }
-        }
-        Ok(out)
-    } else if let Some(inner) = raw.strip_prefix('\'') {
-        let Some(inner) = inner.strip_suffix('\'') else {
-            return Err("unterminated single-quoted string".into());
-        };
-        Ok(inner.replace("''", "'"))
-    } else if raw.starts_with(['[', '{', '&', '*', '!', '%', '@', '`', '|', '>'])
-        || raw.starts_with("- ")
-        || raw.starts_with("? ")
-        || raw.starts_with(": ")
-    {
-        Err(format!(
-            "a value starting with `{}` (quote it)",
-            raw.chars().next().unwrap_or_default()
-        ))
-    } else {
-        let plain = strip_comment(raw);
-        if plain.contains(": ") || plain.ends_with(':') {
-            return Err("a plain value containing `: ` (quote it)".to_owned());
-        }
-        Ok(plain.to_owned())
-    }
 }
 
 /// What breaks the Agent Skills `name` rules (length aside), if anything.
@@ -511,6 +178,12 @@ fn check(
     options: &SkillOptions,
     sink: &mut Sink<'_>,
 ) -> Option<Skill> {
+    // What the client-implementation guidance lets a client load with a warning.
+    let lenient = if options.lenient {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
     for (key, f) in fields {
         if !KNOWN_KEYS.contains(&key.as_str()) {
             sink.warning(
@@ -523,9 +196,6 @@ fn check(
         }
     }
     let wrong_type = |sink: &mut Sink<'_>, key: &str, f: &Field, expected: &str| {
-        if f.value == Yaml::Invalid {
-            return; // its syntax error says it all
-        }
         sink.error(
             "skill-field-wrong-type",
             &pointer_push("", key),
@@ -546,7 +216,7 @@ fn check(
             None
         }
         Some(f) => match &f.value {
-            Yaml::Str(name) => {
+            Value::Str(name) => {
                 let n = chars(name);
                 if let Some(problem) = skill_name_problem(name) {
                     sink.error(
@@ -569,7 +239,8 @@ fn check(
                     );
                 }
                 if name != folder {
-                    sink.error(
+                    sink.push(
+                        lenient,
                         "skill-name-mismatch",
                         "/name",
                         f.value_at,
@@ -597,7 +268,7 @@ fn check(
             None
         }
         Some(f) => match &f.value {
-            Yaml::Str(description) => {
+            Value::Str(description) => {
                 let n = chars(description);
                 if description.trim().is_empty() {
                     sink.error(
@@ -608,7 +279,8 @@ fn check(
                         Some("say when the skill should be used"),
                     );
                 } else if n > options.max_description_chars {
-                    sink.error(
+                    sink.push(
+                        lenient,
                         "skill-description-too-long",
                         "/description",
                         f.value_at,
@@ -628,13 +300,13 @@ fn check(
         },
     };
     if let Some(f) = fields.get("license")
-        && !matches!(f.value, Yaml::Str(_))
+        && !matches!(f.value, Value::Str(_))
     {
         wrong_type(sink, "license", f, "a string");
     }
     if let Some(f) = fields.get("compatibility") {
         match &f.value {
-            Yaml::Str(text) => {
+            Value::Str(text) => {
                 let n = chars(text);
                 if n == 0 || n > options.max_compatibility_chars {
                     sink.error(
@@ -655,16 +327,17 @@ fn check(
     let mut metadata = BTreeMap::new();
     if let Some(f) = fields.get("metadata") {
         match &f.value {
-            Yaml::Map(entries) => {
-                for (key, at, value) in entries {
-                    match value {
-                        Yaml::Str(v) => {
+            Value::Map(entries) => {
+                for (key, _, value) in entries {
+                    match &value.value {
+                        Value::Str(v) => {
                             metadata.insert(key.clone(), v.clone());
                         }
-                        other => sink.error(
+                        other => sink.push(
+                            lenient,
                             "skill-field-wrong-type",
                             &pointer_push("/metadata", key),
-                            *at,
+                            value.at,
                             format!("`metadata.{key}` must be a string, found {}", other.kind()),
                             Some("`metadata` maps string keys to string values"),
                         ),
@@ -677,15 +350,17 @@ fn check(
     let mut allowed_tools = Vec::new();
     if let Some(f) = fields.get("allowed-tools") {
         match &f.value {
-            Yaml::Str(text) => allowed_tools = text.split_whitespace().map(str::to_owned).collect(),
-            Yaml::List(items) => {
-                for (i, (at, item)) in items.iter().enumerate() {
-                    match item {
-                        Yaml::Str(v) => allowed_tools.push(v.clone()),
+            Value::Str(text) => {
+                allowed_tools = text.split_whitespace().map(str::to_owned).collect()
+            }
+            Value::List(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    match &item.value {
+                        Value::Str(v) => allowed_tools.push(v.clone()),
                         other => sink.error(
                             "skill-field-wrong-type",
                             &pointer_push("/allowed-tools", &i.to_string()),
-                            *at,
+                            item.at,
                             format!(
                                 "`allowed-tools` item {i} must be a string, found {}",
                                 other.kind()
@@ -701,7 +376,7 @@ fn check(
     let scalars = fields
         .iter()
         .filter_map(|(k, f)| match &f.value {
-            Yaml::Str(v) => Some((k.clone(), v.clone())),
+            Value::Str(v) => Some((k.clone(), v.clone())),
             _ => None,
         })
         .collect();

@@ -453,6 +453,41 @@ fn collect_validates_with_the_callers_manifest_and_skill_options() {
     );
 }
 
+#[test]
+fn lenient_skill_options_load_a_skill_named_unlike_its_folder_with_a_warning() {
+    let dir = hello_bundle();
+    write(
+        dir.path(),
+        "skills/greet/SKILL.md",
+        "---\nname: greeter\ndescription: Greets whoever asks.\n---\nSay hello.\n",
+    );
+    let has_skill = |bundle: &c2_bundle_collector::CollectedBundle| {
+        bundle
+            .inventory
+            .contributions
+            .iter()
+            .any(|c| c.id == "greet")
+    };
+    let strict = c2_bundle_collector::collect(dir.path(), &Limits::default()).unwrap();
+    assert!(!has_skill(&strict), "{:#?}", strict.diagnostics);
+    let options =
+        c2_bundle_collector::CollectOptions::new().with_skills(c2_manifest::SkillOptions {
+            lenient: true,
+            ..c2_manifest::SkillOptions::default()
+        });
+    let lenient = c2_bundle_collector::collect(dir.path(), &options).unwrap();
+    assert_valid(&lenient);
+    assert!(has_skill(&lenient), "{:#?}", lenient.diagnostics);
+    assert!(
+        lenient
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "skill-name-mismatch" && !d.is_error()),
+        "{:#?}",
+        lenient.diagnostics
+    );
+}
+
 /// A directory-only build (no `archive` feature) recognizes an archive and says why it cannot
 /// read it, instead of calling it "not a directory".
 #[cfg(not(feature = "archive"))]

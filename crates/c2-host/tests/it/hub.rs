@@ -287,7 +287,6 @@ async fn mismatched_pinned_escaping_and_tampered_entries_are_refused_and_store_n
              "source": {"kind": "git", "url": format!("file://{}", repo.display()), "ref": fake}},
             {"name": "tampered", "version": "1.0.0",
              "source": {"kind": "archive", "url": "dist/tampered.tgz", "sha256": "0".repeat(64)}},
-            {"name": "escape-npm", "version": "1.0.0", "source": {"kind": "npm", "package": "../outside"}},
         ]),
     );
     let location = catalog.to_str().unwrap();
@@ -304,7 +303,6 @@ async fn mismatched_pinned_escaping_and_tampered_entries_are_refused_and_store_n
     refused(&env.host, &plugins, location, "outside", "unsafe_source").await;
     refused(&env.host, &plugins, location, "pinned", "commit_mismatch").await;
     refused(&env.host, &plugins, location, "tampered", "digest_mismatch").await;
-    refused(&env.host, &plugins, location, "escape-npm", "unsafe_source").await;
     // A wanted version that the catalog does not list, and an unknown entry.
     let error = env
         .host
@@ -337,6 +335,24 @@ async fn mismatched_pinned_escaping_and_tampered_entries_are_refused_and_store_n
         "invalid_catalog",
     )
     .await;
+    // So does an npm `package` outside the catalog's directory, in any spec form.
+    for (i, package) in ["../outside", "file:../outside", "~/outside"]
+        .iter()
+        .enumerate()
+    {
+        let bad = write_catalog(
+            &root.join(format!("bad-npm-{i}")),
+            &json!([{"name": "escape-npm", "version": "1.0.0", "source": {"kind": "npm", "package": package}}]),
+        );
+        refused(
+            &env.host,
+            &plugins,
+            bad.to_str().unwrap(),
+            "escape-npm",
+            "invalid_catalog",
+        )
+        .await;
+    }
     env.host.shutdown().await;
 }
 

@@ -5,6 +5,7 @@ mod manifest;
 mod marketplace;
 mod mcp;
 mod props;
+mod realworld;
 mod render;
 mod schema;
 mod skill;

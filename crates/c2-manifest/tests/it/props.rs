@@ -94,6 +94,23 @@ proptest! {
     }
 
     #[test]
+    fn arbitrary_yaml_frontmatter_never_panics_and_is_valid_exactly_with_a_skill(parts in prop::collection::vec(
+        prop_oneof![Just("name: x\n"), Just("description: d\n"), Just("metadata:\n"), Just("  k: v\n"),
+            Just("- "), Just("["), Just("]"), Just("{"), Just("}"), Just(", "), Just(": "), Just("&a "),
+            Just("*a"), Just("!!str "), Just("|\n"), Just(">-\n"), Just("\""), Just("'"), Just("..."),
+            Just("# c"), Just("\n"), Just("  "), Just("\t"), Just("é"), Just("? "), Just("%YAML 1.2\n")],
+        0..48,
+    )) {
+        let text = format!("---\n{}\n---\nbody\n", parts.concat());
+        let report = validate_skill(&text, "x");
+        prop_assert_eq!(report.is_valid(), report.skill.is_some());
+        for d in &report.diagnostics {
+            prop_assert!(d.line >= 1 && d.line as usize <= text.lines().count() + 1);
+        }
+        exercise(&text);
+    }
+
+    #[test]
     fn a_generated_valid_manifest_validates_the_same_way_every_time(
         name in "[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?",
         ns in "[a-z][a-z0-9_]{2,10}",

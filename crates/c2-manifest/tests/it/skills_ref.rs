@@ -47,6 +47,7 @@ const LICENSE_STRING: &str = "spec, license: \"License name or reference to a bu
 const TOOLS_SHAPE: &str = "spec, allowed-tools: \"Accepts either a space-delimited string or a YAML sequence of strings\"; skills-ref does not check its type";
 const NAME_ASCII: &str = "spec, name: \"May only contain unicode lowercase alphanumeric characters (`a-z`) and hyphens\"; we read the parenthesis as the set, skills-ref allows any Unicode lowercase letter";
 const NAME_SPACES: &str = "spec, name: only `a-z` and hyphens; skills-ref strips surrounding whitespace from a quoted name first";
+const STRICT_YAML: &str = "Agent Skills frontmatter is YAML and YAML 1.2 allows flow collections, anchors, aliases and tags; skills-ref reads it with strictyaml, which refuses them";
 const BOM: &str = "YAML allows a byte-order mark before the stream and editors hide it; skills-ref reads the file without skipping it";
 
 fn hand_written() -> Vec<Case> {
@@ -79,9 +80,10 @@ fn hand_written() -> Vec<Case> {
             &fm("name: colon-quoted\ndescription: \"Use when: x\"\n"),
         ),
         case("flow-list", &fm("name: flow-list\ndescription: [a, b]\n")),
-        case(
+        documented(
             "flow-map",
             &fm("name: flow-map\ndescription: x\nmetadata: {}\n"),
+            STRICT_YAML,
         ),
         case("dup", &fm("name: dup\ndescription: x\ndescription: y\n")),
         case(
@@ -227,6 +229,69 @@ fn hand_written() -> Vec<Case> {
         documented("bom", "\u{feff}---\nname: bom\ndescription: x\n---\n", BOM),
     ];
     v.push(case("a", &fm("name: a\ndescription: x\n")));
+    // YAML 1.2 beyond the simplest forms: each construct once.
+    v.extend([
+        documented(
+            "yaml-flow-sequence",
+            &fm("name: yaml-flow-sequence\ndescription: x\nallowed-tools: [Read, \"Bash(git:*)\"]\n"),
+            STRICT_YAML,
+        ),
+        documented(
+            "yaml-flow-mapping",
+            &fm("name: yaml-flow-mapping\ndescription: x\nmetadata: {author: me, version: 1.0}\n"),
+            STRICT_YAML,
+        ),
+        case(
+            "yaml-next-line",
+            &fm("name: yaml-next-line\ndescription:\n  Reviews code. Use when asked\n  for a review.\n"),
+        ),
+        case(
+            "yaml-plain-lines",
+            &fm("name: yaml-plain-lines\ndescription: one\n  two\n\n  three\n"),
+        ),
+        case(
+            "yaml-double-lines",
+            &fm("name: yaml-double-lines\ndescription: \"Use when: one\n  two \\u00e9\"\n"),
+        ),
+        case(
+            "yaml-single-lines",
+            &fm("name: yaml-single-lines\ndescription: 'it''s\n  two lines'\n"),
+        ),
+        documented(
+            "yaml-anchor",
+            &fm("name: &n yaml-anchor\ndescription: x\nmetadata:\n  id: *n\n"),
+            STRICT_YAML,
+        ),
+        documented(
+            "yaml-tag",
+            &fm("name: yaml-tag\ndescription: !!str 1.0\n"),
+            STRICT_YAML,
+        ),
+        case(
+            "yaml-document-end",
+            &fm("name: yaml-document-end\ndescription: x\n...\n"),
+        ),
+        case(
+            "yaml-typed-words",
+            &fm("name: yaml-typed-words\ndescription: yes\nlicense: 1.0\nmetadata:\n  version: 1.0\n  on: off\n"),
+        ),
+        case(
+            "yaml-comments",
+            &fm("# top\nname: yaml-comments # the name\ndescription: >- # folded\n  x\n"),
+        ),
+        case(
+            "yaml-bad-indent",
+            &fm("name: yaml-bad-indent\ndescription: x\nmetadata:\n  a: b\n c: d\n"),
+        ),
+        case(
+            "yaml-unclosed-flow",
+            &fm("name: yaml-unclosed-flow\ndescription: [x\n"),
+        ),
+        case(
+            "yaml-laughs",
+            &fm("name: yaml-laughs\ndescription: x\nmetadata:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"),
+        ),
+    ]);
     // The SKILL.md corpus under test_data/skills is judged too.
     for kind in ["ok", "err"] {
         for (folder, _, text) in crate::skill::corpus(kind) {
