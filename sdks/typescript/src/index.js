@@ -49,7 +49,9 @@ const RESERVED_EVENTS = ["skills/changed", "scenes/changed"];
 export class PluginError extends Error {
   /**
    * @param {string} message
-   * @param {{ code?: number, data?: unknown }} [options]
+   * @param {object} [options]
+   * @param {number} [options.code] the JSON-RPC code [default: -32000]
+   * @param {unknown} [options.data] the error's `data`
    */
   constructor(message, options = {}) {
     super(message);
