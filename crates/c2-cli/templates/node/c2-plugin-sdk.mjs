@@ -1,7 +1,7 @@
 // @codetwo/c2-plugin-sdk 0.1.0: write a C2 plugin runtime (C2 Plugin Protocol 1.0.0) in
 // JavaScript or TypeScript, on Node 20+ or Bun. This one ES module is the whole SDK: a bundle may
-// carry it as a single file (c2-plugins new puts it at lib/c2-plugin-sdk.mjs), because
-// installing a bundle executes nothing, so no npm install ever runs for it.
+// carry it as a single file (c2-plugins new puts it beside plugin.mjs as c2-plugin-sdk.mjs),
+// because installing a bundle executes nothing, so no npm install ever runs for it.
 //
 // What it does for a plugin: reads plugin.json and confirms exactly its declared commands and
 // schemas at `initialize`; checks every call's args against its argsSchema before the handler
