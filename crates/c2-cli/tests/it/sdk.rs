@@ -1,5 +1,5 @@
 //! The plugin SDKs of sdks/ under the real host: a fixture plugin on each SDK (the TypeScript one
-//! on Node, the Python one) is checked with `c2-plugins check` and then driven through a real
+//! on Node and on Bun, the Python one) is checked with `c2-plugins check` and then driven through a real
 //! `c2-plugins serve` on its socket: cold activation, argument errors, `command/call` of
 //! `git.status`, events both ways, a plugin error with `data`, 64 concurrent calls, a 4 MiB
 //! argument, stdout pollution kept off the protocol, and no process left after unload. A drifted
@@ -72,7 +72,10 @@ fn the_sdk_copies_in_packs_and_templates_are_the_sdk_sources() {
 /// An SDK under test: how its fixture runtime is written and started.
 #[derive(Clone, Copy)]
 enum Sdk {
+    /// The TypeScript SDK on Node.
     TypeScript,
+    /// The same runtime, unchanged, on Bun.
+    Bun,
     Python,
 }
 
@@ -161,6 +164,7 @@ impl Sdk {
     fn name(self) -> &'static str {
         match self {
             Sdk::TypeScript => "sdk-ts",
+            Sdk::Bun => "sdk-bun",
             Sdk::Python => "sdk-py",
         }
     }
@@ -169,8 +173,12 @@ impl Sdk {
     /// stale copy of the manifest whose `sdk.echo` schema differs.
     fn bundle(self, sandbox: &Sandbox, dir: &str, schema_drift: bool) -> PathBuf {
         let (command, args, sdk_file, sdk_source, entry, fixture) = match self {
-            Sdk::TypeScript => (
-                "node",
+            Sdk::TypeScript | Sdk::Bun => (
+                if matches!(self, Sdk::Bun) {
+                    "bun"
+                } else {
+                    "node"
+                },
                 json!(["plugin.mjs"]),
                 "c2-plugin-sdk.mjs",
                 "sdks/typescript/src/index.js",
@@ -609,6 +617,12 @@ fn exercise(sdk: Sdk) {
 #[test]
 fn the_typescript_sdk_under_the_real_host() {
     exercise(Sdk::TypeScript);
+}
+
+/// Bun is installed by .ci/run (`npm install -g bun`), as node and python3 are.
+#[test]
+fn the_typescript_sdk_on_bun_under_the_real_host() {
+    exercise(Sdk::Bun);
 }
 
 #[test]
