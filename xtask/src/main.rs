@@ -271,7 +271,8 @@ fn tidy_all() -> Result<()> {
 }
 
 /// The plugin SDKs' own suites and packaging: sdks/typescript under `node --test` and `bun test`
-/// (ajv installed there by `npm ci`, which .ci/run does) and `npm pack --dry-run`; sdks/python
+/// (ajv installed there by `npm ci`, which .ci/run does), its types compiled by tsc, and
+/// `npm pack --dry-run`; sdks/python
 /// under pytest and built into a wheel (in target/, with the installed setuptools and wheel).
 fn sdk_suites() -> Result<()> {
     let root = root();
@@ -282,7 +283,7 @@ fn sdk_suites() -> Result<()> {
     }
     let wheels = root.join("target/sdk-wheels");
     let wheels_arg = wheels.to_string_lossy().into_owned();
-    let steps: [(&str, &Path, &str, Vec<&str>); 5] = [
+    let steps: [(&str, &Path, &str, Vec<&str>); 6] = [
         (
             "sdks/typescript: node --test",
             &typescript,
@@ -294,6 +295,12 @@ fn sdk_suites() -> Result<()> {
             &typescript,
             "bun",
             vec!["test"],
+        ),
+        (
+            "sdks/typescript: the types (tsc)",
+            &typescript,
+            "npm",
+            vec!["run", "--silent", "typecheck"],
         ),
         (
             "sdks/typescript: npm pack --dry-run",
