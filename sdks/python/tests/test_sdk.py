@@ -178,6 +178,12 @@ def test_command_call_and_log() -> None:
     plugin.send({"id": second["id"], "error": {"code": -32002, "message": "not public", "data": {"kind": "x"}}})
     assert plugin.next(lambda f: f.get("id") == 51)["result"] == {
         "failed": "not public", "code": -32002, "data": {"kind": "x"}}
+
+    plugin.send({"id": 52, "method": "command/invoke", "params": {"name": "fx.status", "args": {}}})
+    third = plugin.next(lambda f: f.get("method") == "command/call")
+    plugin.send({"id": third["id"], "error": {"code": -32000, "message": "no repository"}})
+    assert plugin.next(lambda f: f.get("id") == 52)["result"] == {
+        "failed": "no repository", "code": -32000, "data": None}
     plugin.close()
 
 

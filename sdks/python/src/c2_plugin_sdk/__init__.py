@@ -89,11 +89,9 @@ class PluginError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
-        self.data = data
-
-    @property
-    def has_data(self) -> bool:
-        return self.data is not _NO_DATA
+        #: The error's ``data``; None when it has none (see :attr:`has_data`).
+        self.data: Any = None if data is _NO_DATA else data
+        self.has_data = data is not _NO_DATA
 
 
 @dataclass(frozen=True)
