@@ -31,7 +31,6 @@ to start, naming the command.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import os
 import sys
@@ -341,6 +340,64 @@ def _error_object(error: BaseException) -> dict[str, Any]:
     return answer
 
 
+class _LineSplitter:
+    """Splits a byte stream into lines of at most ``limit`` bytes; longer lines are skipped."""
+
+    def __init__(
+        self, limit: int, on_line: Callable[[bytes], Any], warn: Callable[[str], None]
+    ) -> None:
+        self.limit = limit
+        self.on_line = on_line
+        self.warn = warn
+        self.pending: list[bytes] = []
+        self.size = 0
+        self.skipping = False
+
+    def push(self, chunk: bytes) -> None:
+        start = 0
+        while start < len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline == -1 else newline
+            if not self.skipping:
+                if self.size + end - start > self.limit:
+                    self.skipping = True
+                    self.warn(f"skipped an input line over {self.limit} bytes")
+                    self.pending, self.size = [], 0
+                else:
+                    self.pending.append(chunk[start:end])
+                    self.size += end - start
+            if newline == -1:
+                break
+            if not self.skipping:
+                line = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+                self.pending, self.size = [], 0
+                self.on_line(line)
+            self.skipping = False
+            start = newline + 1
+
+
+class _PipeReader(asyncio.Protocol):
+    """Feeds what arrives on stdin to the splitter; sets ``done`` at the end."""
+
+    def __init__(self, splitter: _LineSplitter, done: asyncio.Event) -> None:
+        self.splitter = splitter
+        self.done = done
+
+    def data_received(self, data: bytes) -> None:
+        self.splitter.push(data)
+
+    def eof_received(self) -> bool:
+        self.done.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.done.set()
+
+
+def _awaitable(value: Any) -> bool:
+    return hasattr(value, "__await__")
+
+
 class _Connection:
     """One served connection: the handshake, invocations, events, calls to the host."""
 
@@ -358,41 +415,31 @@ class _Connection:
     async def serve(self, fd: int) -> None:
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
-        limit = self.plugin.max_line_bytes
+        splitter = _LineSplitter(self.plugin.max_line_bytes, self.line, self.warn)
+        try:
+            # Pipes and sockets are read on the event loop itself: no thread hand-off per line.
+            reader = os.fdopen(os.dup(fd), "rb", buffering=0)
+            await loop.connect_read_pipe(lambda: _PipeReader(splitter, done), reader)
+        except (OSError, ValueError):
+            # A regular file (`plugin.py < requests.jsonl`) cannot be watched: read it on a thread.
+            threaded = _LineSplitter(
+                self.plugin.max_line_bytes,
+                lambda line: loop.call_soon_threadsafe(self.line, line),
+                self.warn,
+            )
 
-        def read() -> None:
-            pending: list[bytes] = []
-            size = 0
-            skipping = False
-            while True:
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    break
-                start = 0
-                while start < len(chunk):
-                    newline = chunk.find(b"\n", start)
-                    end = len(chunk) if newline == -1 else newline
-                    if not skipping:
-                        if size + end - start > limit:
-                            skipping = True
-                            self.warn(f"skipped an input line over {limit} bytes")
-                            pending, size = [], 0
-                        else:
-                            pending.append(chunk[start:end])
-                            size += end - start
-                    if newline == -1:
+            def read() -> None:
+                while True:
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
                         break
-                    if not skipping:
-                        loop.call_soon_threadsafe(self.line, b"".join(pending))
-                        pending, size = [], 0
-                    skipping = False
-                    start = newline + 1
-            loop.call_soon_threadsafe(done.set)
+                    threaded.push(chunk)
+                loop.call_soon_threadsafe(done.set)
 
-        threading.Thread(target=read, name="c2-plugin-sdk-stdin", daemon=True).start()
+            threading.Thread(target=read, name="c2-plugin-sdk-stdin", daemon=True).start()
         await done.wait()
         await self.finish()
 
@@ -494,7 +541,7 @@ class _Connection:
                 return
         try:
             result = handler(args, self.context())
-            if inspect.isawaitable(result):
+            if _awaitable(result):
                 result = await result
             answer: dict[str, Any] = {"id": request_id, "result": result}
         except asyncio.CancelledError:
@@ -517,7 +564,7 @@ class _Connection:
         async def deliver() -> None:
             try:
                 result = handler(params.get("payload"), self.context())
-                if inspect.isawaitable(result):
+                if _awaitable(result):
                     await result
             except Exception as error:
                 self.warn(f"the handler of event {params.get('name')} failed: {error!r}")

@@ -193,11 +193,11 @@ fn render(name: &str, lang: Lang) -> Vec<NewFile> {
             SDK_NOTES,
         ),
         Lang::Python => (
-            "        \"command\": \"python3\",\n        \"args\": [\"-u\", \"plugin.py\"],",
+            "        \"command\": \"python3\",\n        \"args\": [\"-B\", \"-u\", \"plugin.py\"],",
             "Python",
             "plugin.py",
             "",
-            "- `plugin.json`: the manifest; `runtime` runs `python3 -u plugin.py` in this directory.\n- `plugin.py`: the runtime, one handler per command.\n- `c2_plugin_sdk.py`: the C2 plugin SDK for Python, carried in the bundle because installing\n  a bundle runs nothing (no `pip install`).",
+            "- `plugin.json`: the manifest; `runtime` runs `python3 -B -u plugin.py` in this directory\n  (`-B`: no `__pycache__` written into the bundle, whose files are what the user trusted).\n- `plugin.py`: the runtime, one handler per command.\n- `c2_plugin_sdk.py`: the C2 plugin SDK for Python, carried in the bundle because installing\n  a bundle runs nothing (no `pip install`).",
             SDK_NOTES,
         ),
         Lang::Rust => (

@@ -187,7 +187,7 @@ impl Sdk {
             ),
             Sdk::Python => (
                 "python3",
-                json!(["-u", "plugin.py"]),
+                json!(["-B", "-u", "plugin.py"]),
                 "c2_plugin_sdk.py",
                 "sdks/python/src/c2_plugin_sdk/__init__.py",
                 "plugin.py",
