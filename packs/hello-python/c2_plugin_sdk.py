@@ -416,11 +416,12 @@ class _Connection:
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
         splitter = _LineSplitter(self.plugin.max_line_bytes, self.line, self.warn)
+        reader = os.fdopen(os.dup(fd), "rb", buffering=0)
         try:
             # Pipes and sockets are read on the event loop itself: no thread hand-off per line.
-            reader = os.fdopen(os.dup(fd), "rb", buffering=0)
             await loop.connect_read_pipe(lambda: _PipeReader(splitter, done), reader)
         except (OSError, ValueError):
+            reader.close()
             # A regular file (`plugin.py < requests.jsonl`) cannot be watched: read it on a thread.
             threaded = _LineSplitter(
                 self.plugin.max_line_bytes,
@@ -507,7 +508,9 @@ class _Connection:
 
     def request(self, message: dict[str, Any]) -> None:
         request_id, method = message["id"], message["method"]
-        params = message.get("params") or {}
+        params = message.get("params")
+        if not isinstance(params, dict):
+            params = {}
         if method == "initialize":
             self.init = params if isinstance(params, dict) else {}
             self.send({"id": request_id, "result": self.plugin.confirmation()})
@@ -556,7 +559,9 @@ class _Connection:
     def notification(self, message: dict[str, Any]) -> None:
         if message.get("method") != "event/emit":
             return
-        params = message.get("params") or {}
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return
         handler = self.plugin.event_handlers.get(params.get("name"))
         if handler is None:
             return

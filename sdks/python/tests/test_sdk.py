@@ -138,6 +138,11 @@ def test_results_argument_errors_unknown_commands_and_errors_with_data() -> None
     crash = plugin.invoke("fx.crash", {})["error"]
     assert crash == {"code": -32000, "message": "plain failure"}
     assert plugin.request("frobnicate", {})["error"]["code"] == -32601
+    assert plugin.process.stdin is not None
+    plugin.process.stdin.write(b"not json\n[1, 2]\n")
+    assert plugin.request("command/invoke", [1])["error"]["code"] == -32001
+    plugin.send({"method": "event/emit", "params": "nonsense"})
+    assert plugin.invoke("fx.greet", {"name": "C"})["result"]["greeting"] == "Hello, C!"
     plugin.close()
 
 

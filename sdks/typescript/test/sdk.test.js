@@ -114,6 +114,10 @@ test("calls answer results, argument errors, unknown commands and plugin errors 
   assert.equal(crash.error.message, "plain failure");
   const method = await plugin.request("frobnicate", {});
   assert.equal(method.error.code, -32601);
+  plugin.child.stdin.write("not json\n[1, 2]\n");
+  assert.equal((await plugin.request("command/invoke", [1])).error.code, -32001);
+  plugin.send({ method: "event/emit", params: "nonsense" });
+  assert.equal((await plugin.invoke("fx.greet", { name: "C" })).result.greeting, "Hello, C!");
   await plugin.close();
 });
 
