@@ -3,9 +3,11 @@ directory) and speaks the protocol to it."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +38,7 @@ def manifest(commands: dict[str, Any]) -> dict[str, Any]:
 
 def bundle(commands: dict[str, Any], source: str) -> Path:
     directory = Path(tempfile.mkdtemp(prefix="c2-sdk-py-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     (directory / "plugin.json").write_text(json.dumps(manifest(commands), indent=2))
     (directory / "plugin.py").write_text(source)
     return directory

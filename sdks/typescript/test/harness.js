@@ -10,8 +10,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const sdkUrl = pathToFileURL(path.join(here, "..", "src", "index.js")).href;
 
+const runner = globalThis.Bun ? await import("bun:test") : await import("node:test");
 /** `test` from node:test, or from bun:test under Bun. */
-export const { test } = globalThis.Bun ? await import("bun:test") : await import("node:test");
+export const test = runner.test;
 
 /** A manifest declaring `commands` (id -> argsSchema). */
 export function manifest(commands) {
@@ -34,9 +35,15 @@ export function manifest(commands) {
   };
 }
 
+const made = [];
+(runner.afterAll ?? runner.after)(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** A bundle directory with plugin.json and plugin.mjs (`source`, with SDK_URL substituted). */
 export function bundle(commands, source) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "c2-sdk-ts-"));
+  made.push(dir);
   fs.writeFileSync(path.join(dir, "plugin.json"), JSON.stringify(manifest(commands), null, 2));
   fs.writeFileSync(path.join(dir, "plugin.mjs"), source.replaceAll("SDK_URL", JSON.stringify(sdkUrl)));
   return dir;
