@@ -272,8 +272,8 @@ fn tidy_all() -> Result<()> {
 
 /// The plugin SDKs' own suites and packaging: sdks/typescript under `node --test` and `bun test`
 /// (ajv installed there by `npm ci`, which .ci/run does), its types compiled by tsc, and
-/// `npm pack --dry-run`; sdks/python
-/// under pytest and built into a wheel (in target/, with the installed setuptools and wheel).
+/// `npm pack --dry-run`; sdks/python type-checked by mypy (--strict, for 3.10), under pytest and
+/// built into a wheel (in target/, with the installed setuptools and wheel).
 fn sdk_suites() -> Result<()> {
     let root = root();
     let typescript = root.join("sdks/typescript");
@@ -283,7 +283,7 @@ fn sdk_suites() -> Result<()> {
     }
     let wheels = root.join("target/sdk-wheels");
     let wheels_arg = wheels.to_string_lossy().into_owned();
-    let steps: [(&str, &Path, &str, Vec<&str>); 6] = [
+    let steps: [(&str, &Path, &str, Vec<&str>); 7] = [
         (
             "sdks/typescript: node --test",
             &typescript,
@@ -307,6 +307,19 @@ fn sdk_suites() -> Result<()> {
             &typescript,
             "npm",
             vec!["pack", "--dry-run"],
+        ),
+        (
+            "sdks/python: mypy --strict",
+            &python,
+            "python3",
+            vec![
+                "-m",
+                "mypy",
+                "--strict",
+                "--python-version",
+                "3.10",
+                "src/c2_plugin_sdk",
+            ],
         ),
         (
             "sdks/python: pytest",

@@ -208,7 +208,7 @@ class Plugin:
         problems = list(self._problems)
         ids: set[str] = set()
         for declared in self.declared:
-            command_id = declared.get("id")
+            command_id = str(declared.get("id"))
             if command_id in ids:
                 problems.append(f"{command_id} is declared twice in plugin.json")
             ids.add(command_id)
@@ -287,9 +287,9 @@ def _validator(command_id: str, schema: Any) -> Validator:
     if is_plain_schema(schema):
         return lambda args: plain_violations(schema, args)
     try:
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-        from jsonschema.validators import validator_for
+        from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+        from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped,unused-ignore]
+        from jsonschema.validators import validator_for  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise ValueError(
             f"the argsSchema of {command_id} needs jsonschema (it uses keywords beyond the"
@@ -530,7 +530,7 @@ class _Connection:
         args = params.get("args")
         if args is None:
             args = {}
-        validate = self.validators.get(name)
+        validate = self.validators.get(str(name))
         if validate is not None:
             violations = validate(args)
             if violations:
@@ -562,7 +562,7 @@ class _Connection:
         params = message.get("params")
         if not isinstance(params, dict):
             return
-        handler = self.plugin.event_handlers.get(params.get("name"))
+        handler = self.plugin.event_handlers.get(str(params.get("name")))
         if handler is None:
             return
 
@@ -736,7 +736,7 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if _is_number(a) and _is_number(b):
-        return a == b
+        return bool(a == b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
