@@ -1,9 +1,10 @@
-//! The plugin SDKs of sdks/ under the real host: a fixture plugin on each SDK (the TypeScript one
-//! on Node and on Bun, the Python one) is checked with `c2-plugins check` and then driven through a real
-//! `c2-plugins serve` on its socket: cold activation, argument errors, `command/call` of
-//! `git.status`, events both ways, a plugin error with `data`, 64 concurrent calls, a 4 MiB
-//! argument, stdout pollution kept off the protocol, and no process left after unload. A drifted
-//! confirmation is refused, and the SDK copies that bundles carry are the SDK sources.
+//! The plugin SDKs of sdks/ under the real host: a fixture plugin on each SDK (the TypeScript
+//! one on Node and on Bun, the Python one) passes `c2-plugins check` (exact confirmation, stdout
+//! kept for frames, exit on stdin EOF) and is then driven through a real `c2-plugins serve` on its
+//! socket: cold activation, argument errors, `command/call` of `git.status`, events both ways, a
+//! plugin error with `data`, 64 concurrent calls, a 4 MiB argument, stdout pollution kept off
+//! the protocol, and no process left after unload. A drifted confirmation is refused, and the
+//! SDK copies that bundles carry are the SDK sources.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
