@@ -168,6 +168,7 @@ fn validate() -> Result<()> {
     }
     soak::run(&[])?;
     tidy_all()?;
+    sdk_suites()?;
     conformance::validate(&test_output)?;
     publish::run(&root())?;
     report("xtask: validate passed");
@@ -264,6 +265,99 @@ fn tidy_all() -> Result<()> {
         bail!("{} tidy problem(s)", problems.len());
     }
     report("xtask: tidy passed");
+    Ok(())
+}
+
+/// The plugin SDKs' own suites and packaging: sdks/typescript under `node --test` and `bun test`
+/// (ajv installed there by `npm ci`, which .ci/run does), its types compiled by tsc, and
+/// `npm pack --dry-run`; sdks/python type-checked by mypy (--strict, for 3.10), under pytest and
+/// built into a wheel (in target/, with the installed setuptools and wheel).
+fn sdk_suites() -> Result<()> {
+    let root = root();
+    let typescript = root.join("sdks/typescript");
+    let python = root.join("sdks/python");
+    if !typescript.join("node_modules/ajv").is_dir() {
+        bail!("sdks/typescript has no node_modules/ajv: run `npm ci` there first (.ci/run does)");
+    }
+    let wheels = root.join("target/sdk-wheels");
+    let wheels_arg = wheels.to_string_lossy().into_owned();
+    let steps: [(&str, &Path, &str, Vec<&str>); 7] = [
+        (
+            "sdks/typescript: node --test",
+            &typescript,
+            "node",
+            vec!["--test", "test/"],
+        ),
+        (
+            "sdks/typescript: bun test",
+            &typescript,
+            "bun",
+            vec!["test"],
+        ),
+        (
+            "sdks/typescript: the types (tsc)",
+            &typescript,
+            "npm",
+            vec!["run", "--silent", "typecheck"],
+        ),
+        (
+            "sdks/typescript: npm pack --dry-run",
+            &typescript,
+            "npm",
+            vec!["pack", "--dry-run"],
+        ),
+        (
+            "sdks/python: mypy --strict",
+            &python,
+            "python3",
+            vec![
+                "-m",
+                "mypy",
+                "--strict",
+                "--python-version",
+                "3.10",
+                "src/c2_plugin_sdk",
+            ],
+        ),
+        (
+            "sdks/python: pytest",
+            &python,
+            "python3",
+            vec!["-m", "pytest", "-q"],
+        ),
+        (
+            "sdks/python: wheel",
+            &python,
+            "python3",
+            vec![
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "--wheel-dir",
+                &wheels_arg,
+                ".",
+            ],
+        ),
+    ];
+    for (title, dir, program, args) in steps {
+        report(&format!("xtask: {title}"));
+        #[expect(clippy::disallowed_methods, reason = "xtask runs the SDKs' own tools")]
+        let status = std::process::Command::new(program)
+            .args(&args)
+            .current_dir(dir)
+            .status()
+            .with_context(|| format!("could not run `{program}` (.ci/run installs it)"))?;
+        if !status.success() {
+            bail!("{title} failed ({status})");
+        }
+    }
+    let wheel = wheels.join("c2_plugin_sdk-0.1.0-py3-none-any.whl");
+    if !wheel.is_file() {
+        bail!("the Python SDK built no {}", wheel.display());
+    }
     Ok(())
 }
 

@@ -13,6 +13,7 @@ mod child;
 mod cpu;
 mod echo;
 mod host;
+mod langsdk;
 mod machine;
 mod memory;
 mod peers;
@@ -95,6 +96,7 @@ const PHASES: &[&str] = &[
     "throughput",
     "cold",
     "sdk",
+    "langsdk",
     "relay",
     "validate",
     "collect",
@@ -451,6 +453,15 @@ const BOTH_MODES: &[(&str, &[&str])] = &[
 const ONE_MODE: &[(&str, &[&str])] = &[
     ("throughput", &["invoke_throughput"]),
     (
+        "langsdk",
+        &[
+            "ts_sdk_call_p50",
+            "ts_sdk_cold",
+            "py_sdk_call_p50",
+            "py_sdk_cold",
+        ],
+    ),
+    (
         "relay",
         &["relay_idle_rss_kib", "relay_idle_wakeups_per_min"],
     ),
@@ -633,6 +644,11 @@ fn measure(
         host::big(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
         host::cold_and_unload(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
         runtime.block_on(rig.host.shutdown());
+    }
+    if options.runs("langsdk") {
+        affinity.apply(pin::Mode::Free)?;
+        say("xtask: bench: the TypeScript and Python SDKs against their own language");
+        langsdk::measure(plan, &mut figures)?;
     }
     if options.peers {
         say("xtask: bench: the rmcp peer (bench/peers), free and pinned");

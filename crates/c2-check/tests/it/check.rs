@@ -19,7 +19,14 @@ fn pack(name: &str) -> PathBuf {
 fn copy_pack(name: &str, parent: &Path) -> PathBuf {
     let dir = parent.join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    for file in ["plugin.json", "plugin.py", "plugin.js", "README.md"] {
+    for file in [
+        "plugin.json",
+        "plugin.py",
+        "c2_plugin_sdk.py",
+        "plugin.mjs",
+        "c2-plugin-sdk.mjs",
+        "README.md",
+    ] {
         let from = pack(name).join(file);
         if from.exists() {
             std::fs::copy(&from, dir.join(file)).unwrap();

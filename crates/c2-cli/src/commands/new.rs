@@ -3,7 +3,11 @@
 //! chosen language, and a README for the author. Nothing else is written, and an existing
 //! directory is never touched.
 //!
-//! The templates live in crates/c2-cli/templates and are embedded. The Rust template is a
+//! The templates live in crates/c2-cli/templates and are embedded. The Node and Python runtimes
+//! are written on the plugin SDKs of sdks/typescript and sdks/python, and each bundle carries its
+//! SDK as one file beside the runtime (`c2-plugin-sdk.mjs`, `c2_plugin_sdk.py`): installing a
+//! bundle executes nothing, so it can run only what it ships. The embedded SDK files are copies
+//! of the SDK sources, held identical by a test. The Rust template is a
 //! standalone crate on serde_json alone (c2-plugin-sdk is not published, so a crate depending on
 //! it would build only inside this repository); its manifest runs `bin/run`, a launcher that
 //! execs `target/release/<crate>`, so it must be built with `cargo build --release` before
@@ -20,8 +24,12 @@ use crate::output::{Failure, Out};
 
 const MANIFEST: &str = include_str!("../../templates/plugin.json.tmpl");
 const README: &str = include_str!("../../templates/README.md.tmpl");
-const NODE_PLUGIN: &str = include_str!("../../templates/node/plugin.js");
+const NODE_PLUGIN: &str = include_str!("../../templates/node/plugin.mjs");
+/// sdks/typescript/src/index.js, byte for byte.
+const NODE_SDK: &str = include_str!("../../templates/node/c2-plugin-sdk.mjs");
 const PYTHON_PLUGIN: &str = include_str!("../../templates/python/plugin.py");
+/// sdks/python/src/c2_plugin_sdk/__init__.py, byte for byte.
+const PYTHON_SDK: &str = include_str!("../../templates/python/c2_plugin_sdk.py");
 const RUST_CARGO: &str = include_str!("../../templates/rust/Cargo.toml.tmpl");
 const RUST_MAIN: &str = include_str!("../../templates/rust/main.rs.tmpl");
 const RUST_LAUNCHER: &str = include_str!("../../templates/rust/bin/run");
@@ -29,9 +37,9 @@ const RUST_LAUNCHER: &str = include_str!("../../templates/rust/bin/run");
 /// The runtime language of a new bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Lang {
-    /// plugin.js, run by `node`, no dependencies
+    /// plugin.mjs on the JavaScript SDK (carried as c2-plugin-sdk.mjs), run by `node`
     Node,
-    /// plugin.py, run by `python3`, standard library only
+    /// plugin.py on the Python SDK (carried as c2_plugin_sdk.py), run by `python3`
     Python,
     /// a Cargo crate on serde_json, run through bin/run after `cargo build --release`
     Rust,
@@ -141,6 +149,9 @@ pub(crate) fn run(out: &mut Out, request: &Request<'_>) -> CmdResult {
     ))
 }
 
+/// The README's note for a bundle on an SDK.
+const SDK_NOTES: &str = "\n## The SDK\n\nThe SDK file is a copy of the SDK's single-file source. It checks a plain argsSchema\n(type, properties, required, enum, bounds, allOf/anyOf/oneOf/not) itself; a schema with other\nkeywords (`pattern`, `format`, `$ref`, ...) needs ajv (Node: ship `node_modules/ajv` in the\nbundle) or jsonschema (Python: installed where the plugin runs), and the runtime refuses to\nstart without it, saying so. To update the SDK, copy the newer file over this one.\n";
+
 /// `<name>.hello`, with the dots of a dotted bundle name made dashes so the namespace is one
 /// segment.
 fn command_id(name: &str) -> String {
@@ -174,20 +185,20 @@ fn render(name: &str, lang: Lang) -> Vec<NewFile> {
     };
     let (runtime, language, entry, build, files_doc, notes) = match lang {
         Lang::Node => (
-            "        \"command\": \"node\",\n        \"args\": [\"plugin.js\"],",
+            "        \"command\": \"node\",\n        \"args\": [\"plugin.mjs\"],",
             "Node.js",
-            "plugin.js",
+            "plugin.mjs",
             "",
-            "- `plugin.json`: the manifest; `runtime` runs `node plugin.js` in this directory.\n- `plugin.js`: the runtime, no dependencies.",
-            "",
+            "- `plugin.json`: the manifest; `runtime` runs `node plugin.mjs` in this directory (`bun plugin.mjs` works too).\n- `plugin.mjs`: the runtime, one handler per command.\n- `c2-plugin-sdk.mjs`: the C2 plugin SDK for JavaScript/TypeScript, carried in the bundle\n  because installing a bundle runs nothing (no `npm install`).",
+            SDK_NOTES,
         ),
         Lang::Python => (
-            "        \"command\": \"python3\",\n        \"args\": [\"-u\", \"plugin.py\"],",
+            "        \"command\": \"python3\",\n        \"args\": [\"-B\", \"-u\", \"plugin.py\"],",
             "Python",
             "plugin.py",
             "",
-            "- `plugin.json`: the manifest; `runtime` runs `python3 -u plugin.py` in this directory.\n- `plugin.py`: the runtime, standard library only.",
-            "",
+            "- `plugin.json`: the manifest; `runtime` runs `python3 -B -u plugin.py` in this directory\n  (`-B`: no `__pycache__` written into the bundle, whose files are what the user trusted).\n- `plugin.py`: the runtime, one handler per command.\n- `c2_plugin_sdk.py`: the C2 plugin SDK for Python, carried in the bundle because installing\n  a bundle runs nothing (no `pip install`).",
+            SDK_NOTES,
         ),
         Lang::Rust => (
             "        \"command\": \"bin/run\",",
@@ -210,8 +221,15 @@ fn render(name: &str, lang: Lang) -> Vec<NewFile> {
         false,
     )];
     match lang {
-        Lang::Node => files.push(file("plugin.js", fill(NODE_PLUGIN), true)),
-        Lang::Python => files.push(file("plugin.py", fill(PYTHON_PLUGIN), true)),
+        // The SDK files are copied as they are, never filled.
+        Lang::Node => {
+            files.push(file("plugin.mjs", fill(NODE_PLUGIN), true));
+            files.push(file("c2-plugin-sdk.mjs", NODE_SDK.to_owned(), false));
+        }
+        Lang::Python => {
+            files.push(file("plugin.py", fill(PYTHON_PLUGIN), true));
+            files.push(file("c2_plugin_sdk.py", PYTHON_SDK.to_owned(), false));
+        }
         Lang::Rust => {
             files.push(file("Cargo.toml", fill(RUST_CARGO), false));
             files.push(file("src/main.rs", fill(RUST_MAIN), false));

@@ -60,9 +60,9 @@ fn new_writes_the_manifest_the_runtime_and_a_readme_and_nothing_else() {
     assert_eq!(result["command"], json!("my-tool.hello"));
     assert_eq!(
         result["files"],
-        json!(["plugin.json", "plugin.py", "README.md"])
+        json!(["plugin.json", "plugin.py", "c2_plugin_sdk.py", "README.md"])
     );
-    for file in ["plugin.json", "plugin.py", "README.md"] {
+    for file in ["plugin.json", "plugin.py", "c2_plugin_sdk.py", "README.md"] {
         assert!(parent.join("my.tool").join(file).is_file(), "{file}");
     }
     let validated = sandbox.run(&["validate", parent.join("my.tool").to_str().unwrap()]);

@@ -11,6 +11,7 @@ mod lsp;
 mod mcp;
 mod multihost;
 mod resilience;
+mod sdk;
 mod serve;
 mod sources;
 mod store;
@@ -140,7 +141,12 @@ pub(crate) fn git_repo(dir: &Path, files: &[(&str, &str)]) {
 }
 
 /// Every file of packs/hello-runtime (it is flat).
-pub(crate) const HELLO_RUNTIME_FILES: [&str; 3] = ["plugin.json", "plugin.js", "README.md"];
+pub(crate) const HELLO_RUNTIME_FILES: [&str; 4] = [
+    "plugin.json",
+    "plugin.mjs",
+    "c2-plugin-sdk.mjs",
+    "README.md",
+];
 
 /// A bundle under the repository's packs/.
 pub(crate) fn pack(name: &str) -> PathBuf {

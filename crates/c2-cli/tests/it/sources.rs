@@ -38,7 +38,7 @@ fn first_code(run: &Run) -> Value {
 }
 
 fn hello_python_files(prefix: &str) -> Vec<(String, String)> {
-    ["plugin.json", "plugin.py", "README.md"]
+    ["plugin.json", "plugin.py", "c2_plugin_sdk.py", "README.md"]
         .iter()
         .map(|file| {
             let text = std::fs::read_to_string(pack("hello-python").join(file)).unwrap();

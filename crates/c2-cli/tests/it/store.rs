@@ -95,13 +95,14 @@ fn an_invalid_bundle_is_refused_with_its_diagnostics_and_nothing_is_stored() {
 fn a_git_source_is_cloned_at_its_ref_and_its_commit_recorded() {
     let sandbox = Sandbox::new();
     let repo = sandbox.work.join("repo");
-    let files: Vec<(String, String)> = ["plugin.json", "plugin.py", "README.md"]
-        .iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(pack("hello-python").join(file)).unwrap();
-            (format!("packs/hello/{file}"), text)
-        })
-        .collect();
+    let files: Vec<(String, String)> =
+        ["plugin.json", "plugin.py", "c2_plugin_sdk.py", "README.md"]
+            .iter()
+            .map(|file| {
+                let text = std::fs::read_to_string(pack("hello-python").join(file)).unwrap();
+                (format!("packs/hello/{file}"), text)
+            })
+            .collect();
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))

@@ -80,7 +80,7 @@ async fn hello_python_greets_and_validates_its_own_arguments() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "hello-python.greet: /name: must be a string of 1 to 100 characters"
+        "hello-python.greet: invalid args at `/name`: 7 is not of type 'string'"
     );
     let second = env.invoke("hello-python.greet", json!({})).await.unwrap();
     assert_eq!(second["greetings"], json!(2));
