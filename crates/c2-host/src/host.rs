@@ -61,8 +61,6 @@ pub(crate) struct Shared {
     pub(crate) load_problems: Mutex<Vec<String>>,
     /// What the built-ins and contributions registered when the host opened (see seam.rs).
     pub(crate) wired: std::sync::OnceLock<crate::seam::Wired>,
-    /// The embedder's built-in language-server mappings.
-    pub(crate) language_servers: crate::contributions::lsp::Builtins,
     /// Modules the embedder registered, the only ones it may replace.
     pub(crate) embedded: crate::modules::Embedded,
     /// Wakes the host when any process commits a change to the store (see sync.rs).
@@ -455,7 +453,6 @@ impl PluginHost {
             changes: tokio::sync::Mutex::new(()),
             load_problems: Mutex::new(Vec::new()),
             wired: std::sync::OnceLock::new(),
-            language_servers: crate::contributions::lsp::Builtins::default(),
             embedded: crate::modules::Embedded::default(),
             watch: Mutex::new(None),
             generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
@@ -1140,8 +1137,8 @@ impl PluginHost {
                 }
             };
             self.committed_store_change();
-            // PLUGIN_DATA survives reinstalls and updates, not an uninstall (Agent Plugins §9.1).
-            self.remove_mcp_data(id)?;
+            // What contributions keep for the bundle goes with it (see seam.rs).
+            self.run_uninstall_hooks(id)?;
             let mut policy = lock(&self.shared.policy);
             if !policy.is_safe_mode()
                 && let Ok(revision) = policy.reset(Some(&name))

@@ -82,6 +82,8 @@ const WIRING: &[seam::Install] = &[
     builtins::management::install,
     contributions::ui::install,
     contributions::connectors::install,
+    contributions::lsp::install,
+    contributions::mcp::install,
 ];
 
 // What the host's signatures use, re-exported so an embedder can depend on c2-host alone.

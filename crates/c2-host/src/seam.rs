@@ -21,14 +21,22 @@
 //!   contribution, so neither the core nor another contribution can read it; the
 //!   contribution's `impl PluginHost` methods fetch it back with [`PluginHost::state`].
 //!   The host creates these objects (through the installers) when it opens and drops them
-//!   when it closes.
+//!   when it closes;
+//! - ask to hear of an uninstall ([`Registry::on_uninstall`]), e.g. to remove what it keeps
+//!   for the bundle under its data directory; the hooks run, in `WIRING` order, once the
+//!   bundle is unloaded and out of the store.
 //!
 //! What else a contribution may use of the core is re-exported here and nowhere else: the
-//! kernel and options (public on [`PluginHost`]), the installed bundles and their withheld
-//! components, realm lookup, the trust and ownership checks every activation makes
-//! ([`PluginHost::contribution`], [`PluginHost::verify_owned_command`],
-//! [`PluginHost::refuse_withheld`]), invocation ([`PluginHost::invoke`]), the error type and
-//! the poison-tolerant [`lock`]. A contribution never touches `Shared`.
+//! kernel and options (public on [`PluginHost`]), the installed bundles
+//! ([`PluginHost::installed`], bundle and realm lookup), their withheld components
+//! ([`PluginHost::withheld`]), what policy wants of them in a scope
+//! ([`PluginHost::desired_bundles`]), the trust, content and ownership checks every activation
+//! makes ([`PluginHost::is_trusted`], [`PluginHost::verify_content`],
+//! [`PluginHost::contribution`], [`PluginHost::verify_owned_command`],
+//! [`PluginHost::refuse_withheld`]), the lock that serializes changes to policy and the graph
+//! ([`PluginHost::hold_changes`]), invocation ([`PluginHost::invoke`]), project identity and
+//! the data directory layout ([`Project`], [`data_dir`]), the error type and the
+//! poison-tolerant [`lock`]. A contribution never touches `Shared`.
 
 use std::any::Any;
 use std::collections::BTreeSet;
@@ -36,7 +44,7 @@ use std::sync::{Arc, Weak};
 
 use c2_kernel::{Kernel, Module, Realm};
 use c2_manifest::Manifest;
-use c2_policy::Scope;
+use c2_policy::{DesiredState, Scope};
 use serde_json::Value;
 
 pub(crate) use crate::bundle::InstalledBundle;
@@ -44,6 +52,7 @@ pub(crate) use crate::components::realm_scope;
 pub(crate) use crate::error::{ErrorKind, HostError};
 pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
 pub(crate) use crate::options::{HostActionsLimits, HostOptions};
+pub(crate) use crate::paths::{Project, data_dir};
 pub(crate) use crate::states::UiOperation;
 
 use crate::host::Shared;
@@ -51,11 +60,15 @@ use crate::host::Shared;
 /// How a built-in or a contribution registers itself with a host that is opening.
 pub(crate) type Install = fn(&mut Registry<'_>);
 
+/// What a contribution does when bundle `id` is uninstalled; see [`Registry::on_uninstall`].
+pub(crate) type UninstallHook = fn(&PluginHost, &str) -> Result<(), HostError>;
+
 /// What an installer may register; see the module docs.
 pub(crate) struct Registry<'a> {
     host: &'a PluginHost,
     hooks: Vec<Arc<dyn EventHook>>,
     state: Vec<Arc<dyn Any + Send + Sync>>,
+    uninstall: Vec<UninstallHook>,
 }
 
 impl std::fmt::Debug for Registry<'_> {
@@ -63,6 +76,7 @@ impl std::fmt::Debug for Registry<'_> {
         f.debug_struct("Registry")
             .field("hooks", &self.hooks.len())
             .field("state", &self.state.len())
+            .field("uninstall", &self.uninstall.len())
             .finish_non_exhaustive()
     }
 }
@@ -91,6 +105,12 @@ impl Registry<'_> {
     /// Hands the host the object that owns this contribution's state (one per type).
     pub(crate) fn own<T: Send + Sync + 'static>(&mut self, state: Arc<T>) {
         self.state.push(state);
+    }
+
+    /// Runs `hook` whenever a bundle is uninstalled, after it is unloaded and out of the store
+    /// and before its policy is forgotten. An error fails the uninstall with it.
+    pub(crate) fn on_uninstall(&mut self, hook: UninstallHook) {
+        self.uninstall.push(hook);
     }
 }
 
@@ -181,6 +201,7 @@ impl RuntimeHooks {
 pub(crate) struct Wired {
     hooks: Vec<Arc<dyn EventHook>>,
     state: Vec<Arc<dyn Any + Send + Sync>>,
+    uninstall: Vec<UninstallHook>,
 }
 
 impl std::fmt::Debug for Wired {
@@ -188,6 +209,7 @@ impl std::fmt::Debug for Wired {
         f.debug_struct("Wired")
             .field("hooks", &self.hooks.len())
             .field("state", &self.state.len())
+            .field("uninstall", &self.uninstall.len())
             .finish()
     }
 }
@@ -199,13 +221,34 @@ impl PluginHost {
             host: self,
             hooks: Vec::new(),
             state: Vec::new(),
+            uninstall: Vec::new(),
         };
         for install in installs {
             install(&mut registry);
         }
-        let Registry { hooks, state, .. } = registry;
+        let Registry {
+            hooks,
+            state,
+            uninstall,
+            ..
+        } = registry;
         // Only `open` wires, once, before the host is shared.
-        let _ = self.shared.wired.set(Wired { hooks, state });
+        let _ = self.shared.wired.set(Wired {
+            hooks,
+            state,
+            uninstall,
+        });
+    }
+
+    /// Runs the uninstall hooks for bundle `id`; called by [`PluginHost::uninstall`].
+    pub(crate) fn run_uninstall_hooks(&self, id: &str) -> Result<(), HostError> {
+        let Some(wired) = self.shared.wired.get() else {
+            return Ok(());
+        };
+        for hook in &wired.uninstall {
+            hook(self, id)?;
+        }
+        Ok(())
     }
 
     /// The state object a contribution handed over with [`Registry::own`].
@@ -243,6 +286,46 @@ impl PluginHost {
     /// The components of `bundle` the user withheld in `scope`, as `<kind>:<local-id>`.
     pub(crate) fn withheld(&self, bundle: &InstalledBundle, scope: &Scope) -> BTreeSet<String> {
         self.shared.withheld(bundle, scope)
+    }
+
+    /// The `bundles` whose desired state, in the scope `scope_of` picks for each, passes
+    /// `keep`, in their order; one read of policy for all. A bundle policy cannot resolve is
+    /// left out.
+    pub(crate) fn desired_bundles(
+        &self,
+        bundles: Vec<Arc<InstalledBundle>>,
+        scope_of: impl Fn(&InstalledBundle) -> Scope,
+        keep: impl Fn(&DesiredState) -> bool,
+    ) -> Vec<Arc<InstalledBundle>> {
+        let catalog = self.policy_catalog();
+        let policy = lock(&self.shared.policy);
+        bundles
+            .into_iter()
+            .filter(|bundle| {
+                policy
+                    .desired(&catalog, &bundle.module_name(), &scope_of(bundle))
+                    .is_ok_and(|desired| keep(&desired))
+            })
+            .collect()
+    }
+
+    /// Whether the user trusted exactly the installed content of `bundle`.
+    pub(crate) fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
+        self.shared.is_trusted(bundle)
+    }
+
+    /// Whether the files under the bundle's directory are still the ones installed and
+    /// trusted (recomputed from disk); `content_changed` saying what changed when not.
+    pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), HostError> {
+        self.shared
+            .verify_content(bundle)
+            .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))
+    }
+
+    /// Holds the lock that serializes changes to policy, the store and the graph, e.g. so that
+    /// no policy change slips between a decision and what it attaches to the graph.
+    pub(crate) async fn hold_changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.shared.changes.lock().await
     }
 
     /// The realm an activation targets and the bundle that owns the contribution.

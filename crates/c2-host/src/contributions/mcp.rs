@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use c2_manifest::McpTransport;
 use c2_policy::Scope;
@@ -29,9 +30,7 @@ use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
 use serde::Serialize;
 use tokio::process::ChildStdout;
 
-use crate::bundle::InstalledBundle;
-use crate::error::{ErrorKind, HostError};
-use crate::host::{PluginHost, Target, lock};
+use crate::seam::{ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, data_dir};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
 pub const MCP_DATA_DIR: &str = "mcp";
@@ -126,9 +125,16 @@ impl StdioLaunch {
     }
 }
 
+/// Registers MCP servers with a host that is opening: an uninstall removes the bundle's
+/// `PLUGIN_DATA`, which survives reinstalls and updates but not an uninstall (Agent Plugins
+/// §9.1).
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    registry.on_uninstall(PluginHost::remove_mcp_data);
+}
+
 /// The MCP data directory of an installed bundle.
 pub(crate) fn mcp_data_dir(plugins_dir: &Path, id: &str) -> PathBuf {
-    crate::paths::data_dir(plugins_dir, id, None).join(MCP_DATA_DIR)
+    data_dir(plugins_dir, id, None).join(MCP_DATA_DIR)
 }
 
 /// One exact-occurrence, non-recursive replacement of both placeholders (Agent Plugins §9.2):
@@ -285,39 +291,30 @@ impl PluginHost {
             c2_kernel::Realm::Global => Scope::User,
             c2_kernel::Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
         };
-        let catalog = self.policy_catalog();
-        let mut bundles: Vec<std::sync::Arc<InstalledBundle>> = lock(&self.shared.bundles)
-            .values()
-            .map(|module| module.bundle().clone())
-            .collect();
+        let mut bundles: Vec<Arc<InstalledBundle>> = self.installed();
         bundles.sort_by(|a, b| a.record.id.cmp(&b.record.id));
-        let enabled: Vec<_> = {
-            let policy = lock(&self.shared.policy);
-            bundles
-                .into_iter()
-                .filter(|b| {
-                    // MCP servers are not project-isolated (C2 scopes): a project's own entry
-                    // counts only for a project-capable runtime; otherwise (a user-only runtime,
-                    // or language servers alone) the project sees the user's switch.
-                    let scope = if b.runtime_project_capable() {
-                        &scope
-                    } else {
-                        &Scope::User
-                    };
-                    policy
-                        .desired(&catalog, &b.module_name(), scope)
-                        .is_ok_and(|d| d.enabled)
-                })
-                .collect()
-        };
-        let limit = self.shared.options.limits.max_file_bytes;
+        let enabled = self.desired_bundles(
+            bundles,
+            |b| {
+                // MCP servers are not project-isolated (C2 scopes): a project's own entry
+                // counts only for a project-capable runtime; otherwise (a user-only runtime,
+                // or language servers alone) the project sees the user's switch.
+                if b.runtime_project_capable() {
+                    scope.clone()
+                } else {
+                    Scope::User
+                }
+            },
+            |d| d.enabled,
+        );
+        let limit = self.options().limits.max_file_bytes;
         let search = std::env::var_os("PATH");
         let mut out = Vec::new();
         for bundle in enabled {
             let Some(text) = read_mcp_json(&bundle.dir, limit) else {
                 continue;
             };
-            let trusted = self.shared.is_trusted(&bundle);
+            let trusted = self.is_trusted(&bundle);
             // The same scope as the switch above: a project's choice counts only where the
             // project's own entry does.
             let choice_scope = if bundle.runtime_project_capable() {
@@ -325,7 +322,7 @@ impl PluginHost {
             } else {
                 &Scope::User
             };
-            let withheld = self.shared.withheld(&bundle, choice_scope);
+            let withheld = self.withheld(&bundle, choice_scope);
             let where_text = match choice_scope {
                 Scope::User => "the user scope".to_owned(),
                 Scope::Project(key) => format!("project {key}"),
@@ -389,8 +386,7 @@ impl PluginHost {
                         env,
                         cwd,
                     } => {
-                        let data =
-                            mcp_data_dir(&self.shared.options.plugins_dir, &bundle.record.id);
+                        let data = mcp_data_dir(&self.options().plugins_dir, &bundle.record.id);
                         match resolve_stdio(
                             &bundle.dir,
                             &data,
@@ -487,17 +483,14 @@ impl PluginHost {
         };
         // Trust follows the bytes that run: a stdio server is code from the bundle, so the
         // files on disk must still be the ones installed (and trusted), as for a runtime.
-        self.shared
-            .verify_content(self.bundle(id)?.bundle())
-            .map_err(|message| refuse(ErrorKind::ContentChanged, message))?;
+        self.verify_content(self.bundle(id)?.bundle())?;
         let spec = launch.process_spec(&format!("{id}/{server}"));
-        let spawned =
-            c2_supervisor::spawn(&spec, &self.shared.options.supervisor).map_err(|e| {
-                refuse(
-                    ErrorKind::SpawnFailed,
-                    format!("{id}/{server} did not start: {e}"),
-                )
-            })?;
+        let spawned = c2_supervisor::spawn(&spec, &self.options().supervisor).map_err(|e| {
+            refuse(
+                ErrorKind::SpawnFailed,
+                format!("{id}/{server} did not start: {e}"),
+            )
+        })?;
         // The client's handshake is the bridge's business, not the host's: nothing to wait for.
         spawned.process.handshake_done();
         Ok(McpProcess {
@@ -505,13 +498,13 @@ impl PluginHost {
             stdin: spawned.stdin,
             stdout: spawned.stdout,
             launch,
-            drain: self.shared.options.mcp_drain,
+            drain: self.options().mcp_drain,
         })
     }
 
     /// Removes a bundle's MCP data directory (uninstall).
-    pub(crate) fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
-        let dir = mcp_data_dir(&self.shared.options.plugins_dir, id);
+    fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
+        let dir = mcp_data_dir(&self.options().plugins_dir, id);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -25,10 +25,9 @@ use c2_policy::Scope;
 use c2_supervisor::ProcessSpec;
 use serde::Serialize;
 
-use crate::bundle::InstalledBundle;
-use crate::error::{ErrorKind, HostError};
-use crate::host::{PluginHost, Target, lock};
-use crate::paths::Project;
+use crate::seam::{
+    ErrorKind, HostError, InstalledBundle, PluginHost, Project, Registry, Target, lock,
+};
 
 mod server;
 
@@ -169,9 +168,15 @@ pub enum ServerOrigin {
     BuiltIn,
 }
 
-/// The embedder's built-in mappings, by lowercased language id.
+/// Registers language servers with a host that is opening: their state.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    registry.own(Arc::new(Builtins::default()));
+}
+
+/// The language-server contribution's state: the embedder's built-in mappings, by lowercased
+/// language id.
 #[derive(Debug, Default)]
-pub(crate) struct Builtins {
+struct Builtins {
     servers: Mutex<BTreeMap<String, BuiltinLanguageServer>>,
 }
 
@@ -217,7 +222,7 @@ impl PluginHost {
         program: impl Into<PathBuf>,
         args: Vec<String>,
     ) {
-        lock(&self.shared.language_servers.servers).insert(
+        lock(&self.state::<Builtins>().servers).insert(
             fold(language),
             BuiltinLanguageServer {
                 language: language.to_owned(),
@@ -233,7 +238,7 @@ impl PluginHost {
         let mut mappings = Vec::new();
         let scope = Scope::Project(project.key().to_owned());
         for bundle in self.active_bundles(&project) {
-            let withheld = self.shared.withheld(&bundle, &scope);
+            let withheld = self.withheld(&bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
                 if withheld.contains(&format!("language-server:{}", server.id)) {
                     continue;
@@ -272,14 +277,10 @@ impl PluginHost {
             .collect();
         let mut servers = Vec::new();
         let mut languages: BTreeMap<String, LanguageRow> = BTreeMap::new();
-        let modules: Vec<Arc<InstalledBundle>> = lock(&self.shared.bundles)
-            .values()
-            .map(|module| module.bundle().clone())
-            .collect();
-        for bundle in &modules {
+        for bundle in &self.installed() {
             let id = &bundle.record.id;
             let bundle_active = active.contains(id);
-            let withheld = self.shared.withheld(bundle, &scope);
+            let withheld = self.withheld(bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
                 let disabled = withheld.contains(&format!("language-server:{}", server.id));
                 let is_active = bundle_active && !disabled;
@@ -308,7 +309,7 @@ impl PluginHost {
                 }
             }
         }
-        let builtins: Vec<BuiltinLanguageServer> = lock(&self.shared.language_servers.servers)
+        let builtins: Vec<BuiltinLanguageServer> = lock(&self.state::<Builtins>().servers)
             .values()
             .cloned()
             .collect();
@@ -364,21 +365,19 @@ impl PluginHost {
         let project = Project::normalize(project)?;
         // Held until the server is attached to its owner scope, so no policy change can slip
         // between the decision and the attachment.
-        let _changes = self.shared.changes.lock().await;
+        let _changes = self.hold_changes().await;
         let choice = self.resolve_in(&project, language)?;
-        let kernel = &self.shared.kernel;
+        let kernel = self.kernel();
         let (spec, owner, lease, origin) = match choice {
             Choice::Plugin {
                 provider: Provider { bundle, server },
                 program,
             } => {
                 let id = bundle.record.id.clone();
-                self.shared
-                    .verify_content(&bundle)
-                    .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
+                self.verify_content(&bundle)?;
                 let realm = if bundle.project_capable() {
                     // The project realm needs its desired state before it can be built.
-                    Realm::project(self.register_project(project.path())?)
+                    self.realm(&Target::Project(project.path().to_owned()))?
                 } else {
                     Realm::Global
                 };
@@ -429,21 +428,12 @@ impl PluginHost {
 
     /// The bundles trusted and enabled in `scope` that declare language servers.
     fn active_in(&self, scope: &Scope) -> Vec<Arc<InstalledBundle>> {
-        let catalog = self.policy_catalog();
-        let bundles: Vec<Arc<InstalledBundle>> = lock(&self.shared.bundles)
-            .values()
-            .map(|module| module.bundle().clone())
+        let bundles: Vec<Arc<InstalledBundle>> = self
+            .installed()
+            .into_iter()
             .filter(|bundle| !bundle.manifest.codetwo.language_servers.is_empty())
             .collect();
-        let policy = lock(&self.shared.policy);
-        bundles
-            .into_iter()
-            .filter(|bundle| {
-                policy
-                    .desired(&catalog, &bundle.module_name(), scope)
-                    .is_ok_and(|desired| desired.is_runnable())
-            })
-            .collect()
+        self.desired_bundles(bundles, |_| scope.clone(), |desired| desired.is_runnable())
     }
 
     fn resolve_in(&self, project: &Project, language: &str) -> Result<Choice, HostError> {
@@ -451,7 +441,7 @@ impl PluginHost {
         let mut providers: Vec<Provider> = Vec::new();
         let scope = Scope::Project(project.key().to_owned());
         for bundle in self.active_bundles(project) {
-            let withheld = self.shared.withheld(&bundle, &scope);
+            let withheld = self.withheld(&bundle, &scope);
             for server in &bundle.manifest.codetwo.language_servers {
                 if withheld.contains(&format!("language-server:{}", server.id)) {
                     continue;
@@ -481,7 +471,7 @@ impl PluginHost {
             .with_hint("disable all but one of them (`c2-plugins disable <ID>`)"));
         }
         let Some(provider) = providers.pop() else {
-            let builtin = lock(&self.shared.language_servers.servers)
+            let builtin = lock(&self.state::<Builtins>().servers)
                 .get(&wanted)
                 .cloned();
             return builtin
@@ -514,18 +504,18 @@ impl PluginHost {
 
     /// No provider: say which installed bundles would provide it if they were active.
     fn unsupported(&self, project: &Project, language: &str, wanted: &str) -> HostError {
-        let inactive: Vec<String> = lock(&self.shared.bundles)
-            .values()
-            .filter(|module| {
-                module
-                    .bundle()
+        let inactive: Vec<String> = self
+            .installed()
+            .into_iter()
+            .filter(|bundle| {
+                bundle
                     .manifest
                     .codetwo
                     .language_servers
                     .iter()
                     .any(|s| s.languages.iter().any(|l| fold(l) == wanted))
             })
-            .map(|module| module.bundle().record.id.clone())
+            .map(|bundle| bundle.record.id.clone())
             .collect();
         if inactive.is_empty() {
             HostError::command(

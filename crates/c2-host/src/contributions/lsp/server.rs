@@ -7,8 +7,7 @@ use c2_supervisor::{Exit, ExitReport, Process, ProcessSpec, ProcessStdin};
 use tokio::process::ChildStdout;
 
 use super::ServerOrigin;
-use crate::error::{ErrorKind, HostError};
-use crate::host::PluginHost;
+use crate::seam::{ErrorKind, HostError, PluginHost};
 
 impl PluginHost {
     /// Spawns `spec` and ties it to `owner`: disposing the scope stops the process.
@@ -20,7 +19,7 @@ impl PluginHost {
         origin: ServerOrigin,
         language: &str,
     ) -> Result<LanguageServer, HostError> {
-        let spawned = match c2_supervisor::spawn(&spec, &self.shared.options.supervisor) {
+        let spawned = match c2_supervisor::spawn(&spec, &self.options().supervisor) {
             Ok(spawned) => spawned,
             Err(error) => {
                 owner.dispose().await;
