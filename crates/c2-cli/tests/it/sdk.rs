@@ -298,7 +298,7 @@ impl Client {
         };
         client.ok(
             "relay/initialize",
-            json!({"protocolVersion": "1.0.0", "client": {"name": "sdk-it"}}),
+            json!({"protocolVersion": "2.0.0", "client": {"name": "sdk-it"}}),
         );
         client
     }
