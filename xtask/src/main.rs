@@ -6,6 +6,10 @@
 //! plain `cargo test` runs them), every example bundle under `packs/` through the real validator,
 //! and the library crates' packaging and docs (`publish-check`). xtask is a developer tool: it may
 //! run cargo and read the tree freely, and nothing in the product depends on it.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "xtask is a developer tool and may use the file system freely"
+)]
 
 mod bench;
 mod conformance;

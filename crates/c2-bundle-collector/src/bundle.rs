@@ -173,6 +173,10 @@ pub fn collect_archive(path: &Path, options: impl Into<CollectOptions>) -> Resul
     let format = ArchiveFormat::from_path(path).ok_or_else(|| Error::UnsupportedArchive {
         path: path.to_owned(),
     })?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns reading bundle archives"
+    )]
     let file = std::fs::File::open(path).map_err(Error::io("open", path))?;
     let meta = file.metadata().map_err(Error::io("inspect", path))?;
     if !meta.is_file() {

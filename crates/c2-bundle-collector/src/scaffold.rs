@@ -60,6 +60,10 @@ pub fn apply_scaffold(
             ancestor.push_str(part);
             let path = target.join(&ancestor);
             if !crate::store::exists(&path)? {
+                #[expect(
+                    clippy::disallowed_methods,
+                    reason = "the collector owns writing a scaffold's tree"
+                )]
                 std::fs::create_dir(&path).map_err(Error::io("create", &path))?;
             }
         }

@@ -10,6 +10,10 @@
 //! A host that has a bundle loaded holds a shared [`Lease`] on `<dir>/<id>/lease`. A tree that
 //! leaves the store (uninstall, replace) is deleted only once no lease on it is held
 //! ([`Retired`]); the lock is on the file itself, so it follows the tree into the trash.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "this module is the store's file IO"
+)]
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

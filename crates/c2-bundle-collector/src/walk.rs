@@ -465,6 +465,10 @@ pub fn read_contained_file(
 }
 
 /// Opens a path for reading without following a final symlink.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the collector owns reading bundle files"
+)]
 pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
@@ -473,6 +477,10 @@ pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<File> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests {
     use super::*;
 

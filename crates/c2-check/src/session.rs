@@ -32,6 +32,10 @@ pub(crate) struct DataDir {
 }
 
 impl DataDir {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the check creates the data directory it hands the plugin under test"
+    )]
     pub(crate) fn create(given: Option<&Path>) -> Result<Self, Error> {
         if let Some(path) = given {
             std::fs::create_dir_all(path).map_err(|source| Error::Io {

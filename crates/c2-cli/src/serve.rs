@@ -36,6 +36,10 @@ pub(crate) async fn run(
     options: RelayOptions,
 ) -> Result<ExitCode, Failure> {
     let dir = crate::commands::plugins_dir(settings.plugins_dir.as_deref())?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the service's socket and lock live in the plugins directory, made here if missing"
+    )]
     std::fs::create_dir_all(&dir).map_err(|error| {
         Failure::environment(
             "io",

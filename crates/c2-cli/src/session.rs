@@ -145,6 +145,10 @@ pub(crate) fn parse_args(text: Option<&str>) -> Result<Value, Failure> {
     };
     let (json, origin) = match text.strip_prefix('@') {
         Some(path) => {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "`--args @FILE` names a file the user gave"
+            )]
             let json = std::fs::read_to_string(path).map_err(|error| {
                 Failure::environment(
                     "unreadable_path",

@@ -618,6 +618,10 @@ impl PluginHost {
     }
 
     /// Reads an installed bundle's manifest and registers its factory (replacing an older one).
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the host reads the manifest of a bundle the store installed"
+    )]
     pub(crate) fn load_bundle(
         &self,
         record: InstalledRecord,

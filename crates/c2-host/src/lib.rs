@@ -123,4 +123,8 @@ struct ReadmeDoctest;
 struct EmbeddingDoctest;
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests;

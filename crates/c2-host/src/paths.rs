@@ -73,6 +73,10 @@ pub(crate) fn data_dir(
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests {
     use super::*;
 

@@ -427,6 +427,10 @@ impl RuntimeInstance {
     }
 
     /// Spawn, initialize, check the version and the exact command set, subscribe to events.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the host creates the plugin's data directory before it spawns the runtime"
+    )]
     async fn activate(&self) -> Result<Arc<Live>, ActivationFailure> {
         let host = self
             .host

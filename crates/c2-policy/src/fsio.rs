@@ -1,5 +1,9 @@
 //! The crate's only file access: atomic owner-only writes, the cross-process lock, reads
 //! that never modify anything.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "this module is c2-policy's file IO"
+)]
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

@@ -21,6 +21,10 @@ mod store;
 mod watch;
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests;
 
 pub use catalog::{Catalog, CatalogModule};

@@ -12,7 +12,10 @@
 //! `manifest` feature they convert straight from c2-manifest's `CommandDecl`s (this example
 //! reads the ids from `DIR/plugin.json` with serde_json to stay dependency-free). A real host
 //! also answers the plugin's `command/call`s and supervises the process group; c2-host does.
-
+#![expect(
+    clippy::disallowed_methods,
+    reason = "an example may use the file system freely"
+)]
 #![expect(
     clippy::print_stdout,
     reason = "an example that shows what the plugin said"

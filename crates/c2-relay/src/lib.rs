@@ -76,4 +76,8 @@ struct ReadmeDoctest;
 struct RelayDoctest;
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests;

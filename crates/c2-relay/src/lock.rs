@@ -22,6 +22,10 @@ pub struct ServiceLock {
 
 /// Takes the lock of `dir` (which must exist) and writes this process's pid into it, or
 /// says which service already holds it ([`Error::ServiceRunning`]).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the relay's lock file is its own: it holds the service's pid"
+)]
 pub fn acquire_lock(dir: &Path) -> Result<ServiceLock, Error> {
     let path = dir.join(LOCK_FILE);
     let io = |action: &'static str, source: std::io::Error| Error::Lock {

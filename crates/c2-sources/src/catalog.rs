@@ -388,13 +388,10 @@ impl Catalogs<'_> {
         }
         let work = WorkDir::new(options)?;
         let (cwd, cache, dest) = (
-            work.0.join("cwd"),
-            work.0.join("cache"),
-            work.0.join("dest"),
+            work.subdir("cwd")?,
+            work.subdir("cache")?,
+            work.subdir("dest")?,
         );
-        for dir in [&cwd, &cache, &dest] {
-            std::fs::create_dir_all(dir).map_err(SourceError::io("create", dir))?;
-        }
         let process = ProcessSpec::new(&self.hub().npm_program, &cwd)
             .args(["pack", "--ignore-scripts", "--json", "--pack-destination"])
             .args([dest.as_os_str()])

@@ -106,11 +106,22 @@ pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, Sour
 #[derive(Debug)]
 pub(crate) struct WorkDir(pub(crate) PathBuf);
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a fetch's private work directory is c2-sources' own scratch space"
+)]
 impl WorkDir {
     pub(crate) fn new(options: &FetchOptions) -> Result<Self, SourceError> {
         let work = options.work_dir.join(".git-fetch").join(unique_name());
         std::fs::create_dir_all(&work).map_err(SourceError::io("create", &work))?;
         Ok(Self(work))
+    }
+
+    /// Creates the directory `name` inside this one.
+    pub(crate) fn subdir(&self, name: &str) -> Result<PathBuf, SourceError> {
+        let dir = self.0.join(name);
+        std::fs::create_dir_all(&dir).map_err(SourceError::io("create", &dir))?;
+        Ok(dir)
     }
 }
 

@@ -33,4 +33,8 @@ pub use fetch::{FetchOptions, Fetched, fetch, fetch_path};
 pub use source::{EntryLookup, EntrySpec, GitSource, Source, split_name};
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests;

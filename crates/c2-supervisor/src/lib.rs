@@ -63,6 +63,10 @@ mod stderr;
 mod warm;
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 mod tests;
 
 pub use error::{CommandProblem, Error};

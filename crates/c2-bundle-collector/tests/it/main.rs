@@ -1,4 +1,8 @@
 //! Adversarial bundles built at test time in temporary directories.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 #[cfg(feature = "archive")]
 mod archive;

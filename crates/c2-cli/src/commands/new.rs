@@ -94,7 +94,12 @@ pub(crate) fn run(out: &mut Out, request: &Request<'_>) -> CmdResult {
         .dir
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
     let target = parent.join(name);
-    if let Err(error) = std::fs::create_dir(&target) {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "`new` creates the bundle directory the user named"
+    )]
+    let created = std::fs::create_dir(&target);
+    if let Err(error) = created {
         return Err(if error.kind() == std::io::ErrorKind::AlreadyExists {
             Failure::operation(
                 "already_exists",
@@ -240,6 +245,10 @@ fn render(name: &str, lang: Lang) -> Vec<NewFile> {
     files
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "`new` writes its templates into the bundle directory it just created"
+)]
 fn write_all(dir: &Path, files: &[NewFile]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     for file in files {

@@ -72,6 +72,10 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
         Path::to_path_buf,
     );
     let text = c2_relay::json::plan_file_text(&file);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "`plan` writes the plan file the user named"
+    )]
     std::fs::write(&path, text + "\n").map_err(|error| {
         Failure::environment(
             "unreadable_path",
@@ -119,6 +123,10 @@ pub(crate) async fn plan(out: &mut Out, host: &PluginHost, request: &Request<'_>
 }
 
 /// Reads a plan file; a missing file is the environment's fault, a malformed one the plan's.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "`apply` reads the plan file the user named"
+)]
 fn read(path: &Path) -> Result<PlanFile, Failure> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         Failure::environment(

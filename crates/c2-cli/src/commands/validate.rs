@@ -164,6 +164,10 @@ fn on_path(name: &str, search_path: Option<&std::ffi::OsStr>) -> bool {
 
 /// The catalog text, read again (bounded) only to show source lines; the check itself
 /// already read and validated it.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "re-reads, bounded, a catalog the user named, only to quote its lines"
+)]
 fn read_text(path: &Path, max_bytes: u64) -> Option<String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)

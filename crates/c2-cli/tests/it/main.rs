@@ -1,5 +1,9 @@
 //! Runs the real `c2-plugins` binary in temporary directories: HOME, the plugin store and the
 //! working directory are all private to each test, so nothing outside them is touched.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 mod authoring;
 mod cli;

@@ -188,6 +188,10 @@ fn contained(path: &Path, base: &Path, what: &str) -> Result<PathBuf, String> {
 }
 
 /// Applies Agent Plugins §9 to a validated stdio entry. `Err` is the reason it is skipped.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the host creates PLUGIN_DATA and a cwd inside it before it spawns the server"
+)]
 pub(crate) fn resolve_stdio(
     root: &Path,
     data: &Path,
@@ -264,6 +268,10 @@ pub(crate) fn resolve_stdio(
 
 /// Reads the installed bundle's `mcp.json`, bounded by the collector's file limit (the
 /// collector refused a bigger one at install; one past it now is not read at all).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the host reads, bounded, the mcp.json of a bundle the store installed"
+)]
 fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
     let path = dir.join("mcp.json");
     let file = std::fs::File::open(&path).ok()?;

@@ -1,5 +1,9 @@
 //! End-to-end tests of the host with real plugin processes: the c2-testkit fixture, the Node
 //! `hello-runtime` pack and the Python `hello-python` pack.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 mod support;
 

@@ -1,4 +1,8 @@
 //! The crate's one integration binary: the conformance corpus and the public-API behaviour.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 mod corpus;
 mod manifest;

@@ -1,6 +1,10 @@
 //! An SDK plugin as a real process on real stdio: this test binary runs itself as the plugin
 //! (with [`CHILD`] set, the test below serves the protocol through [`Plugin::run`] instead of
 //! driving it), so the process's stdio, its runtime's shutdown and its exit are the SDK's own.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 use std::io::{Read as _, Write as _};
 use std::process::Stdio;

@@ -1,5 +1,9 @@
 //! c2-sources end to end: real git repositories cloned by the system `git`, real `npm pack`,
 //! catalogs on disk, and the store's configured catalogs.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -392,6 +392,10 @@ impl Fixture {
         }
         if self.has(&Mode::CloseStdout) {
             self.flush();
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "a test fixture points its own stdout at /dev/null"
+            )]
             let closed = std::fs::File::open("/dev/null")
                 .map_err(|error| error.to_string())
                 .and_then(|null| nix::unistd::dup2_stdout(null).map_err(|error| error.to_string()));

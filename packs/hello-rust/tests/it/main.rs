@@ -1,5 +1,9 @@
 //! The built hello-rust binary run as the host runs it: a child process in the bundle
 //! directory, speaking the protocol over its stdin and stdout.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "test code may use the file system freely"
+)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::Path;
