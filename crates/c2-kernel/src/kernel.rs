@@ -970,11 +970,13 @@ impl Kernel {
                 message: error.to_string(),
                 kind: error.kind().map(str::to_owned),
                 remote: error.remote().cloned(),
+                typed: error.typed_source().cloned(),
             }),
             Err(message) => Err(Error::CommandFailed {
                 name: name.to_owned(),
                 kind: None,
                 remote: None,
+                typed: None,
                 message: Error::Panicked {
                     what: "handler".to_owned(),
                     message,
