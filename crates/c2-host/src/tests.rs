@@ -36,9 +36,19 @@ fn kernel_failures_keep_their_kind_their_remote_error_and_the_kernel_error_as_so
     assert_eq!(plugin.data, Some(serde_json::json!({"retryAfter": 30})));
     let source = std::error::Error::source(&error).unwrap();
     assert_eq!(source.downcast_ref::<c2_kernel::Error>(), Some(&kernel));
-    // A kind the host knows maps to its variant; a module's own kind is command_failed.
-    let timeout = HostError::from(c2_kernel::Error::failure("handshake_timeout", "slow"));
+    // A host error raised through the kernel keeps its kind and hint, found by downcast; a
+    // kind string is never read back, so a module's own kind, even one that spells a host
+    // kind, is command_failed.
+    let timeout = HostError::from(
+        HostError::new(ErrorKind::HandshakeTimeout, "slow")
+            .with_hint("wait")
+            .into_kernel(),
+    );
     assert_eq!(timeout.kind(), ErrorKind::HandshakeTimeout);
+    assert_eq!(timeout.to_string(), "slow");
+    assert_eq!(timeout.hint(), Some("wait"));
+    let spelt = HostError::from(c2_kernel::Error::failure("handshake_timeout", "slow"));
+    assert_eq!(spelt.kind(), ErrorKind::CommandFailed);
     let own = HostError::from(c2_kernel::Error::failure("my_module_kind", "no"));
     assert_eq!(own.kind(), ErrorKind::CommandFailed);
     assert_eq!(
