@@ -197,6 +197,18 @@ impl Error {
         }
     }
 
+    /// This handler error as the [`Error::CommandFailed`] of a call to `name`: its message,
+    /// kind, remote error and typed source kept.
+    pub(crate) fn failed_in(self, name: &str) -> Self {
+        Error::CommandFailed {
+            name: name.to_owned(),
+            message: self.to_string(),
+            kind: self.kind().map(str::to_owned),
+            remote: self.remote().cloned(),
+            typed: self.typed_source().cloned(),
+        }
+    }
+
     /// The typed failure a handler failure was raised from, if it was raised from one.
     pub fn typed_source(&self) -> Option<&FailureSource> {
         match self {
