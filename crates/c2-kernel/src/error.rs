@@ -174,7 +174,7 @@ impl Error {
             kind: error.kind().to_owned(),
             message: error.to_string(),
             remote: None,
-            typed: Some(FailureSource(Arc::new(error))),
+            typed: Some(FailureSource(Arc::new(Box::new(error)))),
         }
     }
 
@@ -259,13 +259,14 @@ pub trait TypedFailure: std::error::Error + Send + Sync + 'static {
 /// The typed failure an [`Error::Failure`] or [`Error::CommandFailed`] carries, shared between
 /// the clones of the error. Two sources compare equal: the failure's kind, which is compared,
 /// says what went wrong.
+// One thin pointer, so carrying a source does not make every kernel result larger.
 #[derive(Clone)]
-pub struct FailureSource(Arc<dyn std::error::Error + Send + Sync>);
+pub struct FailureSource(Arc<Box<dyn std::error::Error + Send + Sync>>);
 
 impl FailureSource {
     /// The typed failure as an error.
     pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        &*self.0
+        &**self.0
     }
 
     /// The typed failure, if it is an `E`.
@@ -276,7 +277,7 @@ impl FailureSource {
 
 impl std::fmt::Debug for FailureSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&*self.0, f)
+        std::fmt::Debug::fmt(&**self.0, f)
     }
 }
 
