@@ -211,3 +211,41 @@ fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_thr
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// A host failure crosses the kernel typed ([`HostError::into_kernel`]): no code of this crate
+/// (tests aside) raises a kernel failure from a kind string, which the caller could only read
+/// back as text.
+#[test]
+fn host_code_raises_kernel_failures_typed_never_by_kind_string() {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test lists this crate's own source files, not a bundle tree"
+    )]
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for path in files {
+        if path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for call in ["Error::failure(", "remote_failure("] {
+            if code.contains(call) {
+                problems.push(format!("{} calls {call}", path.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
