@@ -294,6 +294,16 @@ pub enum HostError {
     /// A plan file that cannot be used.
     #[error("{0}")]
     PlanFile(String),
+    /// A source, fetch or catalog failure of c2-sources, kept typed; its kind is mapped from
+    /// the source error's own ([`c2_sources::SourceError::kind`]).
+    #[error("{error}")]
+    Source {
+        /// The source error.
+        #[source]
+        error: c2_sources::SourceError,
+        /// Its advice ([`c2_sources::SourceError::hint`]), see [`HostError::hint`].
+        hint: Option<String>,
+    },
     /// The bundle store failed.
     #[error(transparent)]
     Store(#[from] c2_bundle_collector::Error),
@@ -320,6 +330,7 @@ impl HostError {
             HostError::InvalidBundle { .. } => ErrorKind::InvalidBundle,
             HostError::NotInstalled { .. } => ErrorKind::NotInstalled,
             HostError::Command { kind, .. } => *kind,
+            HostError::Source { error, .. } => source_kind(error.kind()),
             HostError::SafeMode => ErrorKind::SafeMode,
             HostError::PlanFile(_) => ErrorKind::InvalidPlan,
             HostError::Store(_) => ErrorKind::StoreFailed,
@@ -345,7 +356,7 @@ impl HostError {
             HostError::InvalidBundle { .. } => Some("fix the problems `c2-plugins validate` shows"),
             HostError::NotInstalled { .. } => Some("`c2-plugins list` shows the installed ids"),
             HostError::SafeMode => Some("run `c2-plugins reset` to recover"),
-            HostError::Command { hint, .. } => hint.as_deref(),
+            HostError::Command { hint, .. } | HostError::Source { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -518,36 +529,41 @@ impl From<c2_kernel::Error> for HostError {
     }
 }
 
-/// A source, fetch or catalog failure keeps its kind (mapped from the typed error, one kind
-/// for one kind), its message and its advice, and stays the error's source. A collector or
+/// The host's kind for a source error's kind, one for one.
+fn source_kind(kind: c2_sources::SourceErrorKind) -> ErrorKind {
+    use c2_sources::SourceErrorKind as Source;
+    match kind {
+        Source::UnsupportedSource => ErrorKind::UnsupportedSource,
+        Source::UnsafeSource => ErrorKind::UnsafeSource,
+        Source::GitFailed => ErrorKind::GitFailed,
+        Source::InvalidCatalog => ErrorKind::InvalidCatalog,
+        Source::InvalidMarketplaces => ErrorKind::InvalidMarketplaces,
+        Source::DuplicateMarketplace => ErrorKind::DuplicateMarketplace,
+        Source::TooManyMarketplaces => ErrorKind::TooManyMarketplaces,
+        Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
+        Source::NoMarketplace => ErrorKind::NoMarketplace,
+        Source::EntryNotFound => ErrorKind::EntryNotFound,
+        Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
+        Source::VersionNotFound => ErrorKind::VersionNotFound,
+        Source::CatalogMismatch => ErrorKind::CatalogMismatch,
+        Source::CommitMismatch => ErrorKind::CommitMismatch,
+        Source::DigestMismatch => ErrorKind::DigestMismatch,
+        Source::FetchFailed => ErrorKind::FetchFailed,
+        Source::NpmFailed => ErrorKind::NpmFailed,
+        Source::NotFromCatalog => ErrorKind::NotFromCatalog,
+        Source::StoreFailed => ErrorKind::StoreFailed,
+        Source::Io => ErrorKind::Io,
+        // A kind added to c2-sources later, until it has its own here.
+        _ => ErrorKind::CommandFailed,
+    }
+}
+
+/// A source, fetch or catalog failure stays typed ([`HostError::Source`]), with its kind
+/// (mapped from the source error's, one kind for one kind), message and advice. A collector or
 /// filesystem failure becomes the host's own ([`HostError::Store`], [`HostError::Io`]).
 impl From<c2_sources::SourceError> for HostError {
     fn from(error: c2_sources::SourceError) -> Self {
-        use c2_sources::{SourceError, SourceErrorKind as Source};
-        let kind = match error.kind() {
-            Source::UnsupportedSource => ErrorKind::UnsupportedSource,
-            Source::UnsafeSource => ErrorKind::UnsafeSource,
-            Source::GitFailed => ErrorKind::GitFailed,
-            Source::InvalidCatalog => ErrorKind::InvalidCatalog,
-            Source::InvalidMarketplaces => ErrorKind::InvalidMarketplaces,
-            Source::DuplicateMarketplace => ErrorKind::DuplicateMarketplace,
-            Source::TooManyMarketplaces => ErrorKind::TooManyMarketplaces,
-            Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
-            Source::NoMarketplace => ErrorKind::NoMarketplace,
-            Source::EntryNotFound => ErrorKind::EntryNotFound,
-            Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
-            Source::VersionNotFound => ErrorKind::VersionNotFound,
-            Source::CatalogMismatch => ErrorKind::CatalogMismatch,
-            Source::CommitMismatch => ErrorKind::CommitMismatch,
-            Source::DigestMismatch => ErrorKind::DigestMismatch,
-            Source::FetchFailed => ErrorKind::FetchFailed,
-            Source::NpmFailed => ErrorKind::NpmFailed,
-            Source::NotFromCatalog => ErrorKind::NotFromCatalog,
-            Source::StoreFailed => ErrorKind::StoreFailed,
-            Source::Io => ErrorKind::Io,
-            // A kind added to c2-sources later, until it has its own here.
-            _ => ErrorKind::CommandFailed,
-        };
+        use c2_sources::SourceError;
         match error {
             SourceError::Store(error) => HostError::Store(error),
             SourceError::Io {
@@ -559,12 +575,9 @@ impl From<c2_sources::SourceError> for HostError {
                 path,
                 source,
             },
-            error => HostError::Command {
-                kind,
-                message: error.to_string(),
+            error => HostError::Source {
                 hint: error.hint(),
-                plugin: None,
-                source: Some(Box::new(error)),
+                error,
             },
         }
     }

@@ -249,3 +249,26 @@ fn host_code_raises_kernel_failures_typed_never_by_kind_string() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+#[test]
+fn a_source_error_stays_typed_with_its_kind_message_and_hint() {
+    let error = HostError::from(c2_sources::SourceError::Git("clone failed".to_owned()));
+    assert!(
+        matches!(
+            &error,
+            HostError::Source {
+                error: c2_sources::SourceError::Git(_),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(error.kind(), ErrorKind::GitFailed);
+    assert_eq!(error.to_string(), "git: clone failed");
+    assert!(!error.is_environment());
+    let source = std::error::Error::source(&error).unwrap();
+    assert!(source.is::<c2_sources::SourceError>());
+    // Raised through the kernel, it keeps its kind.
+    let through = HostError::from(error.into_kernel());
+    assert_eq!(through.kind(), ErrorKind::GitFailed);
+}
