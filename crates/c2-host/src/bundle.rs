@@ -16,6 +16,7 @@ use c2_kernel::{
 use c2_lock::lock;
 use c2_manifest::{Manifest, ScopeKind as ManifestScope};
 
+use crate::error::{ErrorKind, raise};
 use crate::host::Shared;
 use crate::runtime::RuntimeInstance;
 
@@ -174,8 +175,8 @@ impl Module for BundleModule {
                 match shared.store.lease(&self.bundle.record.id) {
                     Ok(lease) => ctx.on_cleanup(move || async move { drop(lease) })?,
                     Err(error @ c2_bundle_collector::Error::NotInstalled { .. }) => {
-                        return Err(KernelError::failure(
-                            "not_installed",
+                        return Err(raise(
+                            ErrorKind::NotInstalled,
                             format!("{} left the store: {error}", self.bundle.record.id),
                         ));
                     }

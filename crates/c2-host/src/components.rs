@@ -16,7 +16,7 @@ use c2_policy::{CatalogModule, ChangeKind, ComponentSwitch, Scope};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::InstalledBundle;
-use crate::error::{ErrorKind, HostError};
+use crate::error::{Advice, ErrorKind, HostError};
 use crate::host::{Applied, PluginHost, Shared, StateChange, Target, lock};
 
 /// The contribution kinds a per-component choice can name, in the inventory's spelling.
@@ -185,11 +185,6 @@ impl Shared {
 
 /// `disabled` for a component the policy withholds: which one, where, and how to enable it.
 pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostError {
-    let project = if realm == "global" {
-        String::new()
-    } else {
-        format!(" --project {realm}")
-    };
     HostError::command(
         ErrorKind::Disabled,
         format!(
@@ -201,9 +196,11 @@ pub(crate) fn disabled_error(id: &str, component: &str, realm: &str) -> HostErro
             }
         ),
     )
-    .with_hint(format!(
-        "run `c2-plugins enable {id} --component {component}{project}` (or `inherit` to drop the override)"
-    ))
+    .advise(Advice::EnableComponent {
+        id,
+        component,
+        project: if realm == "global" { "" } else { realm },
+    })
 }
 
 impl PluginHost {

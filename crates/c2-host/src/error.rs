@@ -29,8 +29,10 @@ macro_rules! error_kinds {
                 }
             }
 
-            /// The kind with this snake_case name, if there is one.
-            pub fn from_name(name: &str) -> Option<Self> {
+            /// The kind with this snake_case name, if there is one: how [`ErrorKind`]'s
+            /// `Deserialize` reads input. A failure's kind is never read back from text: it
+            /// crosses the kernel as a typed [`HostError`].
+            pub(crate) fn from_name(name: &str) -> Option<Self> {
                 match name {
                     $($name => Some(ErrorKind::$variant),)+
                     _ => None,
@@ -190,14 +192,6 @@ error_kinds! {
     VersionNotFound => "version_not_found",
 }
 
-impl ErrorKind {
-    /// The kind a kernel failure's snake_case kind names; an unknown name (an embedder
-    /// module's own) is [`ErrorKind::CommandFailed`], the kernel error kept as the source.
-    fn from_kernel(name: &str) -> Self {
-        ErrorKind::from_name(name).unwrap_or(ErrorKind::CommandFailed)
-    }
-}
-
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -300,6 +294,16 @@ pub enum HostError {
     /// A plan file that cannot be used.
     #[error("{0}")]
     PlanFile(String),
+    /// A source, fetch or catalog failure of c2-sources, kept typed; its kind is mapped from
+    /// the source error's own ([`c2_sources::SourceError::kind`]).
+    #[error("{error}")]
+    Source {
+        /// The source error.
+        #[source]
+        error: c2_sources::SourceError,
+        /// Its advice ([`c2_sources::SourceError::hint`]), see [`HostError::hint`].
+        hint: Option<String>,
+    },
     /// The bundle store failed.
     #[error(transparent)]
     Store(#[from] c2_bundle_collector::Error),
@@ -326,6 +330,7 @@ impl HostError {
             HostError::InvalidBundle { .. } => ErrorKind::InvalidBundle,
             HostError::NotInstalled { .. } => ErrorKind::NotInstalled,
             HostError::Command { kind, .. } => *kind,
+            HostError::Source { error, .. } => source_kind(error.kind()),
             HostError::SafeMode => ErrorKind::SafeMode,
             HostError::PlanFile(_) => ErrorKind::InvalidPlan,
             HostError::Store(_) => ErrorKind::StoreFailed,
@@ -351,7 +356,7 @@ impl HostError {
             HostError::InvalidBundle { .. } => Some("fix the problems `c2-plugins validate` shows"),
             HostError::NotInstalled { .. } => Some("`c2-plugins list` shows the installed ids"),
             HostError::SafeMode => Some("run `c2-plugins reset` to recover"),
-            HostError::Command { hint, .. } => hint.as_deref(),
+            HostError::Command { hint, .. } | HostError::Source { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -395,6 +400,12 @@ impl HostError {
         self
     }
 
+    /// The same failure with advice from the crate's hint table.
+    #[must_use]
+    pub(crate) fn advise(self, advice: Advice<'_>) -> Self {
+        self.with_hint(advice.hint())
+    }
+
     pub(crate) fn command(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self::new(kind, message)
     }
@@ -412,58 +423,147 @@ impl HostError {
     }
 }
 
+/// What a person can do next, in a command line's terms: the crate's hint table, the one place
+/// its text names `c2-plugins`. Errors carry it as their [`HostError::hint`]; an install note,
+/// which is advice for a person already, ends with it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Advice<'a> {
+    /// Trust the bundle, as a sentence.
+    Trust(&'a str),
+    /// The trust command alone, quoted.
+    TrustCommand(&'a str),
+    /// Review the changed bundle, then trust it again.
+    ReviewAndTrust(&'a str),
+    /// Enable the bundle.
+    Enable(&'a str),
+    /// Enable one component of the bundle, in a project when given (`inherit` drops the
+    /// override instead).
+    EnableComponent {
+        /// The bundle's id.
+        id: &'a str,
+        /// The component, `KIND:LOCAL-ID`.
+        component: &'a str,
+        /// The project, or empty for the user scope.
+        project: &'a str,
+    },
+    /// See the commands of the realm.
+    ListCommands,
+    /// See the components the installed bundles have.
+    ListComponents,
+}
+
+impl Advice<'_> {
+    /// The advice as text.
+    pub(crate) fn hint(self) -> String {
+        match self {
+            Advice::Trust(id) => format!("run `c2-plugins trust {id}`"),
+            Advice::TrustCommand(id) => format!("`c2-plugins trust {id}`"),
+            Advice::ReviewAndTrust(id) => format!("review it and run `c2-plugins trust {id}`"),
+            Advice::Enable(id) => format!("run `c2-plugins enable {id}`"),
+            Advice::EnableComponent {
+                id,
+                component,
+                project,
+            } => {
+                let project = if project.is_empty() {
+                    String::new()
+                } else {
+                    format!(" --project {project}")
+                };
+                format!(
+                    "run `c2-plugins enable {id} --component {component}{project}` (or `inherit` to drop the override)"
+                )
+            }
+            Advice::ListCommands => "`c2-plugins commands` lists what this realm has".to_owned(),
+            Advice::ListComponents => "`c2-plugins list` shows the components there are".to_owned(),
+        }
+    }
+}
+
+/// A host failure raised through the kernel ([`HostError::into_kernel`]) keeps its kind: the
+/// kernel carries it as a typed source, and `From<c2_kernel::Error>` gets it back by downcast.
+impl c2_kernel::TypedFailure for HostError {
+    fn kind(&self) -> &str {
+        HostError::kind(self).as_str()
+    }
+}
+
+impl HostError {
+    /// This failure as a kernel error a handler returns: the kernel carries it as a typed
+    /// source, so the caller gets its kind and hint back (`From<c2_kernel::Error>`).
+    pub(crate) fn into_kernel(self) -> c2_kernel::Error {
+        c2_kernel::Error::typed(self)
+    }
+}
+
+/// A failure of `kind` as a kernel error a handler returns (see [`HostError::into_kernel`]).
+pub(crate) fn raise(kind: ErrorKind, message: impl Into<String>) -> c2_kernel::Error {
+    HostError::new(kind, message).into_kernel()
+}
+
+/// A kernel error keeps the kind of the [`HostError`] it was raised from, found by downcast,
+/// and that error's hint; the kernel's own dispatch errors have their kinds; any other failure
+/// (an embedder module's own, whatever kind string it carries) is
+/// [`ErrorKind::CommandFailed`]. The kernel error stays the source.
 impl From<c2_kernel::Error> for HostError {
     fn from(error: c2_kernel::Error) -> Self {
+        let raised = error.downcast_ref::<HostError>();
         let kind = match &error {
             c2_kernel::Error::UnknownCommand { .. } => ErrorKind::UnknownCommand,
             c2_kernel::Error::NotExtensionPublic { .. } => ErrorKind::NotExtensionPublic,
             c2_kernel::Error::FallbackBlocked { .. } => ErrorKind::Blocked,
             c2_kernel::Error::Essential { .. } => ErrorKind::Essential,
             c2_kernel::Error::ShutDown => ErrorKind::ShutDown,
-            other => other
-                .kind()
-                .map_or(ErrorKind::CommandFailed, ErrorKind::from_kernel),
+            _ => raised.map_or(ErrorKind::CommandFailed, HostError::kind),
         };
         HostError::Command {
             kind,
             message: error.to_string(),
-            hint: None,
-            plugin: error.remote().map(PluginError::from),
+            hint: raised.and_then(HostError::hint).map(str::to_owned),
+            plugin: error
+                .remote()
+                .map(PluginError::from)
+                .or_else(|| raised.and_then(HostError::plugin_error).cloned()),
             source: Some(Box::new(error)),
         }
     }
 }
 
-/// A source, fetch or catalog failure keeps its kind (mapped from the typed error, one kind
-/// for one kind), its message and its advice, and stays the error's source. A collector or
+/// The host's kind for a source error's kind, one for one.
+fn source_kind(kind: c2_sources::SourceErrorKind) -> ErrorKind {
+    use c2_sources::SourceErrorKind as Source;
+    match kind {
+        Source::UnsupportedSource => ErrorKind::UnsupportedSource,
+        Source::UnsafeSource => ErrorKind::UnsafeSource,
+        Source::GitFailed => ErrorKind::GitFailed,
+        Source::InvalidCatalog => ErrorKind::InvalidCatalog,
+        Source::InvalidMarketplaces => ErrorKind::InvalidMarketplaces,
+        Source::DuplicateMarketplace => ErrorKind::DuplicateMarketplace,
+        Source::TooManyMarketplaces => ErrorKind::TooManyMarketplaces,
+        Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
+        Source::NoMarketplace => ErrorKind::NoMarketplace,
+        Source::EntryNotFound => ErrorKind::EntryNotFound,
+        Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
+        Source::VersionNotFound => ErrorKind::VersionNotFound,
+        Source::CatalogMismatch => ErrorKind::CatalogMismatch,
+        Source::CommitMismatch => ErrorKind::CommitMismatch,
+        Source::DigestMismatch => ErrorKind::DigestMismatch,
+        Source::FetchFailed => ErrorKind::FetchFailed,
+        Source::NpmFailed => ErrorKind::NpmFailed,
+        Source::NotFromCatalog => ErrorKind::NotFromCatalog,
+        Source::StoreFailed => ErrorKind::StoreFailed,
+        Source::Io => ErrorKind::Io,
+        // A kind added to c2-sources later, until it has its own here.
+        _ => ErrorKind::CommandFailed,
+    }
+}
+
+/// A source, fetch or catalog failure stays typed ([`HostError::Source`]), with its kind
+/// (mapped from the source error's, one kind for one kind), message and advice. A collector or
 /// filesystem failure becomes the host's own ([`HostError::Store`], [`HostError::Io`]).
 impl From<c2_sources::SourceError> for HostError {
     fn from(error: c2_sources::SourceError) -> Self {
-        use c2_sources::{SourceError, SourceErrorKind as Source};
-        let kind = match error.kind() {
-            Source::UnsupportedSource => ErrorKind::UnsupportedSource,
-            Source::UnsafeSource => ErrorKind::UnsafeSource,
-            Source::GitFailed => ErrorKind::GitFailed,
-            Source::InvalidCatalog => ErrorKind::InvalidCatalog,
-            Source::InvalidMarketplaces => ErrorKind::InvalidMarketplaces,
-            Source::DuplicateMarketplace => ErrorKind::DuplicateMarketplace,
-            Source::TooManyMarketplaces => ErrorKind::TooManyMarketplaces,
-            Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
-            Source::NoMarketplace => ErrorKind::NoMarketplace,
-            Source::EntryNotFound => ErrorKind::EntryNotFound,
-            Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
-            Source::VersionNotFound => ErrorKind::VersionNotFound,
-            Source::CatalogMismatch => ErrorKind::CatalogMismatch,
-            Source::CommitMismatch => ErrorKind::CommitMismatch,
-            Source::DigestMismatch => ErrorKind::DigestMismatch,
-            Source::FetchFailed => ErrorKind::FetchFailed,
-            Source::NpmFailed => ErrorKind::NpmFailed,
-            Source::NotFromCatalog => ErrorKind::NotFromCatalog,
-            Source::StoreFailed => ErrorKind::StoreFailed,
-            Source::Io => ErrorKind::Io,
-            // A kind added to c2-sources later, until it has its own here.
-            _ => ErrorKind::CommandFailed,
-        };
+        use c2_sources::SourceError;
         match error {
             SourceError::Store(error) => HostError::Store(error),
             SourceError::Io {
@@ -475,12 +575,9 @@ impl From<c2_sources::SourceError> for HostError {
                 path,
                 source,
             },
-            error => HostError::Command {
-                kind,
-                message: error.to_string(),
+            error => HostError::Source {
                 hint: error.hint(),
-                plugin: None,
-                source: Some(Box::new(error)),
+                error,
             },
         }
     }

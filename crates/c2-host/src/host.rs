@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
-use crate::error::{ErrorKind, HostError};
+use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
@@ -1045,8 +1045,9 @@ impl PluginHost {
                     .and_then(|e| e.trusted_digest.clone());
                 if was_trusted.is_some_and(|digest| digest != record.digest) {
                     notes.push(format!(
-                        "{} changed content, so it is no longer trusted: review it and run `c2-plugins trust {}`",
-                        record.id, record.id
+                        "{} changed content, so it is no longer trusted: {}",
+                        record.id,
+                        Advice::ReviewAndTrust(&record.id).hint()
                     ));
                 }
             }
@@ -1055,8 +1056,9 @@ impl PluginHost {
                 && !self.shared.is_trusted(module.bundle())
             {
                 notes.push(format!(
-                    "{} ships a process runtime; it will not run until you trust it: `c2-plugins trust {}`",
-                    record.id, record.id
+                    "{} ships a process runtime; it will not run until you trust it: {}",
+                    record.id,
+                    Advice::TrustCommand(&record.id).hint()
                 ));
             }
             self.reconcile_locked().await;
@@ -1073,8 +1075,9 @@ impl PluginHost {
                 Ok(dropped) => dropped,
                 Err(error) => {
                     notes.push(format!(
-                        "component choices of {} that name components the new content no longer has could not be dropped ({error}); they have no effect: `c2-plugins list` shows the components there are",
-                        record.id
+                        "component choices of {} that name components the new content no longer has could not be dropped ({error}); they have no effect: {}",
+                        record.id,
+                        Advice::ListComponents.hint()
                     ));
                     Vec::new()
                 }
@@ -1454,7 +1457,7 @@ impl PluginHost {
                 ErrorKind::UnknownCommand,
                 format!("unknown command `{name}`"),
             )
-            .with_hint("`c2-plugins commands` lists what this realm has");
+            .advise(Advice::ListCommands);
         };
         let id = &module.bundle().record.id;
         if !self.shared.is_trusted(module.bundle()) {
@@ -1464,7 +1467,7 @@ impl PluginHost {
                     "`{name}` is declared by {id}, which is not trusted, so its process never starts"
                 ),
             )
-            .with_hint(format!("run `c2-plugins trust {id}`"));
+            .advise(Advice::Trust(id));
         }
         let state = self
             .shared
@@ -1489,7 +1492,7 @@ impl PluginHost {
                 ErrorKind::Disabled,
                 format!("`{name}` is declared by {id}, which is disabled here"),
             )
-            .with_hint(format!("run `c2-plugins enable {id}`")),
+            .advise(Advice::Enable(id)),
         }
     }
 

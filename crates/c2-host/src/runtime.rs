@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::bundle::InstalledBundle;
+use crate::error::{Advice, ErrorKind, HostError, raise};
 use crate::host::Shared;
 use crate::paths;
 use crate::seam::RuntimeHooks;
@@ -56,7 +57,8 @@ pub(crate) struct RuntimeInstance {
 enum Slot {
     Dormant,
     Live(Arc<Live>),
-    Failed { kind: String, message: String },
+    /// The failure every call gets until a reload, as it was raised.
+    Failed(KernelError),
     Stopped,
 }
 
@@ -90,24 +92,24 @@ impl Live {
 }
 
 /// Why an activation did not produce a live process.
-struct ActivationFailure {
-    kind: &'static str,
-    message: String,
+fn failure(kind: ErrorKind, message: impl Into<String>) -> HostError {
+    HostError::new(kind, message)
 }
 
-fn failure(kind: &'static str, message: impl Into<String>) -> ActivationFailure {
-    ActivationFailure {
-        kind,
-        message: message.into(),
+/// The kind of a connection the host closed for a protocol violation.
+fn violation(reason: &CloseReason) -> ErrorKind {
+    match reason {
+        CloseReason::FrameTooLarge { .. } => ErrorKind::FrameTooLarge,
+        _ => ErrorKind::OutboundOverflow,
     }
 }
 
 /// The activation failure for a refused handshake, its kind read from the typed refusal. The
 /// process is stopped already, so its exit is known.
-fn refusal(id: &str, live: &Live, error: HandshakeError) -> ActivationFailure {
+fn refusal(id: &str, live: &Live, error: HandshakeError) -> HostError {
     match error {
         HandshakeError::TimedOut { timeout } => failure(
-            "handshake_timeout",
+            ErrorKind::HandshakeTimeout,
             format!(
                 "{id} did not answer initialize within {timeout:?}; the process was stopped. {}",
                 live.stderr_tail()
@@ -118,9 +120,9 @@ fn refusal(id: &str, live: &Live, error: HandshakeError) -> ActivationFailure {
                 CallError::Closed(
                     reason @ (CloseReason::FrameTooLarge { .. }
                     | CloseReason::OutboundOverflow { .. }),
-                ) => reason.code(),
-                CallError::Closed(_) => "process_exited",
-                _ => "activation_failed",
+                ) => violation(reason),
+                CallError::Closed(_) => ErrorKind::ProcessExited,
+                _ => ErrorKind::ActivationFailed,
             };
             let exit = live
                 .process
@@ -135,14 +137,16 @@ fn refusal(id: &str, live: &Live, error: HandshakeError) -> ActivationFailure {
             )
         }
         HandshakeError::Malformed(error) => failure(
-            "protocol_mismatch",
+            ErrorKind::ProtocolMismatch,
             format!("{id} answered initialize with a malformed result: {error}"),
         ),
-        HandshakeError::Version(error) => failure("protocol_mismatch", format!("{id}: {error}")),
-        HandshakeError::Confirmation(error) => {
-            failure("command_set_mismatch", format!("{id}: {error}"))
+        HandshakeError::Version(error) => {
+            failure(ErrorKind::ProtocolMismatch, format!("{id}: {error}"))
         }
-        error => failure("activation_failed", format!("{id}: {error}")),
+        HandshakeError::Confirmation(error) => {
+            failure(ErrorKind::CommandSetMismatch, format!("{id}: {error}"))
+        }
+        error => failure(ErrorKind::ActivationFailed, format!("{id}: {error}")),
     }
 }
 
@@ -189,7 +193,7 @@ impl RuntimeInstance {
     pub(crate) fn failure(&self) -> Option<String> {
         match self.slot.try_lock() {
             Ok(slot) => match &*slot {
-                Slot::Failed { message, .. } => Some(message.clone()),
+                Slot::Failed(error) => Some(error.to_string()),
                 _ => None,
             },
             Err(_) => None,
@@ -229,8 +233,8 @@ impl RuntimeInstance {
                     guard.live = None;
                     live.cancelled.store(true, Ordering::Relaxed);
                     live.stop().await;
-                    return Err(KernelError::failure(
-                        "deadline_exceeded",
+                    return Err(raise(
+                        ErrorKind::DeadlineExceeded,
                         format!(
                             "no answer within the host's {limit:?} deadline; the process was stopped and the next call starts it again"
                         ),
@@ -259,17 +263,16 @@ impl RuntimeInstance {
                         c2_protocol::value_tree_cost(raw.get()) <= self.max_value_tree_bytes
                     })
                     .and_then(|raw| serde_json::from_str(raw.get()).ok());
-                Err(KernelError::remote_failure(
-                    "command_failed",
-                    error.message,
+                Err(KernelError::typed_remote(
+                    HostError::new(ErrorKind::CommandFailed, error.message),
                     c2_kernel::RemoteError::new(error.code, data),
                 ))
             }
             Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
             Err(error @ CallError::Busy { .. }) => {
-                Err(KernelError::failure("host_busy", error.to_string()))
+                Err(raise(ErrorKind::HostBusy, error.to_string()))
             }
-            Err(error) => Err(KernelError::failure("command_failed", error.to_string())),
+            Err(error) => Err(raise(ErrorKind::CommandFailed, error.to_string())),
         }
     }
 
@@ -277,8 +280,8 @@ impl RuntimeInstance {
     fn read_result(&self, name: &str, raw: &c2_protocol::RawValue) -> Result<Value, KernelError> {
         let cost = c2_protocol::value_tree_cost(raw.get());
         if cost > self.max_value_tree_bytes {
-            return Err(KernelError::failure(
-                "result_too_large",
+            return Err(raise(
+                ErrorKind::ResultTooLarge,
                 format!(
                     "{name}: the result ({} bytes of JSON) would take about {cost} bytes in memory, over the host's {}-byte bound; return less, or fewer and larger values",
                     raw.get().len(),
@@ -287,8 +290,8 @@ impl RuntimeInstance {
             ));
         }
         serde_json::from_str(raw.get()).map_err(|error| {
-            KernelError::failure(
-                "command_failed",
+            raise(
+                ErrorKind::CommandFailed,
                 format!("{name}: unreadable result: {error}"),
             )
         })
@@ -297,14 +300,14 @@ impl RuntimeInstance {
     /// The error for a call whose connection closed under it.
     async fn closed(&self, live: &Live, reason: CloseReason) -> KernelError {
         match reason {
-            CloseReason::Cancelled => KernelError::failure(
-                "cancelled",
+            CloseReason::Cancelled => raise(
+                ErrorKind::Cancelled,
                 "the call was cancelled because the process was stopped (unloaded, or another caller cancelled); the next call starts it again",
             ),
             CloseReason::FrameTooLarge { .. } | CloseReason::OutboundOverflow { .. } => {
                 live.stop().await;
-                KernelError::failure(
-                    reason.code(),
+                raise(
+                    violation(&reason),
                     format!("{reason}; the process was stopped. {}", live.stderr_tail()),
                 )
             }
@@ -319,8 +322,8 @@ impl RuntimeInstance {
                 if exit.is_err() {
                     live.stop().await;
                 }
-                KernelError::failure(
-                    "process_exited",
+                raise(
+                    ErrorKind::ProcessExited,
                     format!(
                         "the plugin process ended before answering ({how}); {}",
                         live.stderr_tail()
@@ -345,21 +348,19 @@ impl RuntimeInstance {
                         Slot::Dormant
                     } else {
                         let (limit, window) = self.crash_bounds();
-                        Slot::Failed {
-                            kind: "crash_loop".to_owned(),
-                            message: format!(
+                        Slot::Failed(raise(
+                            ErrorKind::CrashLoop,
+                            format!(
                                 "{} crashed {limit} times within {window:?}; it stays failed until the plugin is reloaded or disabled and re-enabled",
                                 self.bundle.record.id
                             ),
-                        }
+                        ))
                     };
                 }
-                Slot::Failed { kind, message } => {
-                    return Err(KernelError::failure(kind.clone(), message.clone()));
-                }
+                Slot::Failed(error) => return Err(error.clone()),
                 Slot::Stopped => {
-                    return Err(KernelError::failure(
-                        "unloaded",
+                    return Err(raise(
+                        ErrorKind::Unloaded,
                         format!("{} was unloaded from this realm", self.bundle.record.id),
                     ));
                 }
@@ -369,15 +370,18 @@ impl RuntimeInstance {
                         return Ok((live, true));
                     }
                     Err(error) => {
-                        let message = format!(
-                            "{}; the runtime fails closed until the plugin is reloaded, or disabled and re-enabled",
-                            error.message
+                        let mut failed = HostError::new(
+                            error.kind(),
+                            format!(
+                                "{error}; the runtime fails closed until the plugin is reloaded, or disabled and re-enabled"
+                            ),
                         );
-                        *slot = Slot::Failed {
-                            kind: error.kind.to_owned(),
-                            message: message.clone(),
-                        };
-                        return Err(KernelError::failure(error.kind, message));
+                        if let Some(hint) = error.hint() {
+                            failed = failed.with_hint(hint);
+                        }
+                        let failed = failed.into_kernel();
+                        *slot = Slot::Failed(failed.clone());
+                        return Err(failed);
                     }
                 },
             }
@@ -431,35 +435,34 @@ impl RuntimeInstance {
         clippy::disallowed_methods,
         reason = "the host creates the plugin's data directory before it spawns the runtime"
     )]
-    async fn activate(&self) -> Result<Arc<Live>, ActivationFailure> {
+    async fn activate(&self) -> Result<Arc<Live>, HostError> {
         let host = self
             .host
             .upgrade()
-            .ok_or_else(|| failure("shut_down", "the host is shutting down"))?;
+            .ok_or_else(|| failure(ErrorKind::ShutDown, "the host is shutting down"))?;
         let bundle = &self.bundle;
         let id = &bundle.record.id;
         // Trust is checked again right before any spawn, in every realm.
         if !host.is_trusted(bundle) {
             return Err(failure(
-                "not_trusted",
-                format!(
-                    "{id} is not trusted, so its process never starts: run `c2-plugins trust {id}`"
-                ),
-            ));
+                ErrorKind::NotTrusted,
+                format!("{id} is not trusted, so its process never starts"),
+            )
+            .advise(Advice::Trust(id)));
         }
         // ... and against the bytes that would run: the files on disk must still be the
         // ones whose digest the user trusted.
         host.verify_content(bundle)
-            .map_err(|message| failure("content_changed", message))?;
+            .map_err(|message| failure(ErrorKind::ContentChanged, message))?;
         if !self.scope.is_current() || *self.stopping.borrow() {
             return Err(failure(
-                "unloaded",
+                ErrorKind::Unloaded,
                 format!("{id} was unloaded from this realm"),
             ));
         }
         let Some(runtime) = bundle.manifest.codetwo.runtime.as_ref() else {
             return Err(failure(
-                "activation_failed",
+                ErrorKind::ActivationFailed,
                 format!("{id} declares no runtime"),
             ));
         };
@@ -473,7 +476,7 @@ impl RuntimeInstance {
         let data_dir = paths::data_dir(&host.options.plugins_dir, id, project_hash.as_deref());
         std::fs::create_dir_all(&data_dir).map_err(|error| {
             failure(
-                "activation_failed",
+                ErrorKind::ActivationFailed,
                 format!(
                     "cannot create the data directory {}: {error}",
                     data_dir.display()
@@ -485,7 +488,7 @@ impl RuntimeInstance {
             &runtime.command,
             std::env::var_os("PATH").as_deref(),
         )
-        .map_err(|error| failure("activation_failed", error.to_string()))?;
+        .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         let label = match &project_hash {
             None => id.clone(),
             Some(hash) => format!("{id}@{}", &hash[..12]),
@@ -498,7 +501,7 @@ impl RuntimeInstance {
         }
         let spawned_at = tokio::time::Instant::now();
         let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
-            .map_err(|error| failure("activation_failed", error.to_string()))?;
+            .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         host.stats.spawns.fetch_add(1, Ordering::Relaxed);
         let (peer, notifications) = Peer::new(
             spawned.stdout,
@@ -541,7 +544,7 @@ impl RuntimeInstance {
         let Some(answer) = answer else {
             live.stop().await;
             return Err(failure(
-                "unloaded",
+                ErrorKind::Unloaded,
                 format!("{id} was unloaded during its handshake"),
             ));
         };
@@ -562,12 +565,12 @@ impl RuntimeInstance {
                 if !self.scope.is_current() || *self.stopping.borrow() {
                     live.stop().await;
                     return Err(failure(
-                        "unloaded",
+                        ErrorKind::Unloaded,
                         format!("{id} was reloaded or unloaded during its handshake"),
                     ));
                 }
                 self.attach(&live, confirmed.events(), notifications)
-                    .map_err(|error| failure("unloaded", error.to_string()))?;
+                    .map_err(|error| failure(ErrorKind::Unloaded, error.to_string()))?;
                 Ok(live)
             }
             Err(error) => {

@@ -36,9 +36,19 @@ fn kernel_failures_keep_their_kind_their_remote_error_and_the_kernel_error_as_so
     assert_eq!(plugin.data, Some(serde_json::json!({"retryAfter": 30})));
     let source = std::error::Error::source(&error).unwrap();
     assert_eq!(source.downcast_ref::<c2_kernel::Error>(), Some(&kernel));
-    // A kind the host knows maps to its variant; a module's own kind is command_failed.
-    let timeout = HostError::from(c2_kernel::Error::failure("handshake_timeout", "slow"));
+    // A host error raised through the kernel keeps its kind and hint, found by downcast; a
+    // kind string is never read back, so a module's own kind, even one that spells a host
+    // kind, is command_failed.
+    let timeout = HostError::from(
+        HostError::new(ErrorKind::HandshakeTimeout, "slow")
+            .with_hint("wait")
+            .into_kernel(),
+    );
     assert_eq!(timeout.kind(), ErrorKind::HandshakeTimeout);
+    assert_eq!(timeout.to_string(), "slow");
+    assert_eq!(timeout.hint(), Some("wait"));
+    let spelt = HostError::from(c2_kernel::Error::failure("handshake_timeout", "slow"));
+    assert_eq!(spelt.kind(), ErrorKind::CommandFailed);
     let own = HostError::from(c2_kernel::Error::failure("my_module_kind", "no"));
     assert_eq!(own.kind(), ErrorKind::CommandFailed);
     assert_eq!(
@@ -200,4 +210,65 @@ fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_thr
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// A host failure crosses the kernel typed ([`HostError::into_kernel`]): no code of this crate
+/// (tests aside) raises a kernel failure from a kind string, which the caller could only read
+/// back as text.
+#[test]
+fn host_code_raises_kernel_failures_typed_never_by_kind_string() {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test lists this crate's own source files, not a bundle tree"
+    )]
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for path in files {
+        if path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for call in ["Error::failure(", "remote_failure("] {
+            if code.contains(call) {
+                problems.push(format!("{} calls {call}", path.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn a_source_error_stays_typed_with_its_kind_message_and_hint() {
+    let error = HostError::from(c2_sources::SourceError::Git("clone failed".to_owned()));
+    assert!(
+        matches!(
+            &error,
+            HostError::Source {
+                error: c2_sources::SourceError::Git(_),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(error.kind(), ErrorKind::GitFailed);
+    assert_eq!(error.to_string(), "git: clone failed");
+    assert!(!error.is_environment());
+    let source = std::error::Error::source(&error).unwrap();
+    assert!(source.is::<c2_sources::SourceError>());
+    // Raised through the kernel, it keeps its kind.
+    let through = HostError::from(error.into_kernel());
+    assert_eq!(through.kind(), ErrorKind::GitFailed);
 }

@@ -1,4 +1,6 @@
-//! The crate's one error type.
+//! The crate's one error type, and the typed failures a handler raises through it.
+
+use std::sync::Arc;
 
 /// Everything that can go wrong in the kernel: dispatch, registration, lifecycle.
 ///
@@ -42,10 +44,14 @@ pub enum Error {
         kind: Option<String>,
         /// The remote JSON-RPC error the handler's [`Error::Failure`] carried, if any.
         remote: Option<RemoteError>,
+        /// The typed failure the handler's [`Error::Failure`] carried, if any (see
+        /// [`Error::downcast_ref`]).
+        typed: Option<FailureSource>,
     },
-    /// A handler failure with a machine-readable kind (e.g. `handshake_timeout`) that callers
-    /// such as a command line map to their own error kinds. Dispatch keeps the kind in
-    /// [`Error::CommandFailed`].
+    /// A handler failure with a machine-readable kind (e.g. `handshake_timeout`). A typed
+    /// failure ([`Error::typed`]) travels as its source, which the caller gets back with
+    /// [`Error::downcast_ref`]; a free-form one ([`Error::failure`]) has only its kind string.
+    /// Dispatch keeps kind and source in [`Error::CommandFailed`].
     #[error("{message}")]
     Failure {
         /// A stable snake_case kind.
@@ -55,6 +61,8 @@ pub enum Error {
         /// The JSON-RPC error a remote handler (a plugin process) answered with, kept as it
         /// sent it.
         remote: Option<RemoteError>,
+        /// The typed failure this one was raised from, if any.
+        typed: Option<FailureSource>,
     },
     /// A module, handler or cleanup reported a failure in its own words.
     #[error("{0}")]
@@ -133,12 +141,14 @@ impl Error {
         Error::Module(message.into())
     }
 
-    /// A handler failure with a stable snake_case kind.
+    /// A handler failure with a stable snake_case kind and no typed source: an embedder
+    /// module's own failure. A caller with a typed error raises it with [`Error::typed`].
     pub fn failure(kind: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Failure {
             kind: kind.into(),
             message: message.into(),
             remote: None,
+            typed: None,
         }
     }
 
@@ -152,7 +162,64 @@ impl Error {
             kind: kind.into(),
             message: message.into(),
             remote: Some(remote),
+            typed: None,
         }
+    }
+
+    /// A handler failure raised from a typed error: its kind is [`TypedFailure::kind`], its
+    /// message the error's, and the error itself travels along, through dispatch, for the
+    /// caller to get back with [`Error::downcast_ref`].
+    pub fn typed<E: TypedFailure>(error: E) -> Self {
+        Error::Failure {
+            kind: error.kind().to_owned(),
+            message: error.to_string(),
+            remote: None,
+            typed: Some(FailureSource(Arc::new(Box::new(error)))),
+        }
+    }
+
+    /// [`Error::typed`] for a failure that also relays the JSON-RPC error a remote handler
+    /// answered with.
+    pub fn typed_remote<E: TypedFailure>(error: E, remote: RemoteError) -> Self {
+        match Self::typed(error) {
+            Error::Failure {
+                kind,
+                message,
+                typed,
+                ..
+            } => Error::Failure {
+                kind,
+                message,
+                remote: Some(remote),
+                typed,
+            },
+            other => other,
+        }
+    }
+
+    /// This handler error as the [`Error::CommandFailed`] of a call to `name`: its message,
+    /// kind, remote error and typed source kept.
+    pub(crate) fn failed_in(self, name: &str) -> Self {
+        Error::CommandFailed {
+            name: name.to_owned(),
+            message: self.to_string(),
+            kind: self.kind().map(str::to_owned),
+            remote: self.remote().cloned(),
+            typed: self.typed_source().cloned(),
+        }
+    }
+
+    /// The typed failure a handler failure was raised from, if it was raised from one.
+    pub fn typed_source(&self) -> Option<&FailureSource> {
+        match self {
+            Error::Failure { typed, .. } | Error::CommandFailed { typed, .. } => typed.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The typed failure a handler failure was raised from, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.typed_source().and_then(FailureSource::downcast_ref)
     }
 
     /// The remote JSON-RPC error a handler failure carries, if it relayed one.
@@ -182,6 +249,46 @@ impl Error {
     }
 }
 
+/// A typed error a handler raises through the kernel ([`Error::typed`]): its stable snake_case
+/// kind travels with it, so a caller that does not know the type still has the kind.
+pub trait TypedFailure: std::error::Error + Send + Sync + 'static {
+    /// The stable snake_case kind (e.g. `handshake_timeout`).
+    fn kind(&self) -> &str;
+}
+
+/// The typed failure an [`Error::Failure`] or [`Error::CommandFailed`] carries, shared between
+/// the clones of the error. Two sources compare equal: the failure's kind, which is compared,
+/// says what went wrong.
+// One thin pointer, so carrying a source does not make every kernel result larger.
+#[derive(Clone)]
+pub struct FailureSource(Arc<Box<dyn std::error::Error + Send + Sync>>);
+
+impl FailureSource {
+    /// The typed failure as an error.
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &**self.0
+    }
+
+    /// The typed failure, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl std::fmt::Debug for FailureSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self.0, f)
+    }
+}
+
+impl PartialEq for FailureSource {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FailureSource {}
+
 /// The JSON-RPC error object's `code` and `data` a remote handler answered with (its message
 /// is the failure's message).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,5 +304,117 @@ impl RemoteError {
     /// A remote error with this code and data.
     pub fn new(code: i64, data: Option<serde_json::Value>) -> Self {
         Self { code, data }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Error, RemoteError, TypedFailure};
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the quota is used up")]
+    struct Quota;
+
+    impl TypedFailure for Quota {
+        fn kind(&self) -> &str {
+            "quota_used_up"
+        }
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("other")]
+    struct Other;
+
+    #[test]
+    fn a_typed_failure_keeps_its_kind_message_and_source_through_clones() {
+        let error = Error::typed(Quota);
+        assert_eq!(error.kind(), Some("quota_used_up"));
+        assert_eq!(error.to_string(), "the quota is used up");
+        assert!(error.remote().is_none());
+        let copy = error.clone();
+        assert!(copy.downcast_ref::<Quota>().is_some());
+        assert!(copy.downcast_ref::<Other>().is_none());
+        assert_eq!(
+            copy.typed_source().map(|s| s.error().to_string()),
+            Some("the quota is used up".to_owned())
+        );
+        assert!(format!("{copy:?}").contains("Quota"), "{copy:?}");
+    }
+
+    #[test]
+    fn a_typed_remote_failure_carries_both_the_remote_error_and_the_source() {
+        let remote = RemoteError::new(-32050, Some(serde_json::json!({"retryAfter": 30})));
+        let error = Error::typed_remote(Quota, remote.clone());
+        assert_eq!(error.remote(), Some(&remote));
+        assert_eq!(error.kind(), Some("quota_used_up"));
+        assert!(error.downcast_ref::<Quota>().is_some());
+    }
+
+    #[test]
+    fn a_free_form_failure_has_a_kind_and_no_typed_source() {
+        let error = Error::failure("my_module_kind", "no");
+        assert_eq!(error.kind(), Some("my_module_kind"));
+        assert!(error.typed_source().is_none());
+        assert!(error.downcast_ref::<Quota>().is_none());
+        assert!(Error::module("x").typed_source().is_none());
+    }
+
+    #[test]
+    fn equality_compares_kinds_and_messages_not_the_source_objects() {
+        assert_eq!(Error::typed(Quota), Error::typed(Quota));
+        // A typed and a free-form failure of the same kind and message differ only in whether
+        // a source travels along.
+        assert_ne!(
+            Error::typed(Quota),
+            Error::failure("quota_used_up", "the quota is used up")
+        );
+        assert_ne!(
+            Error::typed(Quota),
+            Error::failure("other", "the quota is used up")
+        );
+    }
+
+    /// A module whose one command fails with [`Quota`].
+    struct Failing;
+
+    impl crate::Module for Failing {
+        fn name(&self) -> &str {
+            "failing"
+        }
+        fn meta(&self) -> crate::ModuleMeta {
+            crate::ModuleMeta::new(crate::Role::BuiltIn, "c2", "test")
+        }
+        fn apply<'a>(
+            &'a self,
+            ctx: &'a mut crate::ScopeContext,
+        ) -> crate::BoxFuture<'a, Result<(), Error>> {
+            Box::pin(async move {
+                let handler = crate::command_handler(|_, _| async { Err(Error::typed(Quota)) });
+                ctx.register_command(
+                    "quota.check",
+                    crate::CommandSpec::new("quota.check"),
+                    handler,
+                )
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn dispatch_keeps_the_typed_source_of_a_handler_failure() {
+        let kernel = crate::Kernel::default();
+        kernel.register_factory(std::sync::Arc::new(Failing), 1);
+        kernel.reconcile().await;
+        let error = kernel
+            .call(
+                &crate::Realm::Global,
+                "quota.check",
+                serde_json::Value::Null,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::CommandFailed { .. }), "{error:?}");
+        assert_eq!(error.to_string(), "quota.check: the quota is used up");
+        assert_eq!(error.kind(), Some("quota_used_up"));
+        assert!(error.downcast_ref::<Quota>().is_some());
     }
 }

@@ -965,16 +965,12 @@ impl Kernel {
         };
         match guarded(|| handler(ctx, args)).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(Error::CommandFailed {
-                name: name.to_owned(),
-                message: error.to_string(),
-                kind: error.kind().map(str::to_owned),
-                remote: error.remote().cloned(),
-            }),
+            Ok(Err(error)) => Err(error.failed_in(name)),
             Err(message) => Err(Error::CommandFailed {
                 name: name.to_owned(),
                 kind: None,
                 remote: None,
+                typed: None,
                 message: Error::Panicked {
                     what: "handler".to_owned(),
                     message,

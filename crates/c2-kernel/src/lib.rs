@@ -22,7 +22,7 @@ mod registry;
 mod scope;
 mod unwind;
 
-pub use error::{Error, RemoteError};
+pub use error::{Error, FailureSource, RemoteError, TypedFailure};
 pub use kernel::Kernel;
 pub use model::{
     CatalogEntry, CommandInfo, CommandSpec, DefaultState, DesiredState, Diagnostic, Event,

@@ -31,14 +31,6 @@ pub(crate) const LONG_FILES: &[(&str, usize)] = &[
 /// Library source files whose string literals name the CLI (`c2-plugins`) outside a hint table,
 /// with how many such literals each had when the rule came in.
 pub(crate) const LITERAL_ALLOWANCE: &[(&str, usize)] = &[
-    ("crates/c2-host/src/check.rs", 4),
-    ("crates/c2-host/src/components.rs", 1),
-    ("crates/c2-host/src/host.rs", 6),
-    ("crates/c2-host/src/hub.rs", 6),
-    ("crates/c2-host/src/lsp.rs", 4),
-    ("crates/c2-host/src/mcp.rs", 3),
-    ("crates/c2-host/src/runtime.rs", 1),
-    ("crates/c2-host/src/ui.rs", 1),
     ("crates/c2-plugin-sdk/src/error.rs", 1),
     ("crates/c2-policy/src/error.rs", 2),
 ];

@@ -15,6 +15,7 @@ use c2_supervisor::{ProcessSpec, RunOptions};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::error::{ErrorKind, raise};
 use crate::seam::Registry;
 
 /// The built-in module that publishes `git.status` to extensions.
@@ -96,17 +97,14 @@ fn resolve_cwd(base: &Path, realm: &Realm, args: &Value) -> Result<PathBuf, Kern
         None | Some(Value::Null) => ".",
         Some(Value::String(cwd)) => cwd.as_str(),
         Some(_) => {
-            return Err(KernelError::failure(
-                "invalid_args",
-                "`cwd` must be a string",
-            ));
+            return Err(raise(ErrorKind::InvalidArgs, "`cwd` must be a string"));
         }
     };
     if let Some(object) = args.as_object()
         && let Some(unknown) = object.keys().find(|k| *k != "cwd")
     {
-        return Err(KernelError::failure(
-            "invalid_args",
+        return Err(raise(
+            ErrorKind::InvalidArgs,
             format!("unknown argument `{unknown}`: git.status takes only `cwd`"),
         ));
     }
@@ -116,8 +114,8 @@ fn resolve_cwd(base: &Path, realm: &Realm, args: &Value) -> Result<PathBuf, Kern
     };
     let dir = base.join(cwd);
     if !dir.is_dir() {
-        return Err(KernelError::failure(
-            "invalid_args",
+        return Err(raise(
+            ErrorKind::InvalidArgs,
             format!("{} is not a directory", dir.display()),
         ));
     }
@@ -145,11 +143,11 @@ async fn status(
         .label("git");
     let output = c2_supervisor::run(&spec, run)
         .await
-        .map_err(|error| KernelError::failure("git_failed", error.to_string()))?;
+        .map_err(|error| raise(ErrorKind::GitFailed, error.to_string()))?;
     if !output.exit.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(KernelError::failure(
-            "not_a_working_tree",
+        return Err(raise(
+            ErrorKind::NotAWorkingTree,
             format!(
                 "{} is not inside a git working tree ({}): {}",
                 dir.display(),
@@ -158,10 +156,9 @@ async fn status(
             ),
         ));
     }
-    let status = parse_porcelain_v2(&output.stdout)
-        .map_err(|error| KernelError::failure("git_failed", error))?;
-    serde_json::to_value(status)
-        .map_err(|error| KernelError::failure("git_failed", error.to_string()))
+    let status =
+        parse_porcelain_v2(&output.stdout).map_err(|error| raise(ErrorKind::GitFailed, error))?;
+    serde_json::to_value(status).map_err(|error| raise(ErrorKind::GitFailed, error.to_string()))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -12,7 +12,7 @@ use c2_kernel::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::{ErrorKind, HostError};
+use crate::error::{ErrorKind, HostError, raise};
 use crate::host::{InstallOptions, PluginHost, StateChange, Target, lock};
 use crate::seam::{Registry, WeakHost};
 
@@ -42,18 +42,17 @@ pub(crate) fn install(registry: &mut Registry<'_>) {
 }
 
 fn failure(error: HostError) -> KernelError {
-    KernelError::failure(error.kind().as_str(), error.to_string())
+    error.into_kernel()
 }
 
 fn args<T: for<'de> Deserialize<'de>>(value: Value, command: &str) -> Result<T, KernelError> {
     let value = if value.is_null() { json!({}) } else { value };
     serde_json::from_value(value)
-        .map_err(|error| KernelError::failure("invalid_args", format!("{command}: {error}")))
+        .map_err(|error| raise(ErrorKind::InvalidArgs, format!("{command}: {error}")))
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, KernelError> {
-    serde_json::to_value(value)
-        .map_err(|error| KernelError::failure("command_failed", error.to_string()))
+    serde_json::to_value(value).map_err(|error| raise(ErrorKind::CommandFailed, error.to_string()))
 }
 
 #[derive(Deserialize)]
@@ -256,10 +255,9 @@ impl Module for ManagementModule {
                         async move {
                             match host {
                                 Some(host) => op(host, value).await,
-                                None => Err(KernelError::failure(
-                                    "shut_down",
-                                    "the host is shutting down",
-                                )),
+                                None => {
+                                    Err(raise(ErrorKind::ShutDown, "the host is shutting down"))
+                                }
                             }
                         }
                     }),
@@ -281,8 +279,8 @@ impl Action {
             (Action::Disable, None) => StateChange::Disable,
             (Action::Inherit, None) => StateChange::Inherit,
             _ => {
-                return Err(KernelError::failure(
-                    "invalid_args",
+                return Err(raise(
+                    ErrorKind::InvalidArgs,
                     "a component takes enable, disable or inherit, without `config`",
                 ));
             }
@@ -295,14 +293,11 @@ impl Action {
         Ok(match (self, config) {
             (Action::Configure, Some(config)) => PlannedKind::Configure(config),
             (Action::Configure, None) => {
-                return Err(KernelError::failure(
-                    "invalid_args",
-                    "configure needs `config`",
-                ));
+                return Err(raise(ErrorKind::InvalidArgs, "configure needs `config`"));
             }
             (_, Some(_)) => {
-                return Err(KernelError::failure(
-                    "invalid_args",
+                return Err(raise(
+                    ErrorKind::InvalidArgs,
                     "only configure takes `config`",
                 ));
             }

@@ -333,11 +333,15 @@ impl PluginHost {
     /// `plugins.invoke_ui` with JSON arguments.
     pub(crate) async fn invoke_ui_json(&self, args: Value) -> Result<Value, c2_kernel::Error> {
         let request: UiRequest = serde_json::from_value(args).map_err(|error| {
-            c2_kernel::Error::failure("invalid_args", format!("plugins.invoke_ui: {error}"))
+            HostError::command(
+                ErrorKind::InvalidArgs,
+                format!("plugins.invoke_ui: {error}"),
+            )
+            .into_kernel()
         })?;
         self.invoke_ui(&request)
             .await
-            .map_err(|error| c2_kernel::Error::failure(error.kind().as_str(), error.to_string()))
+            .map_err(HostError::into_kernel)
     }
 
     /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
