@@ -43,9 +43,11 @@ pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventor
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
+#[cfg(feature = "fault-injection")]
+pub use store::FaultPoint;
 pub use store::{
-    CatalogOrigin, FaultPoint, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired,
-    Store, StoreOptions,
+    CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
+    StoreOptions,
 };
 pub use tree::FileEntry;
 pub use walk::{

@@ -40,7 +40,9 @@ const UNINSTALL_SUFFIX: &str = ".uninstall";
 /// installed.json is small (its inventory is bounded by the bundle); refuse anything bigger.
 const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The steps of a store change after which a fault can be injected, in order.
+/// The steps of a store change after which a fault can be injected, in order (crash tests only,
+/// with the `fault-injection` feature).
+#[cfg(feature = "fault-injection")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPoint {
     /// The new tree is complete and synced in staging; nothing live has changed.
@@ -53,6 +55,7 @@ pub enum FaultPoint {
     AfterUninstallTrashed,
 }
 
+#[cfg(feature = "fault-injection")]
 impl FaultPoint {
     /// Every fault point, for tests that crash after each step.
     pub const ALL: [FaultPoint; 4] = [
@@ -61,6 +64,16 @@ impl FaultPoint {
         FaultPoint::AfterNewInPlace,
         FaultPoint::AfterUninstallTrashed,
     ];
+
+    /// The step's name, as [`Error::InjectedFault`] carries it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FaultPoint::AfterStaging => "AfterStaging",
+            FaultPoint::AfterOldTrashed => "AfterOldTrashed",
+            FaultPoint::AfterNewInPlace => "AfterNewInPlace",
+            FaultPoint::AfterUninstallTrashed => "AfterUninstallTrashed",
+        }
+    }
 }
 
 /// Store behaviour switches.
@@ -68,7 +81,22 @@ impl FaultPoint {
 pub struct StoreOptions {
     /// For crash tests: stop the change at this step with [`Error::InjectedFault`], leaving
     /// the disk exactly as a crash there would. `None` in production.
+    #[cfg(feature = "fault-injection")]
     pub inject_fault: Option<FaultPoint>,
+}
+
+/// The store change's steps after which a crash test can stop it ([`FaultPoint`] with the
+/// `fault-injection` feature); without it `fault` is a no-op and nothing names the step.
+#[cfg(feature = "fault-injection")]
+type Step = FaultPoint;
+#[cfg(not(feature = "fault-injection"))]
+#[derive(Clone, Copy)]
+#[expect(clippy::enum_variant_names, reason = "the same names as FaultPoint's")]
+enum Step {
+    AfterStaging,
+    AfterOldTrashed,
+    AfterNewInPlace,
+    AfterUninstallTrashed,
 }
 
 /// What to record about an installation besides the bundle itself.
@@ -156,6 +184,10 @@ pub struct ListedBundle {
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
+    #[cfg_attr(
+        not(feature = "fault-injection"),
+        expect(dead_code, reason = "its one switch is the crash-test hook")
+    )]
     options: StoreOptions,
     /// Trees whose digest this process computed, by id: the `fstat` of every file then, and
     /// the digest. Kept in memory only, so no other process can vouch for a tree.
@@ -274,7 +306,7 @@ impl Store {
             return Err(error);
         }
         sync_dir(&staging_root)?;
-        self.fault(FaultPoint::AfterStaging)?;
+        self.fault(Step::AfterStaging)?;
 
         let live = self.dir.join(&id);
         let trash_slot = if exists(&live)? {
@@ -282,7 +314,7 @@ impl Store {
             rename(&live, &slot.join(&id))?;
             sync_dir(&slot)?;
             sync_dir(&self.dir)?;
-            self.fault(FaultPoint::AfterOldTrashed)?;
+            self.fault(Step::AfterOldTrashed)?;
             Some(slot)
         } else {
             None
@@ -291,7 +323,7 @@ impl Store {
         rename(&staging, &live)?;
         sync_dir(&self.dir)?;
         sync_dir(&staging_root)?;
-        self.fault(FaultPoint::AfterNewInPlace)?;
+        self.fault(Step::AfterNewInPlace)?;
 
         let retired = trash_slot.map(|slot| Retired {
             store: self.dir.clone(),
@@ -351,7 +383,7 @@ impl Store {
         rename(&self.dir.join(id), &slot.join(id))?;
         sync_dir(&slot)?;
         sync_dir(&self.dir)?;
-        self.fault(FaultPoint::AfterUninstallTrashed)?;
+        self.fault(Step::AfterUninstallTrashed)?;
         Ok(Retired {
             store: self.dir.clone(),
             tree: slot.join(id),
@@ -610,10 +642,16 @@ impl Store {
         lock_store(&self.dir, kind)
     }
 
-    fn fault(&self, point: FaultPoint) -> Result<()> {
+    #[cfg(feature = "fault-injection")]
+    fn fault(&self, point: Step) -> Result<()> {
         if self.options.inject_fault == Some(point) {
-            return Err(Error::InjectedFault(point));
+            return Err(Error::InjectedFault(point.name()));
         }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    fn fault(&self, _point: Step) -> Result<()> {
         Ok(())
     }
 }
