@@ -24,6 +24,7 @@ mod components;
 mod diagnostic;
 mod digest;
 mod error;
+mod fault;
 mod inventory;
 mod limits;
 mod marketplace;
@@ -39,12 +40,12 @@ pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_byt
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
+#[cfg(feature = "fault-injection")]
+pub use fault::FaultPoint;
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
-#[cfg(feature = "fault-injection")]
-pub use store::FaultPoint;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
     StoreOptions,

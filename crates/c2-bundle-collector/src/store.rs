@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::CollectedBundle;
 use crate::digest::{SourceIdentity, installed_id};
 use crate::error::{Error, Result};
+use crate::fault::Step;
 use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::walk::{open_nofollow, read_bounded};
@@ -40,63 +41,13 @@ const UNINSTALL_SUFFIX: &str = ".uninstall";
 /// installed.json is small (its inventory is bounded by the bundle); refuse anything bigger.
 const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The steps of a store change after which a fault can be injected, in order (crash tests only,
-/// with the `fault-injection` feature).
-#[cfg(feature = "fault-injection")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultPoint {
-    /// The new tree is complete and synced in staging; nothing live has changed.
-    AfterStaging,
-    /// The live tree has been moved to the trash; the new one is not in place yet.
-    AfterOldTrashed,
-    /// The new tree is in place and the store directory synced; the trash still exists.
-    AfterNewInPlace,
-    /// Uninstall: the live tree has been moved to the trash, which is not deleted yet.
-    AfterUninstallTrashed,
-}
-
-#[cfg(feature = "fault-injection")]
-impl FaultPoint {
-    /// Every fault point, for tests that crash after each step.
-    pub const ALL: [FaultPoint; 4] = [
-        FaultPoint::AfterStaging,
-        FaultPoint::AfterOldTrashed,
-        FaultPoint::AfterNewInPlace,
-        FaultPoint::AfterUninstallTrashed,
-    ];
-
-    /// The step's name, as [`Error::InjectedFault`] carries it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            FaultPoint::AfterStaging => "AfterStaging",
-            FaultPoint::AfterOldTrashed => "AfterOldTrashed",
-            FaultPoint::AfterNewInPlace => "AfterNewInPlace",
-            FaultPoint::AfterUninstallTrashed => "AfterUninstallTrashed",
-        }
-    }
-}
-
 /// Store behaviour switches.
 #[derive(Debug, Clone, Default)]
 pub struct StoreOptions {
     /// For crash tests: stop the change at this step with [`Error::InjectedFault`], leaving
     /// the disk exactly as a crash there would. `None` in production.
     #[cfg(feature = "fault-injection")]
-    pub inject_fault: Option<FaultPoint>,
-}
-
-/// The store change's steps after which a crash test can stop it ([`FaultPoint`] with the
-/// `fault-injection` feature); without it `fault` is a no-op and nothing names the step.
-#[cfg(feature = "fault-injection")]
-type Step = FaultPoint;
-#[cfg(not(feature = "fault-injection"))]
-#[derive(Clone, Copy)]
-#[expect(clippy::enum_variant_names, reason = "the same names as FaultPoint's")]
-enum Step {
-    AfterStaging,
-    AfterOldTrashed,
-    AfterNewInPlace,
-    AfterUninstallTrashed,
+    pub inject_fault: Option<crate::fault::FaultPoint>,
 }
 
 /// What to record about an installation besides the bundle itself.
@@ -184,10 +135,6 @@ pub struct ListedBundle {
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
-    #[cfg_attr(
-        not(feature = "fault-injection"),
-        expect(dead_code, reason = "its one switch is the crash-test hook")
-    )]
     options: StoreOptions,
     /// Trees whose digest this process computed, by id: the `fstat` of every file then, and
     /// the digest. Kept in memory only, so no other process can vouch for a tree.
@@ -642,17 +589,8 @@ impl Store {
         lock_store(&self.dir, kind)
     }
 
-    #[cfg(feature = "fault-injection")]
-    fn fault(&self, point: Step) -> Result<()> {
-        if self.options.inject_fault == Some(point) {
-            return Err(Error::InjectedFault(point.name()));
-        }
-        Ok(())
-    }
-
-    #[cfg(not(feature = "fault-injection"))]
-    fn fault(&self, _point: Step) -> Result<()> {
-        Ok(())
+    fn fault(&self, step: Step) -> Result<()> {
+        crate::fault::check(&self.options, step)
     }
 }
 
