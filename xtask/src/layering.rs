@@ -35,12 +35,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
-    // The relay and the one JSON vocabulary. Diagnostics, inventories and catalog entries come
-    // through c2-host's re-exports (`c2_host::deps`), not as dependencies of their own.
-    ("c2-relay", &["c2-host", "c2-protocol", "c2-kernel"]),
+    // The relay and the one JSON vocabulary, which writes the collector's diagnostics,
+    // inventories and catalog checks (c2-host's signatures name only the bundle holding them).
     (
         "c2-relay",
-        &["c2-lock", "c2-host", "c2-protocol", "c2-kernel"],
+        &[
+            "c2-lock",
+            "c2-host",
+            "c2-protocol",
+            "c2-kernel",
+            "c2-bundle-collector",
+        ],
     ),
     (
         "c2-check",
@@ -211,7 +216,10 @@ pub(crate) fn check(metadata: &Metadata) -> Vec<String> {
             continue;
         };
         for (dep, kind) in &member.workspace_deps {
-            let ok = allowed.contains(&dep.as_str()) || (kind == "dev" && dep == DEV_ONLY);
+            // A dev-dependency on the crate itself only turns on its test features (the
+            // collector's `fault-injection` for its crash tests).
+            let ok = allowed.contains(&dep.as_str())
+                || (kind == "dev" && (dep == DEV_ONLY || *dep == member.name));
             if dep == DEV_ONLY && kind != "dev" && member.name != DEV_ONLY {
                 problems.push(format!(
                     "{} depends on {DEV_ONLY} as a {kind} dependency: the test kit is dev-only",
@@ -262,6 +270,12 @@ mod tests {
             )]))
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_crate_may_dev_depend_on_itself_for_its_test_features() {
+        let own = ("c2-bundle-collector", "c2-bundle-collector", "dev");
+        assert!(check(&metadata(&[own])).is_empty());
     }
 
     #[test]

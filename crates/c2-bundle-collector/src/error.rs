@@ -1,7 +1,5 @@
 use std::path::PathBuf;
 
-use crate::store::FaultPoint;
-
 /// Failures that stop an operation outright. A bundle that is merely invalid is not an
 /// `Error`: its refusals are [`crate::Diagnostic`]s on the collected bundle.
 #[derive(Debug, thiserror::Error)]
@@ -92,9 +90,11 @@ pub enum Error {
         /// One sentence per conflicting path (`<path> already exists`, ...).
         conflicts: Vec<String>,
     },
-    /// A crash test's [`crate::StoreOptions::inject_fault`] stopped the change at this point.
-    #[error("injected fault at {0:?}; reopen the store to recover")]
-    InjectedFault(FaultPoint),
+    /// A crash test (the `fault-injection` feature's `StoreOptions::inject_fault`) stopped the
+    /// change after the named step. Always present, so a match on [`Error`] does not depend on
+    /// the feature.
+    #[error("injected fault at {0}; reopen the store to recover")]
+    InjectedFault(&'static str),
     /// A store settings file (the configured catalogs) is over its byte limit.
     #[error("{} is larger than its limit of {limit} bytes; remove entries from it or delete it", path.display())]
     SettingsTooLarge {

@@ -24,6 +24,7 @@ mod components;
 mod diagnostic;
 mod digest;
 mod error;
+mod fault;
 mod inventory;
 mod limits;
 mod marketplace;
@@ -39,13 +40,15 @@ pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_byt
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
+#[cfg(feature = "fault-injection")]
+pub use fault::FaultPoint;
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use scaffold::apply_scaffold;
 pub use store::{
-    CatalogOrigin, FaultPoint, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired,
-    Store, StoreOptions,
+    CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
+    StoreOptions,
 };
 pub use tree::FileEntry;
 pub use walk::{

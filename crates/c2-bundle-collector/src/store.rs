@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::CollectedBundle;
 use crate::digest::{SourceIdentity, installed_id};
 use crate::error::{Error, Result};
+use crate::fault::Step;
 use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::walk::{open_nofollow, read_bounded};
@@ -44,35 +45,13 @@ const UNINSTALL_SUFFIX: &str = ".uninstall";
 /// installed.json is small (its inventory is bounded by the bundle); refuse anything bigger.
 const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The steps of a store change after which a fault can be injected, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultPoint {
-    /// The new tree is complete and synced in staging; nothing live has changed.
-    AfterStaging,
-    /// The live tree has been moved to the trash; the new one is not in place yet.
-    AfterOldTrashed,
-    /// The new tree is in place and the store directory synced; the trash still exists.
-    AfterNewInPlace,
-    /// Uninstall: the live tree has been moved to the trash, which is not deleted yet.
-    AfterUninstallTrashed,
-}
-
-impl FaultPoint {
-    /// Every fault point, for tests that crash after each step.
-    pub const ALL: [FaultPoint; 4] = [
-        FaultPoint::AfterStaging,
-        FaultPoint::AfterOldTrashed,
-        FaultPoint::AfterNewInPlace,
-        FaultPoint::AfterUninstallTrashed,
-    ];
-}
-
 /// Store behaviour switches.
 #[derive(Debug, Clone, Default)]
 pub struct StoreOptions {
     /// For crash tests: stop the change at this step with [`Error::InjectedFault`], leaving
     /// the disk exactly as a crash there would. `None` in production.
-    pub inject_fault: Option<FaultPoint>,
+    #[cfg(feature = "fault-injection")]
+    pub inject_fault: Option<crate::fault::FaultPoint>,
 }
 
 /// What to record about an installation besides the bundle itself.
@@ -278,7 +257,7 @@ impl Store {
             return Err(error);
         }
         sync_dir(&staging_root)?;
-        self.fault(FaultPoint::AfterStaging)?;
+        self.fault(Step::AfterStaging)?;
 
         let live = self.dir.join(&id);
         let trash_slot = if exists(&live)? {
@@ -286,7 +265,7 @@ impl Store {
             rename(&live, &slot.join(&id))?;
             sync_dir(&slot)?;
             sync_dir(&self.dir)?;
-            self.fault(FaultPoint::AfterOldTrashed)?;
+            self.fault(Step::AfterOldTrashed)?;
             Some(slot)
         } else {
             None
@@ -295,7 +274,7 @@ impl Store {
         rename(&staging, &live)?;
         sync_dir(&self.dir)?;
         sync_dir(&staging_root)?;
-        self.fault(FaultPoint::AfterNewInPlace)?;
+        self.fault(Step::AfterNewInPlace)?;
 
         let retired = trash_slot.map(|slot| Retired {
             store: self.dir.clone(),
@@ -355,7 +334,7 @@ impl Store {
         rename(&self.dir.join(id), &slot.join(id))?;
         sync_dir(&slot)?;
         sync_dir(&self.dir)?;
-        self.fault(FaultPoint::AfterUninstallTrashed)?;
+        self.fault(Step::AfterUninstallTrashed)?;
         Ok(Retired {
             store: self.dir.clone(),
             tree: slot.join(id),
@@ -614,11 +593,8 @@ impl Store {
         lock_store(&self.dir, kind)
     }
 
-    fn fault(&self, point: FaultPoint) -> Result<()> {
-        if self.options.inject_fault == Some(point) {
-            return Err(Error::InjectedFault(point));
-        }
-        Ok(())
+    fn fault(&self, step: Step) -> Result<()> {
+        crate::fault::check(&self.options, step)
     }
 }
 

@@ -194,10 +194,7 @@ mod tests {
                 HostError::from(c2_host::KernelError::remote_failure(
                     "command_failed",
                     "quota used up",
-                    c2_host::deps::kernel::RemoteError::new(
-                        -32050,
-                        Some(json!({"retryAfter": 30})),
-                    ),
+                    c2_kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
                 )),
                 HostError::NotInstalled { id: "x".to_owned() },
                 HostError::Io {

@@ -86,31 +86,25 @@ const WIRING: &[seam::Install] = &[
     contributions::mcp::install,
 ];
 
-// What the host's signatures use, re-exported so an embedder can depend on c2-host alone.
+// What the host's signatures and public fields use, re-exported so an embedder can call the
+// host, configure it and read what it returns with c2-host alone. The `Module` contract
+// (`register_module`) comes with what implementing it names: `ModuleMeta` and its `Role`,
+// `ScopeContext`, `BoxFuture`. What a module does inside its scope (command specs, handlers,
+// event payloads) is c2-kernel's vocabulary; the collector's diagnostics and inventories are
+// c2-bundle-collector's: depend on those crates for them.
 pub use c2_bundle_collector::{
-    CatalogOrigin, CollectedBundle, FaultPoint, InstallRequest, InstalledRecord, Limits,
-    StoreOptions,
+    CatalogOrigin, CollectedBundle, InstallRequest, InstalledRecord, Limits, StoreOptions,
 };
 pub use c2_kernel::{
-    BoxFuture, CommandSpec, Error as KernelError, Event, EventStream, Kernel, KernelOptions,
-    Module, ModuleMeta, Realm, ScopeContext, ScopeHandle, TypedStream, command_handler,
+    BoxFuture, Error as KernelError, EventStream, Kernel, KernelOptions, Module, ModuleMeta, Realm,
+    Role, ScopeContext, TypedStream,
 };
 pub use c2_manifest::{ManifestOptions, UiSlot};
-pub use c2_protocol::{ContentLengthOptions, PeerOptions};
+pub use c2_protocol::PeerOptions;
 pub use c2_sources::{
     ConfiguredMarketplace, Fetched, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source,
 };
 pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOptions};
-/// The crates below the host, whole, for what the list above leaves out (e.g. kernel roles and
-/// scope kinds for a module's metadata, the collector's diagnostics).
-pub mod deps {
-    pub use c2_bundle_collector as bundle_collector;
-    pub use c2_kernel as kernel;
-    pub use c2_manifest as manifest;
-    pub use c2_policy as policy;
-    pub use c2_protocol as protocol;
-    pub use c2_supervisor as supervisor;
-}
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.
 #[cfg(doctest)]

@@ -93,7 +93,8 @@ pub struct HostOptions {
     pub runtime: Option<tokio::runtime::Handle>,
     /// Where the host reads the time ([`SystemClock`]).
     pub clock: Arc<dyn Clock>,
-    /// How the bundle store is opened (fault injection for crash tests).
+    /// How the bundle store is opened (its one switch is the crash-test hook of
+    /// c2-bundle-collector's `fault-injection` feature, which no shipped build enables).
     pub store: StoreOptions,
     /// Bounds of the policy store: plan lifetime, outstanding plans (10 min, 64).
     pub policy: PolicyOptions,

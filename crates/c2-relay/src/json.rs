@@ -9,9 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use c2_host::deps::bundle_collector::{
-    CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck,
-};
+use c2_bundle_collector::{CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck};
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
     ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,

@@ -247,7 +247,7 @@ fn crash_update(point: FaultPoint) -> (String, String, String, tempfile::TempDir
     let new: CollectedBundle = collect(source.path());
     let result = faulty(store_dir.path(), point).install(&new, &request(source.path()));
     assert!(
-        matches!(result, Err(Error::InjectedFault(p)) if p == point),
+        matches!(result, Err(Error::InjectedFault(p)) if p == point.name()),
         "{result:?}"
     );
     let reopened = open(store_dir.path());
@@ -325,7 +325,7 @@ fn a_crash_during_uninstall_finishes_the_removal_on_open() {
     let result = faulty(store_dir.path(), FaultPoint::AfterUninstallTrashed).uninstall(&record.id);
     assert!(matches!(
         result,
-        Err(Error::InjectedFault(FaultPoint::AfterUninstallTrashed))
+        Err(Error::InjectedFault(p)) if p == FaultPoint::AfterUninstallTrashed.name()
     ));
     let store = open(store_dir.path());
     assert!(store.list().unwrap().is_empty());

@@ -244,7 +244,9 @@ fn opening_outside_a_tokio_runtime_is_an_error_not_a_panic() {
     assert!(!plugins.exists(), "nothing was created");
 }
 
-/// Every name here comes from c2_host, none from the crates under it.
+/// The module contract, realms, streams and options are named through c2_host; only what the
+/// module does inside its scope (a command's spec and handler, an event's payload) is
+/// c2-kernel's vocabulary.
 struct OnlyHost;
 
 impl c2_host::Module for OnlyHost {
@@ -252,7 +254,7 @@ impl c2_host::Module for OnlyHost {
         "only-host"
     }
     fn meta(&self) -> c2_host::ModuleMeta {
-        c2_host::ModuleMeta::new(c2_host::deps::kernel::Role::BuiltIn, "embedder", "test")
+        c2_host::ModuleMeta::new(c2_host::Role::BuiltIn, "embedder", "test")
     }
     fn apply<'a>(
         &'a self,
@@ -261,15 +263,15 @@ impl c2_host::Module for OnlyHost {
         Box::pin(async move {
             ctx.register_command(
                 "only-host.run",
-                c2_host::CommandSpec::new("run"),
-                c2_host::command_handler(|_, _| async { Ok(json!("from c2-host alone")) }),
+                c2_kernel::CommandSpec::new("run"),
+                c2_kernel::command_handler(|_, _| async { Ok(json!("from c2-host alone")) }),
             )
         })
     }
 }
 
 #[tokio::test]
-async fn an_embedder_needs_only_c2_host_for_modules_realms_and_options() {
+async fn an_embedder_takes_the_module_contract_realms_and_options_from_c2_host() {
     let root = tempfile::tempdir().unwrap();
     let mut options = c2_host::HostOptions::new(root.path().join("plugins"));
     options.kernel = c2_host::KernelOptions::default();
@@ -286,7 +288,7 @@ async fn an_embedder_needs_only_c2_host_for_modules_realms_and_options() {
         .unwrap();
     let mut events: c2_host::EventStream = frontend.subscribe("only-host/ping").unwrap();
     assert_eq!(host.kernel().emit("only-host/ping", json!(1)), 1);
-    let event: c2_host::Event = events.recv().await.unwrap();
+    let event: c2_kernel::Event = events.recv().await.unwrap();
     assert_eq!(event.payload, json!(1));
     assert_eq!(
         host.invoke(&Target::User, "only-host.run", json!({}))
