@@ -450,6 +450,23 @@ pub(crate) enum Advice<'a> {
     ListCommands,
     /// See the components the installed bundles have.
     ListComponents,
+    /// See why a bundle is not active (the installed bundles and their states).
+    ListStates,
+    /// Disable all but one of the bundles that conflict.
+    DisableAllButOne,
+    /// Review the bundles, then trust and enable them.
+    ReviewTrustAndEnable,
+    /// See the MCP servers of the realm.
+    ListMcpServers,
+    /// Review the bundle, then trust it.
+    ReviewThenTrust(&'a str),
+    /// The command that enables one component of the bundle, quoted.
+    EnableComponentCommand {
+        /// The bundle's id.
+        id: &'a str,
+        /// The component, `KIND:LOCAL-ID`.
+        component: &'a str,
+    },
 }
 
 impl Advice<'_> {
@@ -476,6 +493,18 @@ impl Advice<'_> {
             }
             Advice::ListCommands => "`c2-plugins commands` lists what this realm has".to_owned(),
             Advice::ListComponents => "`c2-plugins list` shows the components there are".to_owned(),
+            Advice::ListStates => "`c2-plugins list` shows why".to_owned(),
+            Advice::DisableAllButOne => {
+                "disable all but one of them (`c2-plugins disable <ID>`)".to_owned()
+            }
+            Advice::ReviewTrustAndEnable => {
+                "review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`".to_owned()
+            }
+            Advice::ListMcpServers => "`c2-plugins mcp` lists them".to_owned(),
+            Advice::ReviewThenTrust(id) => format!("review it, then `c2-plugins trust {id}`"),
+            Advice::EnableComponentCommand { id, component } => {
+                format!("`c2-plugins enable {id} --component {component}`")
+            }
         }
     }
 }

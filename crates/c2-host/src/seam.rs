@@ -49,7 +49,7 @@ use serde_json::Value;
 
 pub(crate) use crate::bundle::InstalledBundle;
 pub(crate) use crate::components::realm_scope;
-pub(crate) use crate::error::{ErrorKind, HostError};
+pub(crate) use crate::error::{Advice, ErrorKind, HostError};
 pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
 pub(crate) use crate::options::{HostActionsLimits, HostOptions};
 pub(crate) use crate::paths::{Project, data_dir};
@@ -353,7 +353,7 @@ impl PluginHost {
         if !self.shared.is_trusted(bundle) {
             return Err(
                 HostError::command(ErrorKind::NotTrusted, format!("{id} is not trusted"))
-                    .with_hint(format!("run `c2-plugins trust {id}`")),
+                    .advise(Advice::Trust(id)),
             );
         }
         if !bundle

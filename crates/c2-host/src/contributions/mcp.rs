@@ -30,7 +30,9 @@ use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
 use serde::Serialize;
 use tokio::process::ChildStdout;
 
-use crate::seam::{ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, data_dir};
+use crate::seam::{
+    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, data_dir,
+};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
 pub const MCP_DATA_DIR: &str = "mcp";
@@ -382,8 +384,12 @@ impl PluginHost {
                 let (status, launch) = match &server.transport {
                     _ if withheld.contains(&component) => (
                         McpStatus::Disabled(format!(
-                            "component {component} is disabled in {where_text}: `c2-plugins enable {} --component {component}`",
-                            bundle.record.id
+                            "component {component} is disabled in {where_text}: {}",
+                            Advice::EnableComponentCommand {
+                                id: &bundle.record.id,
+                                component: &component,
+                            }
+                            .hint()
                         )),
                         None,
                     ),
@@ -462,7 +468,7 @@ impl PluginHost {
                         "bundle {id} has no MCP server `{server}` enabled here (a bundle must be enabled in this scope)"
                     ),
                 )
-                .with_hint("`c2-plugins mcp` lists them")
+                .advise(Advice::ListMcpServers)
             })?;
         let launch = match (&entry.status, entry.launch) {
             (McpStatus::Supported, Some(McpLaunch::Stdio(launch))) => launch,
@@ -480,7 +486,7 @@ impl PluginHost {
                     ErrorKind::NotTrusted,
                     format!("{id}/{server} runs code from an untrusted bundle"),
                 )
-                .with_hint(format!("review it, then `c2-plugins trust {id}`")));
+                .advise(Advice::ReviewThenTrust(id)));
             }
             (status, _) => {
                 return Err(refuse(

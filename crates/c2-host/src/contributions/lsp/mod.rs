@@ -26,7 +26,7 @@ use c2_supervisor::ProcessSpec;
 use serde::Serialize;
 
 use crate::seam::{
-    ErrorKind, HostError, InstalledBundle, PluginHost, Project, Registry, Target, lock,
+    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Project, Registry, Target, lock,
 };
 
 mod server;
@@ -392,7 +392,7 @@ impl PluginHost {
                             "{id} is enabled and trusted but not active here (pending or failed), so its language server cannot start"
                         ),
                     )
-                    .with_hint("`c2-plugins list` shows why"));
+                    .advise(Advice::ListStates));
                 };
                 let mut spec = ProcessSpec::new(program, project.path())
                     .args(&server.args)
@@ -468,7 +468,7 @@ impl PluginHost {
                     names.join(", ")
                 ),
             )
-            .with_hint("disable all but one of them (`c2-plugins disable <ID>`)"));
+            .advise(Advice::DisableAllButOne));
         }
         let Some(provider) = providers.pop() else {
             let builtin = lock(&self.state::<Builtins>().servers)
@@ -534,7 +534,7 @@ impl PluginHost {
                     inactive.join(", ")
                 ),
             )
-            .with_hint("review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`")
+            .advise(Advice::ReviewTrustAndEnable)
         }
     }
 }
