@@ -109,7 +109,7 @@ pub(crate) async fn open_host(
 pub(crate) fn failure(error: HostError) -> Failure {
     let kind = error.kind().as_str().to_owned();
     let message = error.to_string();
-    let hint = error.hint().map(str::to_owned);
+    let hint = c2_relay::json::error_hint(&error).map(str::to_owned);
     let plugin = error.plugin_error().map(c2_relay::json::plugin_error);
     let diagnostics = match &error {
         HostError::InvalidBundle { diagnostics, .. } => {

@@ -52,6 +52,8 @@ pub(crate) struct Service {
     pub(crate) bus: Bus,
     /// Event subscriptions one connection may hold at once.
     pub(crate) max_subscriptions: usize,
+    /// The name `relay/initialize` answers ([`crate::RelayOptions::server_name`]).
+    pub(crate) server_name: &'static str,
 }
 
 /// Numbers the connections of this process, for their `host.actions` session keys.
@@ -324,7 +326,7 @@ impl Connection {
         self.initialized.store(true, Ordering::Release);
         Ok(json!({
             "protocolVersion": RELAY_VERSION,
-            "server": { "name": "c2-plugins", "version": env!("CARGO_PKG_VERSION") },
+            "server": { "name": self.service.server_name, "version": env!("CARGO_PKG_VERSION") },
             "pid": std::process::id(),
             "pluginsDir": self.service.plugins_dir,
             "capabilities": { "methods": METHODS, "notifications": [CANCEL], "serverNotifications": [EVENT] },

@@ -702,7 +702,7 @@ pub fn error_data(error: &HostError) -> Map<String, Value> {
         "environment".to_owned(),
         Value::Bool(error.is_environment()),
     );
-    if let Some(hint) = error.hint() {
+    if let Some(hint) = error_hint(error) {
         data.insert("hint".to_owned(), Value::String(hint.to_owned()));
     }
     if let Some(plugin) = error.plugin_error() {
@@ -712,4 +712,13 @@ pub fn error_data(error: &HostError) -> Map<String, Value> {
         data.insert("diagnostics".to_owned(), diagnostics(d));
     }
     data
+}
+
+/// A host error's advice for a person: the host's own hint, else that of the policy error it
+/// wraps (the policy store keeps its advice out of its messages too).
+pub fn error_hint(error: &HostError) -> Option<&str> {
+    error.hint().or_else(|| match error {
+        HostError::Policy(policy) => policy.hint(),
+        _ => None,
+    })
 }

@@ -47,6 +47,7 @@ async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
         plugins_dir: dir.to_owned(),
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
+        server_name: "c2-relay",
     };
     (Connection::new(service), host)
 }
@@ -314,6 +315,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
         plugins_dir: dir.path().to_owned(),
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
+        server_name: "c2-relay",
     });
     ask(
         &conn,

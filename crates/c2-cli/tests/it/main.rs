@@ -12,6 +12,7 @@ mod mcp;
 mod multihost;
 mod resilience;
 mod serve;
+mod serve_access;
 mod sources;
 mod store;
 mod validate;
