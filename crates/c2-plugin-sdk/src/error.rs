@@ -32,9 +32,7 @@ pub enum Error {
         rendered: String,
     },
     /// A declared `argsSchema` does not compile.
-    #[error(
-        "the argsSchema of `{command}` does not compile: {reason}; fix it in plugin.json"
-    )]
+    #[error("the argsSchema of `{command}` does not compile: {reason}; fix it in plugin.json")]
     ArgsSchema {
         /// The command id.
         command: String,

@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use c2_host::{
     ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target,
 };
+use c2_lock::lock;
 use c2_protocol::{CallError, ErrorObject, Id, Notifications, Peer, Request, codes};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -176,9 +177,7 @@ impl Connection {
     }
 
     fn lock_ui_cache_key(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.ui_cache_key
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.ui_cache_key)
     }
 
     /// The `host.actions` session key of a request: this connection and the request's
@@ -220,9 +219,7 @@ impl Connection {
     }
 
     fn lock_subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AbortHandle>> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.subscriptions)
     }
 
     /// Subscribes the client to `name`: a task forwards each event as `events/event` until the
@@ -283,9 +280,7 @@ impl Connection {
     }
 
     fn lock_cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
-        self.cancellable
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.cancellable)
     }
 
     fn initialize(&self, params: InitializeParams) -> Answer {

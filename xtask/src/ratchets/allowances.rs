@@ -40,11 +40,6 @@ pub(crate) const LITERAL_ALLOWANCE: &[(&str, usize)] = &[
 pub(crate) const CLOSED_ENUMS: &[(&str, &str, &str)] = &[
     (
         "c2-bundle-collector",
-        "Error",
-        "downstream match in c2-cli; lead to revisit",
-    ),
-    (
-        "c2-bundle-collector",
         "FaultPoint",
         "the crash test matches it exhaustively, so a new crash point must decide its outcome there",
     ),

@@ -156,4 +156,3 @@ fn mismatches_are_reported_as_data() {
         ]
     );
 }
-
