@@ -35,11 +35,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
-    // The relay and the one JSON vocabulary. Diagnostics, inventories and catalog entries come
-    // through c2-host's re-exports (`c2_host::deps`), not as dependencies of their own.
+    // The relay and the one JSON vocabulary, which writes the collector's diagnostics,
+    // inventories and catalog checks (c2-host's signatures name only the bundle holding them).
     (
         "c2-relay",
-        &["c2-lock", "c2-host", "c2-protocol", "c2-kernel"],
+        &[
+            "c2-lock",
+            "c2-host",
+            "c2-protocol",
+            "c2-kernel",
+            "c2-bundle-collector",
+        ],
     ),
     (
         "c2-check",

@@ -1,7 +1,6 @@
-//! Tests of the public API: the peer over duplex pipes, the handshake helper against the real
-//! fixture plugin, and the handshake's rules on plain values.
+//! Tests of the public API that need a runtime: the peer over duplex pipes, and the handshake
+//! helper against the real fixture plugin.
 
 mod decode_cost;
 mod handshake;
 mod peer;
-mod verdicts;
