@@ -12,8 +12,6 @@ use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report;
 use crate::session;
 
-/// `NAME[@VERSION]`, as c2-sources splits it (the relay's `plugins/install` uses it).
-
 /// Installs a catalog entry ([`Source::Catalog`], from `PluginHost::resolve_source`).
 pub(crate) async fn install(
     out: &mut Out,
