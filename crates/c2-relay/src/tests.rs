@@ -112,6 +112,10 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
     .await
     .unwrap();
     assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
+    assert_eq!(
+        hello["server"]["name"], "c2-relay",
+        "the name the embedder gave"
+    );
     let methods = hello["capabilities"]["methods"].as_array().unwrap();
     assert_eq!(methods.len(), crate::METHODS.len());
     let listed = ask(&conn, 6, "plugins/list", json!({})).await;
