@@ -50,6 +50,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "c2-check",
         &[
+            "c2-lock",
             "c2-manifest",
             "c2-bundle-collector",
             "c2-protocol",
@@ -283,6 +284,16 @@ mod tests {
         let problems = check(&metadata(&[("c2-manifest", "c2-protocol", "normal")]));
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("c2-manifest may not depend on c2-protocol"));
+    }
+
+    #[test]
+    fn each_crate_has_one_row() {
+        for (k, (name, _)) in ALLOWED.iter().enumerate() {
+            assert!(
+                ALLOWED[k + 1..].iter().all(|(other, _)| other != name),
+                "{name} has more than one row in ALLOWED: only the first one counts"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 /// Failures that stop an operation outright. A bundle that is merely invalid is not an
 /// `Error`: its refusals are [`crate::Diagnostic`]s on the collected bundle.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A filesystem call failed.
     #[error("cannot {action} {}: {source}; check that the path exists and is readable", path.display())]

@@ -3,9 +3,10 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use c2_lock::lock;
 use c2_protocol::{
     DecodeEvent, ErrorObject, LineDecoder, Notifications, Peer, Request, codes, method,
 };
@@ -107,10 +108,6 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The check's host side: every `command/call` fails, saying why; it records what was called.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use c2_lock::lock;
 use c2_manifest::{Manifest, RuntimeDecl};
 use c2_protocol::{
     CallError, CloseReason, DeclaredCommand, ErrorObject, HandshakeError, HandshakeOptions,
@@ -18,7 +19,7 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::hints;
 use crate::observe::{
-    LogMessages, STUB_COMMAND, StdoutLog, StdoutTap, collect_logs, excerpt, lock, report_stderr,
+    LogMessages, STUB_COMMAND, StdoutLog, StdoutTap, collect_logs, excerpt, report_stderr,
     report_stdout, stub_host,
 };
 use crate::options::CheckOptions;

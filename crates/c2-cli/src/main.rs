@@ -489,6 +489,7 @@ fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> Cmd
     let (max_connections, max_subscriptions) = limits;
     let (runtime, settings) = runtime_and_settings(cli)?;
     let options = c2_relay::RelayOptions::default()
+        .with_server_name("c2-plugins")
         .with_max_connections(max_connections)
         .with_max_subscriptions(max_subscriptions);
     let result = runtime.block_on(serve::run(&settings, transport, options));

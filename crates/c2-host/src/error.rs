@@ -357,6 +357,7 @@ impl HostError {
             HostError::NotInstalled { .. } => Some("`c2-plugins list` shows the installed ids"),
             HostError::SafeMode => Some("run `c2-plugins reset` to recover"),
             HostError::Command { hint, .. } | HostError::Source { hint, .. } => hint.as_deref(),
+            HostError::Policy(policy) => policy.hint(),
             _ => None,
         }
     }

@@ -1,9 +1,9 @@
 //! The one poison-tolerant lock helper of the workspace.
 //!
 //! [`lock`] takes a `std::sync::Mutex` and, when a thread panicked while holding it, takes it
-//! anyway; [`wait_timeout`] waits on a `Condvar` the same way. Every C2 crate keeps the state behind its mutexes consistent at each unlock, so a
-//! poisoned lock carries no value that must not be read, and one panicking task must not wedge
-//! a host, a supervisor or a plugin.
+//! anyway; [`wait_timeout`] waits on a `Condvar` the same way. Every C2 crate keeps the state
+//! behind its mutexes consistent at each unlock, so a poisoned lock carries no value that must
+//! not be read, and one panicking task must not wedge a host, a supervisor or a plugin.
 //!
 //! It does nothing else: no other lock type, no timeouts, no IO. Every crate of the workspace
 //! may depend on it; it depends on none.

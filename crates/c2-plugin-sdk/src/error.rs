@@ -32,9 +32,7 @@ pub enum Error {
         rendered: String,
     },
     /// A declared `argsSchema` does not compile.
-    #[error(
-        "the argsSchema of `{command}` does not compile: {reason}; fix it in plugin.json (`c2-plugins validate` shows where)"
-    )]
+    #[error("the argsSchema of `{command}` does not compile: {reason}; fix it in plugin.json")]
     ArgsSchema {
         /// The command id.
         command: String,
@@ -59,6 +57,17 @@ pub enum Error {
     /// The async runtime could not start.
     #[error("could not start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+}
+
+impl Error {
+    /// Advice for the plugin's author, in the command line's terms, kept out of the message
+    /// (which says what is wrong and where to fix it).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::ArgsSchema { .. } => Some("`c2-plugins validate` shows where"),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for Error {

@@ -137,7 +137,7 @@ pub enum Error {
         essential: String,
     },
     /// The policy files are unusable and the store refuses changes until a reset.
-    #[error("policy is in safe mode; run `c2-plugins reset` to leave it")]
+    #[error("policy is in safe mode")]
     SafeMode,
     /// No outstanding plan has this id.
     #[error(
@@ -175,7 +175,19 @@ pub enum Error {
     NoPendingCommit(u64),
     /// Rollback of a reset out of unusable policy: there is no earlier good state.
     #[error(
-        "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to; run `c2-plugins reset` again if needed"
+        "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to"
     )]
     NothingToRollBack(u64),
+}
+
+impl Error {
+    /// Advice for a person, in a command line's terms, kept out of the message so an embedder
+    /// can show its own. A command line prints it after the message.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::SafeMode => Some("run `c2-plugins reset` to leave it"),
+            Error::NothingToRollBack(_) => Some("run `c2-plugins reset` again if needed"),
+            _ => None,
+        }
+    }
 }

@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use c2_host::{
     ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target,
 };
+use c2_lock::lock;
 use c2_protocol::{CallError, ErrorObject, Id, Notifications, Peer, Request, codes};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -52,6 +53,8 @@ pub(crate) struct Service {
     pub(crate) bus: Bus,
     /// Event subscriptions one connection may hold at once.
     pub(crate) max_subscriptions: usize,
+    /// The name `relay/initialize` answers ([`crate::RelayOptions::server_name`]).
+    pub(crate) server_name: &'static str,
 }
 
 /// Numbers the connections of this process, for their `host.actions` session keys.
@@ -174,9 +177,7 @@ impl Connection {
     }
 
     fn lock_ui_cache_key(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.ui_cache_key
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.ui_cache_key)
     }
 
     /// The `host.actions` session key of a request: this connection and the request's
@@ -218,9 +219,7 @@ impl Connection {
     }
 
     fn lock_subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AbortHandle>> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.subscriptions)
     }
 
     /// Subscribes the client to `name`: a task forwards each event as `events/event` until the
@@ -281,9 +280,7 @@ impl Connection {
     }
 
     fn lock_cancellable(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
-        self.cancellable
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.cancellable)
     }
 
     fn initialize(&self, params: InitializeParams) -> Answer {
@@ -324,7 +321,7 @@ impl Connection {
         self.initialized.store(true, Ordering::Release);
         Ok(json!({
             "protocolVersion": RELAY_VERSION,
-            "server": { "name": "c2-plugins", "version": env!("CARGO_PKG_VERSION") },
+            "server": { "name": self.service.server_name, "version": env!("CARGO_PKG_VERSION") },
             "pid": std::process::id(),
             "pluginsDir": self.service.plugins_dir,
             "capabilities": { "methods": METHODS, "notifications": [CANCEL], "serverNotifications": [EVENT] },

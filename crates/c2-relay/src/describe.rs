@@ -266,7 +266,7 @@ pub fn describe() -> Value {
         .collect();
     debug_assert_eq!(methods.len(), METHODS.len());
     json!({
-        "relay": "c2-plugins serve",
+        "relay": "c2-relay",
         "protocolVersion": RELAY_VERSION,
         "transport": "JSON-RPC 2.0, one JSON object per line, on stdio or a Unix socket",
         "integers": "64-bit revisions and generations (plan, policy and catalog revisions, store generations) are decimal strings; every JSON number the relay sends is within 2^53",

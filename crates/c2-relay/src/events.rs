@@ -5,13 +5,14 @@
 //! the connection's outbound queue is dropped and counted, so a slow frontend costs the service
 //! no memory.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use c2_host::{CONNECTOR_EVENT, ConnectorEvent, StoreChanged};
 use c2_kernel::{
     BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
     ScopeContext, ScopeHandle, TypedStream,
 };
+use c2_lock::lock;
 use serde_json::Value;
 
 /// The module's name in the catalog.
@@ -40,11 +41,7 @@ impl Bus {
     /// (each with the owning bundle id the host authenticated), the typed store changes for
     /// `store/changed`, the JSON bus otherwise.
     pub(crate) fn subscribe(&self, name: &str) -> Result<Stream, String> {
-        let scope = self
-            .scope
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let scope = lock(&self.scope).clone();
         let Some(scope) = scope else {
             return Err("the relay's event scope is not live (safe mode, or shutting down)".into());
         };
@@ -124,11 +121,7 @@ impl Module for RelayModule {
 
     fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
         Box::pin(async move {
-            *self
-                .bus
-                .scope
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(ctx.scope().clone());
+            *lock(&self.bus.scope) = Some(ctx.scope().clone());
             Ok(())
         })
     }

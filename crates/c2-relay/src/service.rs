@@ -28,6 +28,9 @@ pub struct RelayOptions {
     pub max_subscriptions: usize,
     /// Each connection's peer bounds (frame size, requests in flight, queues).
     pub peer: PeerOptions,
+    /// The name `relay/initialize` answers as `server.name`: the embedder's own (a command
+    /// line names itself), `c2-relay` unless set.
+    pub server_name: &'static str,
 }
 
 impl Default for RelayOptions {
@@ -36,6 +39,7 @@ impl Default for RelayOptions {
             max_connections: 16,
             max_subscriptions: 64,
             peer: PeerOptions::default(),
+            server_name: "c2-relay",
         }
     }
 }
@@ -56,6 +60,12 @@ impl RelayOptions {
     /// Sets [`RelayOptions::peer`].
     pub fn with_peer(mut self, peer: PeerOptions) -> Self {
         self.peer = peer;
+        self
+    }
+
+    /// Sets [`RelayOptions::server_name`].
+    pub fn with_server_name(mut self, name: &'static str) -> Self {
+        self.server_name = name;
         self
     }
 }
@@ -83,6 +93,7 @@ impl Relay {
                 plugins_dir,
                 bus,
                 max_subscriptions: options.max_subscriptions,
+                server_name: options.server_name,
             },
             options,
         })

@@ -47,6 +47,7 @@ async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
         plugins_dir: dir.to_owned(),
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
+        server_name: "c2-relay",
     };
     (Connection::new(service), host)
 }
@@ -111,6 +112,10 @@ async fn initialize_comes_first_and_accepts_only_the_same_major_version() {
     .await
     .unwrap();
     assert_eq!(hello["protocolVersion"], relay::RELAY_VERSION);
+    assert_eq!(
+        hello["server"]["name"], "c2-relay",
+        "the name the embedder gave"
+    );
     let methods = hello["capabilities"]["methods"].as_array().unwrap();
     assert_eq!(methods.len(), crate::METHODS.len());
     let listed = ask(&conn, 6, "plugins/list", json!({})).await;
@@ -314,6 +319,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
         plugins_dir: dir.path().to_owned(),
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
+        server_name: "c2-relay",
     });
     ask(
         &conn,

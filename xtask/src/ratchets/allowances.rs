@@ -6,43 +6,30 @@
 /// Source files longer than [`super::MAX_LINES`] lines when the rule came in, each with its
 /// length then: the ceiling it may not grow past.
 pub(crate) const LONG_FILES: &[(&str, usize)] = &[
-    ("crates/c2-bundle-collector/src/store.rs", 1034),
-    ("crates/c2-cli/src/serve/relay.rs", 906),
+    ("crates/c2-bundle-collector/src/store.rs", 1030),
     ("crates/c2-cli/tests/it/lsp.rs", 814),
-    ("crates/c2-cli/tests/it/serve.rs", 1180),
-    ("crates/c2-host/src/check.rs", 1049),
+    ("crates/c2-cli/tests/it/serve.rs", 1093),
     ("crates/c2-host/src/host.rs", 1698),
-    ("crates/c2-host/src/hub.rs", 1175),
-    ("crates/c2-host/src/lsp.rs", 1304),
     ("crates/c2-host/src/runtime.rs", 974),
-    ("crates/c2-host/tests/it/lsp.rs", 1043),
     ("crates/c2-kernel/src/kernel.rs", 1200),
     ("crates/c2-kernel/src/tests.rs", 1387),
     ("crates/c2-manifest/src/manifest.rs", 1292),
     ("crates/c2-manifest/src/plain_schema.rs", 844),
     ("crates/c2-plugin-sdk/src/tests.rs", 1191),
     ("crates/c2-policy/src/tests.rs", 1120),
-    ("crates/c2-protocol/src/peer.rs", 1226),
-    ("crates/c2-protocol/src/tests.rs", 990),
+    ("crates/c2-protocol/src/peer.rs", 1223),
+    ("crates/c2-protocol/src/tests.rs", 868),
     ("crates/c2-protocol/tests/it/peer.rs", 1035),
     ("xtask/src/conformance/mod.rs", 959),
 ];
 
-/// Library source files whose string literals name the CLI (`c2-plugins`) outside a hint table,
-/// with how many such literals each had when the rule came in.
-pub(crate) const LITERAL_ALLOWANCE: &[(&str, usize)] = &[
-    ("crates/c2-plugin-sdk/src/error.rs", 1),
-    ("crates/c2-policy/src/error.rs", 2),
-];
+/// Library source files whose string literals may name the CLI (`c2-plugins`) outside a hint
+/// table, with how many. None may: the list stays empty, and the rule is absolute.
+pub(crate) const LITERAL_ALLOWANCE: &[(&str, usize)] = &[];
 
 /// Public enums of published crates that are deliberately not `#[non_exhaustive]`:
 /// (crate, enum, why).
 pub(crate) const CLOSED_ENUMS: &[(&str, &str, &str)] = &[
-    (
-        "c2-bundle-collector",
-        "Error",
-        "downstream match in c2-cli; lead to revisit",
-    ),
     (
         "c2-bundle-collector",
         "FaultPoint",

@@ -393,14 +393,7 @@ pub(crate) fn count_cli_literals(source: &str) -> usize {
 pub(crate) fn non_exhaustive_enums(root: &Path) -> Result<Findings> {
     let mut findings = Findings::default();
     let mut found: Vec<(String, String, bool)> = Vec::new();
-    for (name, src) in library_sources(root)? {
-        let manifest = read(&root.join(&src).with_file_name("Cargo.toml"))?;
-        let published = manifest
-            .lines()
-            .any(|line| line.split_whitespace().collect::<String>() == "publish=true");
-        if !published {
-            continue;
-        }
+    for (name, src) in published_sources(root)? {
         for file in files(root, &[src.as_str()], "rs")? {
             if file.file_name().is_some_and(|n| n == "tests.rs") {
                 continue;
@@ -479,6 +472,22 @@ pub(crate) fn public_enums(text: &str) -> Vec<(usize, String, bool)> {
         enums.push((index + 1, name, marked));
     }
     enums
+}
+
+/// [`library_sources`] of the crates whose Cargo.toml says `publish = true` (as xtask's
+/// publish check requires of every library crate that is not private), whatever their number.
+pub(crate) fn published_sources(root: &Path) -> Result<Vec<(String, String)>> {
+    let mut published = Vec::new();
+    for (name, src) in library_sources(root)? {
+        let manifest = read(&root.join(&src).with_file_name("Cargo.toml"))?;
+        if manifest
+            .lines()
+            .any(|line| line.split_whitespace().collect::<String>() == "publish=true")
+        {
+            published.push((name, src));
+        }
+    }
+    Ok(published)
 }
 
 /// `(crate name, path of its src/ relative to the root)` of every crate under crates/.

@@ -121,3 +121,28 @@ pub(crate) enum Private { A }
         ]
     );
 }
+
+#[test]
+fn the_enum_check_reads_every_published_crate_and_no_other() {
+    let published: Vec<String> = published_sources(&crate::root())
+        .unwrap()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    for name in [
+        "c2-sources",
+        "c2-check",
+        "c2-relay",
+        "c2-lock",
+        "c2-host",
+        "c2-protocol",
+    ] {
+        assert!(published.iter().any(|p| p == name), "{name}: {published:?}");
+    }
+    for name in ["c2-cli", "c2-testkit"] {
+        assert!(
+            !published.iter().any(|p| p == name),
+            "{name}: {published:?}"
+        );
+    }
+}

@@ -76,5 +76,7 @@ pub(crate) fn store_failure(error: Error) -> Failure {
         Error::NotADirectory { .. }
         | Error::UnsupportedArchive { .. }
         | Error::ArchiveSupportNotBuilt { .. } => Failure::environment("not_a_bundle", message),
+        // A failure this command line does not know yet is the store's.
+        _ => Failure::environment("store_failed", message),
     }
 }

@@ -17,6 +17,7 @@ mod multihost;
 mod resilience;
 mod sdk;
 mod serve;
+mod serve_access;
 mod sources;
 mod store;
 mod validate;
