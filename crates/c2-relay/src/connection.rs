@@ -516,7 +516,14 @@ impl Connection {
                 Ok(json::ui_catalog(&slots))
             }
             Call::UiInvoke(request) => {
-                let session = self.ui_session(request.session_id.as_deref());
+                // The effective session keys the renders: `sessionId`, else `context.sessionId`.
+                let session_id = request.session_id.as_deref().or_else(|| {
+                    request
+                        .context
+                        .as_ref()
+                        .and_then(|context| context.session_id.as_deref())
+                });
+                let session = self.ui_session(session_id);
                 host.invoke_ui_keyed(&request, &session)
                     .await
                     .map_err(error_object)

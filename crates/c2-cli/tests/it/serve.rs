@@ -504,32 +504,45 @@ fn connect(socket: &Path) -> std::os::unix::net::UnixStream {
 }
 
 #[test]
-fn the_javascript_client_passes_its_node_tests_against_a_real_service() {
+fn the_javascript_client_passes_its_node_and_bun_tests_against_a_real_service() {
+    // Five tests against the service (spawn failures and cancel-then-call among them), seven
+    // of the client's framing, cancellation, typed errors and version check on scripted
+    // streams; under Node the shared runner module counts as one more passing file.
+    let node = client_suite("node", &["--test", "test/"]);
+    assert!(node.contains("# pass 13"), "{node}");
+    assert!(node.contains("# fail 0"), "{node}");
+    let bun = client_suite("bun", &["test"]);
+    assert!(bun.contains(" 12 pass"), "{bun}");
+    assert!(bun.contains(" 0 fail"), "{bun}");
+}
+
+/// Runs the client's suite with `runtime` against the built service; its report, once passed.
+fn client_suite(runtime: &str, args: &[&str]) -> String {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/typescript");
     let fixture = built("c2-fixture", "C2_FIXTURE_BIN");
     #[expect(
         clippy::disallowed_methods,
-        reason = "Node's own test runner exercises the client against the built service"
+        reason = "Node's and Bun's own test runners exercise the client against the built service"
     )]
-    let output = std::process::Command::new("node")
-        .args(["--test", "test/"])
+    let output = std::process::Command::new(runtime)
+        .args(args)
         .current_dir(&client)
         .env("C2_PLUGINS_BIN", env!("CARGO_BIN_EXE_c2-plugins"))
         .env("C2_HELLO_RUNTIME", pack("hello-runtime"))
         .env("C2_FIXTURE_BIN", fixture)
         .env_remove("C2_PLUGINS_DIR")
         .output()
-        .unwrap();
+        .unwrap_or_else(|error| panic!("cannot run {runtime} (install it: .ci/run does): {error}"));
     let report = format!(
         "{}\n{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(output.status.success(), "node --test failed:\n{report}");
-    // Three tests against the service; three of the client's framing and its version check
-    // on scripted streams.
-    assert!(report.contains("# pass 7"), "{report}");
-    assert!(report.contains("# fail 0"), "{report}");
+    assert!(
+        output.status.success(),
+        "{runtime} {args:?} failed:\n{report}"
+    );
+    report
 }
 
 #[test]
