@@ -272,7 +272,13 @@ test("the hub: add a catalog, search it, install an entry, see it outdated and u
       hits.map((h) => [h.name, h.version, h.sourceKind, h.installed]),
       [["relay-hub", "1.0.0", "local", null]],
     );
-    const installed = await client.install("relay-hub@1.0.0", { marketplace: "relay-catalog", enable: true });
+    const installed = await client.install("relay-hub@1.0.0", {
+      marketplace: "relay-catalog",
+      enable: true,
+      trust: true,
+    });
+    const changes = [];
+    await client.subscribe("store/changed", (event) => changes.push(event.payload));
     assert.equal(installed.origin.entry, "relay-hub");
     assert.equal((await client.outdated())[0].status, "current");
     writeEntry("1.1.0");
@@ -284,7 +290,16 @@ test("the hub: add a catalog, search it, install an entry, see it outdated and u
       [[installed.id, "1.0.0", "1.1.0"]],
     );
     const listed = await client.list();
-    assert.deepEqual([listed[0].id, listed[0].version, listed[0].enabled], [installed.id, "1.1.0", true]);
+    assert.deepEqual(
+      [listed[0].id, listed[0].version, listed[0].enabled, listed[0].trusted],
+      [installed.id, "1.1.0", true, false],
+    );
+    // The update replaced the bundle and dropped its trust: both are in the change.
+    await until("the store/changed event of the update", () =>
+      changes.some((change) => change.replaced.includes(installed.id)),
+    );
+    const change = changes.find((c) => c.replaced.includes(installed.id));
+    assert.deepEqual(change.policy, [installed.id]);
     assert.deepEqual(await client.removeMarketplace("relay-catalog"), added);
     client.close();
     assert.equal(await client.exited(), 0);
