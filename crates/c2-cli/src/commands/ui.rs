@@ -18,10 +18,11 @@ pub(crate) enum Operation {
     Invoke,
 }
 
-pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
-    let slots = host
-        .ui_catalog(&session::target(project))
-        .map_err(session::failure)?;
+pub(crate) async fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let target = session::target(project);
+    // A project realm's descriptors are listed before anything was invoked there.
+    host.load_realm(&target).await.map_err(session::failure)?;
+    let slots = host.ui_catalog(&target).map_err(session::failure)?;
     let mut human = String::new();
     // Slots by name, as they always were listed.
     let mut by_name: Vec<_> = slots.iter().collect();
