@@ -909,13 +909,18 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
         sandbox.run(&args)
     };
 
-    // No service: every call is its own host, so a render is gone with its process.
+    // No service: every call is its own host, so an invoke renders the slot in its own
+    // process first and replays only an item that render offers.
     let cold = sandbox.run(&status);
     assert_eq!(cold.code, 0, "{cold:#?}");
     let item = rendered_item(&sandbox.run(&render));
-    let forgotten = invoke_item(&item, &[]);
-    assert_eq!(forgotten.code, 1, "{forgotten:#?}");
-    assert_eq!(forgotten.json()["error"]["kind"], "unknown_action");
+    let one_shot = invoke_item(&item, &[]);
+    assert_eq!(one_shot.code, 0, "{one_shot:#?}");
+    assert_eq!(one_shot.json()["result"]["invoked"], item.as_str());
+    assert_eq!(one_shot.json()["result"]["input"], json!({"n": 1}));
+    let not_offered = invoke_item("item-9", &[]);
+    assert_eq!(not_offered.code, 1, "{not_offered:#?}");
+    assert_eq!(not_offered.json()["error"]["kind"], "unknown_action");
     let failed_here = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
     let failed_here_human = sandbox.run(&["invoke", "nope.x"]);
     let bad_args_here = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
@@ -958,7 +963,8 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
     let invoked = invoke_item(&item, &[]);
     assert_eq!(invoked.code, 0, "{invoked:#?}");
     assert_eq!(invoked.json()["result"]["invoked"], item.as_str());
-    // The CLI's renders are its own: a relay client does not see them, nor --no-service.
+    // The CLI's renders are its own: a relay client does not see them; --no-service renders
+    // in its own process and invokes only what that render offers.
     let relay = client.call(
         "ui/invoke",
         json!({"id": panel, "ui": "panel", "operation": "invoke", "actionId": item}),
@@ -967,7 +973,10 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
         relay["error"]["data"]["kind"], "unknown_action",
         "{relay:#}"
     );
-    let in_process = invoke_item(&item, &["--no-service"]);
+    let in_process = invoke_item("item-1", &["--no-service"]);
+    assert_eq!(in_process.code, 0, "{in_process:#?}");
+    assert_eq!(in_process.json()["result"]["input"], json!({"n": 1}));
+    let in_process = invoke_item("item-9", &["--no-service"]);
     assert_eq!(in_process.code, 1, "{in_process:#?}");
     assert_eq!(in_process.json()["error"]["kind"], "unknown_action");
 
