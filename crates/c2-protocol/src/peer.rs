@@ -1146,6 +1146,16 @@ fn report_suppressed(count: u64) {
     }
 }
 
+/// The `-32003` answer to a request over the handler bounds, with the error kind `host_busy`
+/// in `data` (the kind a host error of the same cause carries), so a client reads one field.
+fn busy(message: String) -> ErrorObject {
+    ErrorObject {
+        code: codes::HOST_BUSY,
+        message,
+        data: serde_json::value::RawValue::from_string(r#"{"kind":"host_busy"}"#.to_owned()).ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1219,15 +1229,5 @@ mod tests {
         assert_eq!(limiter.admit(t0), Admit::Suppress);
         assert_eq!(limiter.admit(t0), Admit::Suppress);
         assert_eq!(limiter.suppressed, 2);
-    }
-}
-
-/// The `-32003` answer to a request over the handler bounds, with the error kind `host_busy`
-/// in `data` (the kind a host error of the same cause carries), so a client reads one field.
-fn busy(message: String) -> ErrorObject {
-    ErrorObject {
-        code: codes::HOST_BUSY,
-        message,
-        data: serde_json::value::RawValue::from_string(r#"{"kind":"host_busy"}"#.to_owned()).ok(),
     }
 }
