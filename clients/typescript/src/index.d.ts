@@ -5,6 +5,47 @@ import type { Readable, Writable } from "node:stream";
 export declare const RELAY_VERSION: "2.0.0";
 export declare const REQUEST_CANCELLED: -32800;
 
+/**
+ * Every method the relay answers, as docs/relay.md and docs/schemas/relay.json name them (a
+ * test keeps the three in agreement).
+ */
+export type RelayMethod =
+  | "relay/initialize"
+  | "relay/describe"
+  | "plugins/list"
+  | "plugins/install"
+  | "plugins/uninstall"
+  | "plugins/trust"
+  | "plugins/untrust"
+  | "plugins/enable"
+  | "plugins/disable"
+  | "plugins/inherit"
+  | "plugins/reset"
+  | "plugins/plan"
+  | "plugins/apply"
+  | "plugins/runtimePid"
+  | "plugins/refresh"
+  | "realm/catalog"
+  | "realm/commands"
+  | "command/invoke"
+  | "ui/catalog"
+  | "ui/invoke"
+  | "lsp/list"
+  | "lsp/resolve"
+  | "mcp/list"
+  | "connectors/list"
+  | "connectors/registerProvider"
+  | "connectors/invoke"
+  | "events/subscribe"
+  | "events/unsubscribe"
+  | "events/publish"
+  | "hub/marketplaces"
+  | "hub/addMarketplace"
+  | "hub/removeMarketplace"
+  | "hub/search"
+  | "hub/outdated"
+  | "hub/update";
+
 export interface ClientOptions {
   /** The longest line accepted from the relay, in bytes (default 8 MiB). */
   maxFrameBytes?: number;
@@ -318,7 +359,7 @@ export declare class RelayClient {
   constructor(input: Readable, output: Writable, options?: ClientOptions);
   static spawn(binary: string, options?: SpawnOptions): RelayClient;
   static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
-  request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
+  request<T = unknown>(method: RelayMethod | (string & {}), params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
   initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
   list(): Promise<BundleStatus[]>;
   install(source: string, options?: { trust?: boolean; enable?: boolean; marketplace?: string }): Promise<InstallResult & { origin?: CatalogOrigin }>;
