@@ -5,6 +5,47 @@ import type { Readable, Writable } from "node:stream";
 export declare const RELAY_VERSION: "2.0.0";
 export declare const REQUEST_CANCELLED: -32800;
 
+/**
+ * Every method the relay answers, as docs/relay.md and docs/schemas/relay.json name them (a
+ * test keeps the three in agreement).
+ */
+export type RelayMethod =
+  | "relay/initialize"
+  | "relay/describe"
+  | "plugins/list"
+  | "plugins/install"
+  | "plugins/uninstall"
+  | "plugins/trust"
+  | "plugins/untrust"
+  | "plugins/enable"
+  | "plugins/disable"
+  | "plugins/inherit"
+  | "plugins/reset"
+  | "plugins/plan"
+  | "plugins/apply"
+  | "plugins/runtimePid"
+  | "plugins/refresh"
+  | "realm/catalog"
+  | "realm/commands"
+  | "command/invoke"
+  | "ui/catalog"
+  | "ui/invoke"
+  | "lsp/list"
+  | "lsp/resolve"
+  | "mcp/list"
+  | "connectors/list"
+  | "connectors/registerProvider"
+  | "connectors/invoke"
+  | "events/subscribe"
+  | "events/unsubscribe"
+  | "events/publish"
+  | "hub/marketplaces"
+  | "hub/addMarketplace"
+  | "hub/removeMarketplace"
+  | "hub/search"
+  | "hub/outdated"
+  | "hub/update";
+
 export interface ClientOptions {
   /** The longest line accepted from the relay, in bytes (default 8 MiB). */
   maxFrameBytes?: number;
@@ -33,7 +74,7 @@ export interface BundleStatus {
   version: string;
   trusted: boolean;
   enabled: boolean;
-  state: "untrusted" | "disabled" | "ready" | "active" | "failed" | "pending";
+  state: "untrusted" | "content_changed" | "disabled" | "ready" | "active" | "failed" | "pending";
   reason: string | null;
   runtime: boolean;
   digest: string;
@@ -209,11 +250,25 @@ export interface ConnectorEvent {
 export interface HostAction {
   id: string;
   label: string;
-  state: string;
-  detail?: string | null;
+  state: "default" | "running" | "attention" | "failure";
+  detail?: string;
   enabled?: boolean;
-  input: unknown;
-  [key: string]: unknown;
+  /** The object an `invoke` of this item replays. */
+  input: Record<string, unknown>;
+  accessibilityLabel?: string;
+}
+
+/** The answer to a `host.actions` render. */
+export interface HostActionsRender {
+  actions: HostAction[];
+}
+
+/** What the frontend owns of an activation's context. */
+export interface UiContext {
+  /** The session's absolute directory (inside the project for a project activation). */
+  cwd?: string;
+  /** The session; keys the host.actions renders when the top-level `sessionId` is absent. */
+  sessionId?: string;
 }
 
 export interface UiInvokeOptions {
@@ -222,6 +277,8 @@ export interface UiInvokeOptions {
   sessionId?: string;
   operation?: "render" | "invoke";
   actionId?: string;
+  context?: UiContext;
+  /** Aborting sends `$/cancelRequest`; the call rejects with a `CancelledError` once the relay answered. */
   signal?: AbortSignal;
 }
 
@@ -239,26 +296,70 @@ export declare function majorVersion(version: unknown): number | undefined;
 /** `initialize()` reached a relay whose protocol major version is not this client's. */
 export declare class RelayVersionError extends Error {
   readonly kind: "version_mismatch";
+  readonly code: "ERR_RELAY_VERSION";
   /** What the relay answered. */
   readonly relayVersion: unknown;
   /** This client's version. */
   readonly supported: string;
 }
 
+/**
+ * The connection is gone: the relay closed it or exited, I/O failed (the stream's error is the
+ * `cause`), a line exceeded `maxFrameBytes`, or the client was closed. Retryable on a new
+ * connection.
+ */
+export declare class ConnectionClosedError extends Error {
+  readonly kind: "connection_closed";
+  readonly code: "ERR_RELAY_CLOSED";
+  readonly reason: "relay_closed" | "io_error" | "frame_too_large" | "client_closed";
+}
+
+/** `RelayClient.spawn` could not start the service (missing or not executable): every request rejects with it. */
+export declare class SpawnError extends Error {
+  readonly kind: "spawn_failed";
+  readonly code: "ERR_RELAY_SPAWN";
+  readonly binary: string;
+  /** `ENOENT`, `EACCES`, ... when the system named one. */
+  readonly errno: string | undefined;
+}
+
+/** `maxPending` requests were already waiting; retry once some are answered. */
+export declare class PendingLimitError extends Error {
+  readonly kind: "too_many_pending";
+  readonly code: "ERR_RELAY_PENDING_LIMIT";
+  readonly limit: number;
+}
+
 export declare class RelayError extends Error {
+  /** The JSON-RPC error code. */
   readonly code: number;
+  readonly method: string;
   readonly data: unknown;
-  /** The host's error kind (e.g. `not_trusted`, `unknown_command`), when the host produced it. */
+  /** The host's error kind (e.g. `not_trusted`, `unknown_command`, `host_busy`), when the host produced it. */
   readonly kind: string | undefined;
   /** The host's advice for a person (what to run), kept apart from the message, when it has one. */
   readonly hint: string | undefined;
+  /** The plugin's own error of a failed command: its code and data. */
+  readonly pluginError: { code: number; data?: unknown } | undefined;
+  /** The findings of an invalid bundle. */
+  readonly diagnostics: unknown[] | undefined;
+}
+
+/**
+ * The relay abandoned an aborted call (`command/invoke`, `ui/invoke`, `connectors/invoke`), or
+ * the signal was aborted before the call was sent; `cause` is the signal's `reason`. An aborted
+ * request the relay does not abandon (installs, policy changes) settles with its real outcome.
+ */
+export declare class CancelledError extends RelayError {
+  readonly code: -32800;
+  readonly kind: "cancelled";
 }
 
 export declare class RelayClient {
   constructor(input: Readable, output: Writable, options?: ClientOptions);
   static spawn(binary: string, options?: SpawnOptions): RelayClient;
   static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
-  request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
+  request<T = unknown>(method: RelayMethod | (string & {}), params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
   initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
   list(): Promise<BundleStatus[]>;
   install(source: string, options?: { trust?: boolean; enable?: boolean; marketplace?: string }): Promise<InstallResult & { origin?: CatalogOrigin }>;
@@ -283,8 +384,8 @@ export declare class RelayClient {
   reset(id?: string): Promise<{ id: string | null; revision: Revision }>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
-  invokeUi(id: string, ui: string, options: UiInvokeOptions & { operation?: "render" }): Promise<{ actions: HostAction[] } | unknown>;
-  invokeUi<T = unknown>(id: string, ui: string, options?: UiInvokeOptions): Promise<T>;
+  invokeUi(id: string, ui: string, options?: UiInvokeOptions & { operation?: "render" }): Promise<HostActionsRender>;
+  invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
   subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
   subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;

@@ -6,6 +6,7 @@
 
 import { spawn } from "node:child_process";
 import { createConnection } from "node:net";
+import { PassThrough } from "node:stream";
 
 /**
  * The relay protocol version this client speaks. `initialize()` refuses a relay whose major
@@ -35,20 +36,83 @@ export class RelayVersionError extends Error {
     );
     this.name = "RelayVersionError";
     this.kind = "version_mismatch";
+    this.code = "ERR_RELAY_VERSION";
     this.relayVersion = relayVersion;
     this.supported = RELAY_VERSION;
   }
 }
 
-/** A JSON-RPC error answer; `kind` is the host's error kind when the host produced it. */
+/**
+ * The connection to the relay is gone: the relay closed it or exited (`reason: "relay_closed"`),
+ * reading or writing failed (`"io_error"`, the stream's error as `cause`), the relay sent a line
+ * over `maxFrameBytes` (`"frame_too_large"`) or this client was closed (`"client_closed"`).
+ * Every request waiting for an answer, and every later one, rejects with it. A new connection
+ * (or a new service) may succeed: it is retryable.
+ */
+export class ConnectionClosedError extends Error {
+  constructor(reason, message, cause) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "ConnectionClosedError";
+    this.kind = "connection_closed";
+    this.code = "ERR_RELAY_CLOSED";
+    this.reason = reason;
+  }
+}
+
+/** `RelayClient.spawn` could not start the service; the spawn's error is the `cause`. */
+export class SpawnError extends Error {
+  constructor(binary, cause) {
+    super(`cannot start the service ${binary}: ${cause?.code ?? cause?.message ?? cause}`, { cause });
+    this.name = "SpawnError";
+    this.kind = "spawn_failed";
+    this.code = "ERR_RELAY_SPAWN";
+    this.binary = binary;
+    /** The system's error code (`ENOENT`, `EACCES`, ...), when there is one. */
+    this.errno = typeof cause?.code === "string" ? cause.code : undefined;
+  }
+}
+
+/** `maxPending` requests were already waiting for an answer; retry once some are answered. */
+export class PendingLimitError extends Error {
+  constructor(limit) {
+    super(`${limit} requests are already waiting (maxPending); retry later`);
+    this.name = "PendingLimitError";
+    this.kind = "too_many_pending";
+    this.code = "ERR_RELAY_PENDING_LIMIT";
+    this.limit = limit;
+  }
+}
+
+/**
+ * A JSON-RPC error answer; `kind` is the host's error kind when the host produced it, `hint`
+ * its advice for a person, `pluginError` the plugin's own error (`{code, data}`) of a failed
+ * command, `diagnostics` the findings of an invalid bundle.
+ */
 export class RelayError extends Error {
-  constructor(method, error) {
-    super(`${method}: ${error.message}`);
+  constructor(method, error, cause) {
+    super(`${method}: ${error.message}`, cause === undefined ? undefined : { cause });
     this.name = "RelayError";
+    this.method = method;
     this.code = error.code;
     this.data = error.data;
-    this.kind = error.data && typeof error.data.kind === "string" ? error.data.kind : undefined;
-    this.hint = error.data && typeof error.data.hint === "string" ? error.data.hint : undefined;
+    const data = error.data !== null && typeof error.data === "object" ? error.data : {};
+    this.kind = typeof data.kind === "string" ? data.kind : undefined;
+    this.hint = typeof data.hint === "string" ? data.hint : undefined;
+    this.pluginError = data.pluginError !== null && typeof data.pluginError === "object" ? data.pluginError : undefined;
+    this.diagnostics = Array.isArray(data.diagnostics) ? data.diagnostics : undefined;
+  }
+}
+
+/**
+ * The relay answered a request this client aborted with `REQUEST_CANCELLED` (or the signal was
+ * aborted before the request was sent): `cause` is the signal's `reason`. A `RelayError` of
+ * code `REQUEST_CANCELLED` and kind `cancelled`.
+ */
+export class CancelledError extends RelayError {
+  constructor(method, error, reason) {
+    super(method, { message: "cancelled by the caller", ...error, code: REQUEST_CANCELLED }, reason);
+    this.name = "CancelledError";
+    this.kind = "cancelled";
   }
 }
 
@@ -69,10 +133,11 @@ export class RelayClient {
     this.closedError = undefined;
     this.child = undefined;
     this.subscriptions = new Map();
+    this.spawnError = undefined;
     input.on("data", (chunk) => this.#receive(chunk));
-    input.on("end", () => this.#fail(new Error("the relay closed the connection")));
-    input.on("error", (error) => this.#fail(error));
-    output.on("error", (error) => this.#fail(error));
+    input.on("end", () => this.#lost(new ConnectionClosedError("relay_closed", "the relay closed the connection")));
+    input.on("error", (error) => this.#lost(ioError(error)));
+    output.on("error", (error) => this.#lost(ioError(error)));
   }
 
   /**
@@ -83,13 +148,36 @@ export class RelayClient {
   static spawn(binary, options = {}) {
     const args = ["serve", "--stdio"];
     if (options.pluginsDir) args.push("--plugins-dir", options.pluginsDir);
-    const child = spawn(binary, args, {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
-    });
+    let child;
+    try {
+      child = spawn(binary, args, {
+        cwd: options.cwd,
+        env: { ...process.env, ...options.env },
+        stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+      });
+    } catch (error) {
+      // Some runtimes throw at once (a file that is not executable, on Bun): the client is
+      // returned already failed, so the first request rejects with the SpawnError.
+      const client = new RelayClient(new PassThrough(), new PassThrough(), options);
+      client.spawnError = new SpawnError(binary, error);
+      client.#fail(client.spawnError);
+      return client;
+    }
     const client = new RelayClient(child.stdout, child.stdin, options);
     client.child = child;
+    // A binary that cannot start is reported as an 'error' event on the child (with no pid):
+    // without this listener Node throws it as uncaught, and Bun never ends the child's stdout.
+    child.on("error", (error) => {
+      if (child.pid === undefined && client.spawnError === undefined) {
+        client.spawnError = new SpawnError(binary, error);
+        client.#fail(client.spawnError);
+      }
+    });
+    child.once("exit", (code, signal) =>
+      client.#lost(
+        new ConnectionClosedError("relay_closed", `the service exited (${signal ?? `code ${code}`})`),
+      ),
+    );
     return client;
   }
 
@@ -109,8 +197,12 @@ export class RelayClient {
   }
 
   /**
-   * Sends one request. With `signal`, aborting sends `$/cancelRequest` and rejects at once
-   * with a RelayError of code REQUEST_CANCELLED.
+   * Sends one request. With `signal`, aborting sends `$/cancelRequest`, and the call settles
+   * with the relay's answer to it: a call the relay abandoned (`command/invoke`, `ui/invoke`,
+   * `connectors/invoke`) rejects with a `CancelledError` once the relay has stopped its work, so
+   * the next call never meets the process being stopped; any other request runs to its end and
+   * settles with its real outcome (an aborted install that completed resolves with its result).
+   * A signal aborted before the call rejects with a `CancelledError` and sends nothing.
    * @param {string} method
    * @param {unknown} [params]
    * @param {{signal?: AbortSignal}} [options]
@@ -118,9 +210,7 @@ export class RelayClient {
   request(method, params, options = {}) {
     if (this.closedError) return Promise.reject(this.closedError);
     if (this.pending.size >= this.options.maxPending) {
-      return Promise.reject(
-        new Error(`${this.options.maxPending} requests are already waiting (maxPending); retry later`),
-      );
+      return Promise.reject(new PendingLimitError(this.options.maxPending));
     }
     const id = this.nextId++;
     const signal = options.signal;
@@ -133,18 +223,17 @@ export class RelayClient {
         this.#write(message);
       });
     }
+    if (signal.aborted) return Promise.reject(new CancelledError(method, {}, signal.reason));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
-        if (!this.pending.delete(id)) return;
+        if (!this.pending.has(id) || this.closedError) return;
         this.#write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } });
-        reject(new RelayError(method, { code: REQUEST_CANCELLED, message: "cancelled by the caller" }));
       };
       const settle = (fn) => (value) => {
         signal.removeEventListener("abort", onAbort);
         fn(value);
       };
-      this.pending.set(id, { method, resolve: settle(resolve), reject: settle(reject) });
-      if (signal.aborted) return onAbort();
+      this.pending.set(id, { method, signal, resolve: settle(resolve), reject: settle(reject) });
       signal.addEventListener("abort", onAbort, { once: true });
       this.#write(message);
     });
@@ -316,14 +405,15 @@ export class RelayClient {
   /**
    * Activates a UI descriptor (`ui/invoke`). For a `host.actions` descriptor, `render`
    * (the default) answers `{actions}`, and `invoke` with an `actionId` replays the input of the
-   * item this connection rendered under the same `sessionId`.
+   * item this connection rendered under the same session (`sessionId`, else `context.sessionId`).
+   * `context` carries what the frontend owns: its session's `cwd` and `sessionId`.
    * @param {string} id
    * @param {string} ui
-   * @param {{project?: string, sessionId?: string, operation?: "render" | "invoke", actionId?: string, signal?: AbortSignal}} [options]
+   * @param {{project?: string, sessionId?: string, operation?: "render" | "invoke", actionId?: string, context?: {cwd?: string, sessionId?: string}, signal?: AbortSignal}} [options]
    */
   invokeUi(id, ui, options = {}) {
     const params = withProject({ id, ui }, options.project);
-    for (const key of ["sessionId", "operation", "actionId"]) {
+    for (const key of ["sessionId", "operation", "actionId", "context"]) {
       if (options[key] !== undefined) params[key] = options[key];
     }
     return this.request("ui/invoke", params, { signal: options.signal });
@@ -351,20 +441,27 @@ export class RelayClient {
 
   /** Closes the connection; a spawned service then shuts its runtimes down and exits. */
   close() {
-    this.#fail(new Error("the client closed the connection"));
+    this.#fail(new ConnectionClosedError("client_closed", "the client closed the connection"));
     this.output.end();
     if (this.input !== this.output) this.input.destroy?.();
   }
 
   /** Resolves with the spawned service's exit code once it has exited. */
   exited() {
+    if (this.spawnError) return Promise.reject(this.spawnError);
     const child = this.child;
     if (!child) return Promise.reject(new Error("this client did not spawn the service"));
     if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-    return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    return new Promise((resolve, reject) => {
+      child.once("exit", (code) => resolve(code));
+      child.once("error", () => {
+        if (this.spawnError) reject(this.spawnError);
+      });
+    });
   }
 
   #write(message) {
+    if (this.closedError) return;
     this.output.write(`${JSON.stringify(message)}\n`);
   }
 
@@ -390,7 +487,12 @@ export class RelayClient {
     if (rest.length === 0) return;
     this.buffered += rest.length;
     if (this.buffered > this.options.maxFrameBytes) {
-      this.#fail(new Error(`the relay sent a line over ${this.options.maxFrameBytes} bytes (maxFrameBytes)`));
+      this.#fail(
+        new ConnectionClosedError(
+          "frame_too_large",
+          `the relay sent a line over ${this.options.maxFrameBytes} bytes (maxFrameBytes)`,
+        ),
+      );
       this.input.destroy?.();
       return;
     }
@@ -416,8 +518,20 @@ export class RelayClient {
     const waiter = this.pending.get(message.id);
     if (!waiter) return;
     this.pending.delete(message.id);
-    if (message.error) waiter.reject(new RelayError(waiter.method, message.error));
-    else waiter.resolve(message.result);
+    if (message.error) {
+      const cancelled = message.error.code === REQUEST_CANCELLED;
+      waiter.reject(
+        cancelled
+          ? new CancelledError(waiter.method, message.error, waiter.signal?.reason)
+          : new RelayError(waiter.method, message.error),
+      );
+    } else waiter.resolve(message.result);
+  }
+
+  /** The connection ended under the client; a spawn that failed reports itself instead. */
+  #lost(error) {
+    if (this.child && this.child.pid === undefined) return;
+    this.#fail(error);
   }
 
   #fail(error) {
@@ -426,6 +540,10 @@ export class RelayClient {
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
   }
+}
+
+function ioError(error) {
+  return new ConnectionClosedError("io_error", `the connection to the relay failed: ${error.message}`, error);
 }
 
 function withProject(params, project) {

@@ -4,9 +4,19 @@
 
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { test } from "node:test";
 
-import { RELAY_VERSION, RelayClient, RelayVersionError, majorVersion } from "../src/index.js";
+import {
+  CancelledError,
+  ConnectionClosedError,
+  PendingLimitError,
+  RELAY_VERSION,
+  REQUEST_CANCELLED,
+  RelayClient,
+  RelayError,
+  RelayVersionError,
+  majorVersion,
+} from "../src/index.js";
+import { test } from "./runner.js";
 
 /** A client whose service side is scripted: `sent()` is what it wrote, `feed` writes to it. */
 function scripted(options) {
@@ -71,7 +81,10 @@ test("a line past maxFrameBytes fails the waiting requests and closes the connec
   const pending = client.request("a/b", {});
   feed(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${"x".repeat(40)}`), Buffer.from("x".repeat(40)));
   await assert.rejects(pending, /maxFrameBytes/);
-  await assert.rejects(client.request("a/b", {}), /maxFrameBytes/);
+  const later = await client.request("a/b", {}).catch((e) => e);
+  assert.ok(later instanceof ConnectionClosedError);
+  assert.equal(later.reason, "frame_too_large");
+  assert.match(later.message, /maxFrameBytes/);
 });
 
 test("initialize refuses a relay whose major version is not the client's, and accepts its own major", async () => {
@@ -99,4 +112,104 @@ test("initialize refuses a relay whose major version is not the client's, and ac
       assert.equal(outcome.relayVersion, theirs);
     }
   }
+});
+
+const failure = (id, error) => Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id, error })}\n`);
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+test("an aborted call waits for the relay's answer: cancelled with the signal's reason, or its real outcome", async () => {
+  const { client, sent, feed } = scripted();
+  const abort = new AbortController();
+  let settled = false;
+  const call = client.invoke("slow.run", {}, { signal: abort.signal }).finally(() => {
+    settled = true;
+  });
+  abort.abort(new Error("the user closed the panel"));
+  await tick();
+  assert.deepEqual(sent()[1], { jsonrpc: "2.0", method: "$/cancelRequest", params: { id: 1 } });
+  assert.equal(settled, false, "the call stays pending until the relay answered the cancel");
+  feed(failure(1, { code: REQUEST_CANCELLED, message: "cancelled", data: { kind: "cancelled" } }));
+  const cancelled = await call.catch((e) => e);
+  assert.ok(cancelled instanceof CancelledError);
+  assert.ok(cancelled instanceof RelayError);
+  assert.equal(cancelled.code, REQUEST_CANCELLED);
+  assert.equal(cancelled.kind, "cancelled");
+  assert.equal(cancelled.cause.message, "the user closed the panel");
+
+  // A request the relay does not abandon (an install) settles with what the relay did.
+  const install = new AbortController();
+  const installing = client.install("/src/bundle", { trust: true }).then(() => undefined);
+  const aborted = client.request("plugins/install", { source: "/src/bundle" }, { signal: install.signal });
+  install.abort();
+  await tick();
+  feed(answer(2, null), answer(3, { id: "bundle-1", trusted: true }));
+  await installing;
+  assert.deepEqual(await aborted, { id: "bundle-1", trusted: true }, "the completed install is reported");
+
+  // A signal aborted before the call sends nothing.
+  const before = sent().length;
+  const early = await client.invoke("slow.run", {}, { signal: AbortSignal.abort("gone") }).catch((e) => e);
+  assert.ok(early instanceof CancelledError);
+  assert.equal(early.cause, "gone");
+  assert.equal(sent().length, before);
+});
+
+test("a closed client, a lost connection and maxPending overflow reject with typed errors", async () => {
+  {
+    const { client } = scripted();
+    client.close();
+    const closed = await client.list().catch((e) => e);
+    assert.ok(closed instanceof ConnectionClosedError);
+    assert.equal(closed.code, "ERR_RELAY_CLOSED");
+    assert.equal(closed.kind, "connection_closed");
+    assert.equal(closed.reason, "client_closed");
+  }
+  {
+    const fromService = new PassThrough();
+    const client = new RelayClient(fromService, new PassThrough());
+    const pending = client.list();
+    fromService.end();
+    const lost = await pending.catch((e) => e);
+    assert.ok(lost instanceof ConnectionClosedError);
+    assert.equal(lost.reason, "relay_closed");
+  }
+  {
+    const fromService = new PassThrough();
+    const client = new RelayClient(fromService, new PassThrough());
+    const pending = client.list();
+    const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    fromService.destroy(reset);
+    const lost = await pending.catch((e) => e);
+    assert.ok(lost instanceof ConnectionClosedError);
+    assert.equal(lost.reason, "io_error");
+    assert.equal(lost.cause, reset);
+  }
+  {
+    const { client, feed } = scripted({ maxPending: 1 });
+    const first = client.list();
+    const over = await client.list().catch((e) => e);
+    assert.ok(over instanceof PendingLimitError);
+    assert.equal(over.code, "ERR_RELAY_PENDING_LIMIT");
+    assert.equal(over.limit, 1);
+    feed(answer(1, []));
+    assert.deepEqual(await first, []);
+  }
+});
+
+test("a relay error carries its kind, hint, plugin error and diagnostics", async () => {
+  const { client, feed } = scripted();
+  const call = client.invoke("x.run", {});
+  const data = {
+    kind: "command_failed",
+    hint: "look at the plugin's log",
+    pluginError: { code: 7, data: { why: "no" } },
+    diagnostics: [{ code: "E1", message: "bad" }],
+  };
+  feed(failure(1, { code: -32000, message: "x.run failed", data }));
+  const error = await call.catch((e) => e);
+  assert.ok(error instanceof RelayError);
+  assert.deepEqual(
+    [error.kind, error.hint, error.pluginError, error.diagnostics, error.method],
+    [data.kind, data.hint, data.pluginError, data.diagnostics, "command/invoke"],
+  );
 });

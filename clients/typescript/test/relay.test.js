@@ -8,9 +8,9 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
 
-import { REQUEST_CANCELLED, RelayClient, RelayError } from "../src/index.js";
+import { CancelledError, REQUEST_CANCELLED, RelayClient, RelayError, SpawnError } from "../src/index.js";
+import { test } from "./runner.js";
 
 const binary = required("C2_PLUGINS_BIN");
 const helloRuntime = required("C2_HELLO_RUNTIME");
@@ -63,7 +63,7 @@ function sandbox() {
   return { root, repo, plugins: join(root, "plugins") };
 }
 
-/** A bundle whose runtime is the fixture, declaring `fixture.sleep`. */
+/** A bundle whose runtime is the fixture, declaring `fixture.sleep` and `fixture.echo`. */
 function sleeperBundle(root) {
   const dir = join(root, "sleeper");
   mkdirSync(join(dir, "bin"), { recursive: true });
@@ -76,10 +76,16 @@ function sleeperBundle(root) {
     extensions: {
       "dev.codetwo": {
         standardVersion: "1.2.0",
-        commands: [{ id: "fixture.sleep", title: "Sleep" }],
+        commands: [
+          { id: "fixture.sleep", title: "Sleep" },
+          { id: "fixture.echo", title: "Echo" },
+        ],
         runtime: {
           command: "bin/launch",
-          env: { C2_TEST_PROGRAM: fixture, C2_FIXTURE_COMMANDS: JSON.stringify([{ name: "fixture.sleep" }]) },
+          env: {
+            C2_TEST_PROGRAM: fixture,
+            C2_FIXTURE_COMMANDS: JSON.stringify([{ name: "fixture.sleep" }, { name: "fixture.echo" }]),
+          },
           scopeSupport: ["user"],
         },
       },
@@ -106,7 +112,7 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
     const a = msg.params.args;
     calls += 1;
     if (a.context.operation === "render") send({ id: msg.id, result: [{ id: "item-" + calls, label: "Item", input: { n: calls } }] });
-    else send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input } });
+    else send({ id: msg.id, result: { invoked: a.context.actionId, input: a.input, cwd: a.context.cwd, sessionId: a.context.sessionId } });
   }
 }).on("close", () => process.exit(0));
 `,
@@ -266,7 +272,13 @@ test("the hub: add a catalog, search it, install an entry, see it outdated and u
       hits.map((h) => [h.name, h.version, h.sourceKind, h.installed]),
       [["relay-hub", "1.0.0", "local", null]],
     );
-    const installed = await client.install("relay-hub@1.0.0", { marketplace: "relay-catalog", enable: true });
+    const installed = await client.install("relay-hub@1.0.0", {
+      marketplace: "relay-catalog",
+      enable: true,
+      trust: true,
+    });
+    const changes = [];
+    await client.subscribe("store/changed", (event) => changes.push(event.payload));
     assert.equal(installed.origin.entry, "relay-hub");
     assert.equal((await client.outdated())[0].status, "current");
     writeEntry("1.1.0");
@@ -278,7 +290,16 @@ test("the hub: add a catalog, search it, install an entry, see it outdated and u
       [[installed.id, "1.0.0", "1.1.0"]],
     );
     const listed = await client.list();
-    assert.deepEqual([listed[0].id, listed[0].version, listed[0].enabled], [installed.id, "1.1.0", true]);
+    assert.deepEqual(
+      [listed[0].id, listed[0].version, listed[0].enabled, listed[0].trusted],
+      [installed.id, "1.1.0", true, false],
+    );
+    // The update replaced the bundle and dropped its trust: both are in the change.
+    await until("the store/changed event of the update", () =>
+      changes.some((change) => change.replaced.includes(installed.id)),
+    );
+    const change = changes.find((c) => c.replaced.includes(installed.id));
+    assert.deepEqual(change.policy, [installed.id]);
     assert.deepEqual(await client.removeMarketplace("relay-catalog"), added);
     client.close();
     assert.equal(await client.exited(), 0);
@@ -315,12 +336,27 @@ test("connect on the Unix socket, and SIGTERM ends the service", async () => {
     const theirs = (await other.invokeUi(panel.id, "panel", { operation: "render" })).actions[0];
     assert.notEqual(mine.id, theirs.id);
     const invoked = await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: mine.id });
-    assert.deepEqual(invoked, { invoked: mine.id, input: mine.input });
+    assert.deepEqual(invoked, { invoked: mine.id, input: mine.input, cwd: box.root, sessionId: null });
     const invokedOther = await other.invokeUi(panel.id, "panel", { operation: "invoke", actionId: theirs.id });
-    assert.deepEqual(invokedOther, { invoked: theirs.id, input: theirs.input });
+    assert.deepEqual(invokedOther, { invoked: theirs.id, input: theirs.input, cwd: box.root, sessionId: null });
     const crossed = await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: theirs.id }).catch((e) => e);
     assert.ok(crossed instanceof RelayError);
     assert.equal(crossed.kind, "unknown_action");
+
+    // Two sessions of one connection name themselves in `context`: each invokes what it
+    // rendered, and the session's `cwd` reaches the plugin.
+    const first = { sessionId: "window-1", cwd: box.repo };
+    const second = { sessionId: "window-2", cwd: box.root };
+    const one = (await client.invokeUi(panel.id, "panel", { context: first })).actions[0];
+    const two = (await client.invokeUi(panel.id, "panel", { context: second })).actions[0];
+    assert.deepEqual(
+      await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: one.id, context: first }),
+      { invoked: one.id, input: one.input, cwd: box.repo, sessionId: "window-1" },
+    );
+    assert.deepEqual(
+      await client.invokeUi(panel.id, "panel", { operation: "invoke", actionId: two.id, context: second }),
+      { invoked: two.id, input: two.input, cwd: box.root, sessionId: "window-2" },
+    );
     other.close();
 
     const exited = new Promise((resolve) => service.once("exit", (code) => resolve(code)));
@@ -330,6 +366,54 @@ test("connect on the Unix socket, and SIGTERM ends the service", async () => {
     client.close();
   } finally {
     service.kill("SIGKILL");
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
+test("spawn of a missing or non-executable binary rejects with a SpawnError", async () => {
+  const box = sandbox();
+  try {
+    const notExecutable = join(box.root, "c2-plugins");
+    writeFileSync(notExecutable, "not a program\n", { mode: 0o644 });
+    for (const path of [join(box.root, "missing", "c2-plugins"), notExecutable]) {
+      const client = RelayClient.spawn(path, { pluginsDir: box.plugins, stderr: "ignore" });
+      const failed = await client.initialize().catch((e) => e);
+      assert.ok(failed instanceof SpawnError, `${path}: ${failed}`);
+      assert.equal(failed.kind, "spawn_failed");
+      assert.equal(failed.code, "ERR_RELAY_SPAWN");
+      assert.equal(failed.binary, path);
+      assert.ok(failed.cause, "the spawn's own error is the cause");
+      assert.equal(await client.exited().catch((e) => e), failed);
+      assert.equal(await client.list().catch((e) => e), failed);
+      client.close();
+    }
+  } finally {
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
+test("a call right after a cancelled one starts the runtime again, 20 times over", async () => {
+  const box = sandbox();
+  const client = RelayClient.spawn(binary, { pluginsDir: box.plugins, cwd: box.root, stderr: "ignore" });
+  try {
+    await client.initialize();
+    const sleeper = await client.install(sleeperBundle(box.root), { trust: true, enable: true });
+    for (let round = 0; round < 20; round++) {
+      const abort = new AbortController();
+      const hanging = client.invoke("fixture.sleep", { ms: 600_000 }, { signal: abort.signal });
+      await until("the fixture start", async () => (await client.runtimePid(sleeper.id)) !== null);
+      await new Promise((resolve) => setTimeout(resolve, round % 4));
+      abort.abort(new Error(`round ${round}`));
+      const cancelled = await hanging.catch((e) => e);
+      assert.ok(cancelled instanceof CancelledError, `round ${round}: ${cancelled}`);
+      assert.equal(cancelled.cause.message, `round ${round}`);
+      const echoed = await client.invoke("fixture.echo", { round });
+      assert.deepEqual(echoed, { round }, `round ${round}`);
+    }
+    client.close();
+    assert.equal(await client.exited(), 0);
+  } finally {
+    client.child?.kill("SIGKILL");
     rmSync(box.root, { recursive: true, force: true });
   }
 });

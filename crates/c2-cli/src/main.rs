@@ -702,7 +702,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 commands::catalog::catalog(out, host, project.project.as_deref())
             }
             Command::Commands { project } => {
-                commands::catalog::commands(out, host, project.project.as_deref())
+                commands::catalog::commands(out, host, project.project.as_deref()).await
             }
             Command::Invoke { command, call, .. } => {
                 let call = commands::invoke::Call {
@@ -732,7 +732,9 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             }
             Command::Apply { file } => commands::plan::apply(out, host, file).await,
             Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
-            Command::Ui { project } => commands::ui::catalog(out, host, project.project.as_deref()),
+            Command::Ui { project } => {
+                commands::ui::catalog(out, host, project.project.as_deref()).await
+            }
             Command::InvokeUi {
                 id,
                 ui,

@@ -1630,7 +1630,23 @@ impl PluginHost {
             .collect())
     }
 
-    /// The commands visible in a realm.
+    /// Builds a project realm's module graph if it was not built yet, so that listings
+    /// ([`PluginHost::commands`], [`PluginHost::ui_catalog`]) show its dormant commands and
+    /// descriptors before anything was invoked there. Applying modules registers commands and
+    /// prepares runtimes; it starts no plugin process. The user realm is always built.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future is safe: a build it started is redone by the next caller.
+    pub async fn load_realm(&self, target: &Target) -> Result<(), HostError> {
+        let realm = self.realm(target)?;
+        // The lease only had to see the build through: an idle realm may be reaped again.
+        let _built = self.on_runtime(self.shared.kernel.lease(&realm)).await?;
+        Ok(())
+    }
+
+    /// The commands visible in a realm (a project realm as far as it is built: see
+    /// [`PluginHost::load_realm`]).
     pub fn commands(&self, target: &Target) -> Result<Vec<CommandRow>, HostError> {
         let realm = self.realm(target)?;
         let bundles = lock(&self.shared.bundles).clone();

@@ -141,13 +141,16 @@ impl PluginHost {
         for (id, (digest, trusted, enabled)) in &view.bundles {
             match previous.bundles.get(id) {
                 None => changed.installed.push(id.clone()),
-                Some((old, _, _)) if old != digest => changed.replaced.push(id.clone()),
-                Some((_, was_trusted, was_enabled))
-                    if (was_trusted, was_enabled) != (trusted, enabled) =>
-                {
-                    changed.policy.push(id.clone());
+                Some((old, was_trusted, was_enabled)) => {
+                    if old != digest {
+                        changed.replaced.push(id.clone());
+                    }
+                    // A replacement may change trust too (an update drops the trust of
+                    // changed content): it is both replaced and a policy change.
+                    if (was_trusted, was_enabled) != (trusted, enabled) {
+                        changed.policy.push(id.clone());
+                    }
                 }
-                Some(_) => {}
             }
         }
         changed.removed = previous

@@ -470,7 +470,10 @@ impl Connection {
                 Ok(json::catalog_rows(&rows, wire))
             }
             Call::RealmCommands(p) => {
-                let rows = host.commands(&target(p.project)).map_err(error_object)?;
+                let t = target(p.project);
+                // A project realm's dormant commands are listed before its first use.
+                host.load_realm(&t).await.map_err(error_object)?;
+                let rows = host.commands(&t).map_err(error_object)?;
                 Ok(json::command_rows(&rows))
             }
             Call::CommandInvoke(p) => {
@@ -509,11 +512,20 @@ impl Connection {
                 host.invoke_connector(&request).await.map_err(error_object)
             }
             Call::UiCatalog(p) => {
-                let slots = host.ui_catalog(&target(p.project)).map_err(error_object)?;
+                let t = target(p.project);
+                host.load_realm(&t).await.map_err(error_object)?;
+                let slots = host.ui_catalog(&t).map_err(error_object)?;
                 Ok(json::ui_catalog(&slots))
             }
             Call::UiInvoke(request) => {
-                let session = self.ui_session(request.session_id.as_deref());
+                // The effective session keys the renders: `sessionId`, else `context.sessionId`.
+                let session_id = request.session_id.as_deref().or_else(|| {
+                    request
+                        .context
+                        .as_ref()
+                        .and_then(|context| context.session_id.as_deref())
+                });
+                let session = self.ui_session(session_id);
                 host.invoke_ui_keyed(&request, &session)
                     .await
                     .map_err(error_object)

@@ -102,10 +102,15 @@ pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) 
     Ok(out.success(rows, &human))
 }
 
-pub(crate) fn commands(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
-    let rows = host
-        .commands(&session::target(project))
-        .map_err(session::failure)?;
+pub(crate) async fn commands(
+    out: &mut Out,
+    host: &PluginHost,
+    project: Option<&Path>,
+) -> CmdResult {
+    let target = session::target(project);
+    // A project realm's dormant commands are listed before anything was invoked there.
+    host.load_realm(&target).await.map_err(session::failure)?;
+    let rows = host.commands(&target).map_err(session::failure)?;
     let mut table =
         vec![["NAME", "OWNER", "REALM", "VISIBILITY", "STATE", "TITLE"].map(str::to_owned)];
     for row in &rows {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use c2_host::{PluginHost, UiOperation, UiRequest};
+use c2_host::{PluginHost, UiOperation, UiRequest, UiSlot};
 
 use crate::CmdResult;
 use crate::commands::invoke::print_result;
@@ -18,10 +18,11 @@ pub(crate) enum Operation {
     Invoke,
 }
 
-pub(crate) fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
-    let slots = host
-        .ui_catalog(&session::target(project))
-        .map_err(session::failure)?;
+pub(crate) async fn catalog(out: &mut Out, host: &PluginHost, project: Option<&Path>) -> CmdResult {
+    let target = session::target(project);
+    // A project realm's descriptors are listed before anything was invoked there.
+    host.load_realm(&target).await.map_err(session::failure)?;
+    let slots = host.ui_catalog(&target).map_err(session::failure)?;
     let mut human = String::new();
     // Slots by name, as they always were listed.
     let mut by_name: Vec<_> = slots.iter().collect();
@@ -71,6 +72,31 @@ pub(crate) async fn invoke(out: &mut Out, host: &PluginHost, request: &Request<'
         action_id: request.action.map(str::to_owned),
         context: None,
     };
+    if request.operation == Some(UiOperation::Invoke) && host_actions(host, &request).await? {
+        // This process holds no earlier render: it renders the slot now, so the invoke still
+        // replays only an item the slot currently offers.
+        let render = UiRequest {
+            operation: Some(UiOperation::Render),
+            action_id: None,
+            ..request.clone()
+        };
+        host.invoke_ui(&render).await.map_err(session::failure)?;
+    }
     let result = host.invoke_ui(&request).await.map_err(session::failure)?;
     Ok(print_result(out, result))
+}
+
+/// Whether the request names a `host.actions` descriptor the realm offers.
+async fn host_actions(
+    host: &PluginHost,
+    request: &UiRequest,
+) -> Result<bool, crate::output::Failure> {
+    let target = session::target(request.project.as_deref());
+    host.load_realm(&target).await.map_err(session::failure)?;
+    let slots = host.ui_catalog(&target).map_err(session::failure)?;
+    Ok(slots.get(&UiSlot::HostActions).is_some_and(|entries| {
+        entries
+            .iter()
+            .any(|entry| entry.bundle == request.id && entry.id == request.ui)
+    }))
 }

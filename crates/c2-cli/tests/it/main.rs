@@ -18,6 +18,7 @@ mod resilience;
 mod sdk;
 mod serve;
 mod serve_access;
+mod serve_realms;
 mod sources;
 mod store;
 mod validate;

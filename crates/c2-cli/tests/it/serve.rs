@@ -504,32 +504,46 @@ fn connect(socket: &Path) -> std::os::unix::net::UnixStream {
 }
 
 #[test]
-fn the_javascript_client_passes_its_node_tests_against_a_real_service() {
+fn the_javascript_client_passes_its_node_and_bun_tests_against_a_real_service() {
+    // Five tests against the service (spawn failures and cancel-then-call among them), seven
+    // of the client's framing, cancellation, typed errors and version check on scripted
+    // streams, one that the docs, the description document and the types name the same
+    // methods; under Node the shared runner module counts as one more passing file.
+    let node = client_suite("node", &["--test", "test/"]);
+    assert!(node.contains("# pass 14"), "{node}");
+    assert!(node.contains("# fail 0"), "{node}");
+    let bun = client_suite("bun", &["test"]);
+    assert!(bun.contains(" 13 pass"), "{bun}");
+    assert!(bun.contains(" 0 fail"), "{bun}");
+}
+
+/// Runs the client's suite with `runtime` against the built service; its report, once passed.
+fn client_suite(runtime: &str, args: &[&str]) -> String {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/typescript");
     let fixture = built("c2-fixture", "C2_FIXTURE_BIN");
     #[expect(
         clippy::disallowed_methods,
-        reason = "Node's own test runner exercises the client against the built service"
+        reason = "Node's and Bun's own test runners exercise the client against the built service"
     )]
-    let output = std::process::Command::new("node")
-        .args(["--test", "test/"])
+    let output = std::process::Command::new(runtime)
+        .args(args)
         .current_dir(&client)
         .env("C2_PLUGINS_BIN", env!("CARGO_BIN_EXE_c2-plugins"))
         .env("C2_HELLO_RUNTIME", pack("hello-runtime"))
         .env("C2_FIXTURE_BIN", fixture)
         .env_remove("C2_PLUGINS_DIR")
         .output()
-        .unwrap();
+        .unwrap_or_else(|error| panic!("cannot run {runtime} (install it: .ci/run does): {error}"));
     let report = format!(
         "{}\n{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(output.status.success(), "node --test failed:\n{report}");
-    // Three tests against the service; three of the client's framing and its version check
-    // on scripted streams.
-    assert!(report.contains("# pass 7"), "{report}");
-    assert!(report.contains("# fail 0"), "{report}");
+    assert!(
+        output.status.success(),
+        "{runtime} {args:?} failed:\n{report}"
+    );
+    report
 }
 
 #[test]
@@ -844,7 +858,7 @@ fn two_connections_render_one_host_actions_slot_and_each_invokes_its_own_item() 
 }
 
 /// Writes the counting host.actions bundle under `work/panel`.
-fn counting_panel(sandbox: &Sandbox) -> std::path::PathBuf {
+pub(crate) fn counting_panel(sandbox: &Sandbox) -> std::path::PathBuf {
     sandbox.write("panel/plugin.js", COUNTING_PANEL);
     sandbox.write(
         "panel/plugin.json",
@@ -896,13 +910,18 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
         sandbox.run(&args)
     };
 
-    // No service: every call is its own host, so a render is gone with its process.
+    // No service: every call is its own host, so an invoke renders the slot in its own
+    // process first and replays only an item that render offers.
     let cold = sandbox.run(&status);
     assert_eq!(cold.code, 0, "{cold:#?}");
     let item = rendered_item(&sandbox.run(&render));
-    let forgotten = invoke_item(&item, &[]);
-    assert_eq!(forgotten.code, 1, "{forgotten:#?}");
-    assert_eq!(forgotten.json()["error"]["kind"], "unknown_action");
+    let one_shot = invoke_item(&item, &[]);
+    assert_eq!(one_shot.code, 0, "{one_shot:#?}");
+    assert_eq!(one_shot.json()["result"]["invoked"], item.as_str());
+    assert_eq!(one_shot.json()["result"]["input"], json!({"n": 1}));
+    let not_offered = invoke_item("item-9", &[]);
+    assert_eq!(not_offered.code, 1, "{not_offered:#?}");
+    assert_eq!(not_offered.json()["error"]["kind"], "unknown_action");
     let failed_here = sandbox.run(&["--format", "json", "invoke", "nope.x"]);
     let failed_here_human = sandbox.run(&["invoke", "nope.x"]);
     let bad_args_here = sandbox.run(&["invoke", "hello.status", "--args", "{nope"]);
@@ -945,7 +964,8 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
     let invoked = invoke_item(&item, &[]);
     assert_eq!(invoked.code, 0, "{invoked:#?}");
     assert_eq!(invoked.json()["result"]["invoked"], item.as_str());
-    // The CLI's renders are its own: a relay client does not see them, nor --no-service.
+    // The CLI's renders are its own: a relay client does not see them; --no-service renders
+    // in its own process and invokes only what that render offers.
     let relay = client.call(
         "ui/invoke",
         json!({"id": panel, "ui": "panel", "operation": "invoke", "actionId": item}),
@@ -954,7 +974,10 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
         relay["error"]["data"]["kind"], "unknown_action",
         "{relay:#}"
     );
-    let in_process = invoke_item(&item, &["--no-service"]);
+    let in_process = invoke_item("item-1", &["--no-service"]);
+    assert_eq!(in_process.code, 0, "{in_process:#?}");
+    assert_eq!(in_process.json()["result"]["input"], json!({"n": 1}));
+    let in_process = invoke_item("item-9", &["--no-service"]);
     assert_eq!(in_process.code, 1, "{in_process:#?}");
     assert_eq!(in_process.json()["error"]["kind"], "unknown_action");
 

@@ -260,6 +260,26 @@ async fn a_cancelled_call_stops_the_process_and_the_next_call_starts_it_again() 
     env.host.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_call_right_after_a_cancelled_one_starts_a_fresh_process_every_time() {
+    let env = Env::new().await;
+    let dir = FixtureBundle::new("recancel").write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    for round in 0..20u64 {
+        // Abandoned at different moments: during the activation, and with the call in flight.
+        let slow = env.invoke("fixture.sleep", json!({"ms": 30000}));
+        let waited = Duration::from_millis(round % 5 * 10);
+        assert!(tokio::time::timeout(waited, slow).await.is_err());
+        // At once, without waiting for the stopped process to be gone.
+        assert_eq!(
+            env.invoke("fixture.echo", json!(round)).await.unwrap(),
+            json!(round),
+            "round {round}"
+        );
+    }
+    env.host.shutdown().await;
+}
+
 /// This process's idle pre-started shims: children started with `--warm`.
 fn idle_shims() -> Vec<u32> {
     let me = std::process::id();

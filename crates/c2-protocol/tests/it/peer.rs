@@ -307,6 +307,7 @@ async fn excess_incoming_requests_are_answered_busy_at_once() {
         (busy["id"].clone(), busy["error"]["code"].clone()),
         (json!(3), json!(codes::HOST_BUSY))
     );
+    assert_eq!(busy["error"]["data"], json!({"kind": "host_busy"}));
     gate.add_permits(2);
     let mut done = [raw.recv().await, raw.recv().await];
     done.sort_by_key(|m| m["id"].as_u64());
@@ -866,6 +867,7 @@ async fn incoming_requests_over_the_byte_bound_are_answered_busy() {
     let busy = raw.recv().await;
     assert_eq!(busy["id"], 2);
     assert_eq!(busy["error"]["code"], codes::HOST_BUSY);
+    assert_eq!(busy["error"]["data"]["kind"], "host_busy");
     assert_eq!(peer.stats().busy_rejections, 1);
     gate.add_permits(1);
     let answer = raw.recv().await;
