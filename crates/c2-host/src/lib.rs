@@ -57,6 +57,10 @@ pub use contributions::lsp::{
 pub use contributions::mcp::{
     MCP_DATA_DIR, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
+pub use contributions::skills::{
+    LibraryItem, LibraryKind, LibraryStatus, SCENES_CHANGED, SKILLS_CHANGED, SceneEntry, SceneKind,
+    SceneStatus,
+};
 pub use contributions::ui::{
     DEFAULT_UI_SESSION, HostAction, UiContext, UiEntry, UiRequest, validate_host_actions,
 };
@@ -84,6 +88,7 @@ const WIRING: &[seam::Install] = &[
     contributions::connectors::install,
     contributions::lsp::install,
     contributions::mcp::install,
+    contributions::skills::install,
 ];
 
 // What the host's signatures and public fields use, re-exported so an embedder can call the

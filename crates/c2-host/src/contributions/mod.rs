@@ -9,4 +9,5 @@
 pub(crate) mod connectors;
 pub(crate) mod lsp;
 pub(crate) mod mcp;
+pub(crate) mod skills;
 pub(crate) mod ui;
