@@ -17,6 +17,7 @@ mod multihost;
 mod resilience;
 mod sdk;
 mod serve;
+mod skills;
 mod sources;
 mod store;
 mod validate;
