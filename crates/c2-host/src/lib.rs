@@ -12,7 +12,7 @@
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
 //! plan files, and launch-ready MCP server definitions for
-//! session composition (`mcp_servers`; nothing is started by the host itself). Many hosts may
+//! session composition (`mcp_servers`; nothing is started by the host itself), and the content library of skills, prompt commands, subagents and scenes per realm (`skill_library`, `scene_library`; the host publishes `skills/changed` and `scenes/changed` itself). Many hosts may
 //! share one plugins directory: a change committed by any of them reaches every other live host
 //! within a second ([`PluginHost::refresh`], [`StoreChanged`]).
 //!

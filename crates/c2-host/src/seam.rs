@@ -4,7 +4,7 @@
 //! paths, error) installs, trusts, activates and unloads bundles. Built-ins (`builtins/`:
 //! `git.status`, the `plugins.*` management plane) and contributions (`contributions/`: UI
 //! descriptors and `host.actions`, connectors, language servers, MCP servers, and any later
-//! kind such as a skills library) are built on it. They import the core through this module
+//! kind) are built on it. They import the core through this module
 //! alone, and no core file imports them.
 //!
 //! The core reaches them the other way round, by registration. Each of them has one
@@ -24,7 +24,9 @@
 //!   when it closes;
 //! - ask to hear of an uninstall ([`Registry::on_uninstall`]), e.g. to remove what it keeps
 //!   for the bundle under its data directory; the hooks run, in `WIRING` order, once the
-//!   bundle is unloaded and out of the store.
+//!   bundle is unloaded and out of the store;
+//! - ask to run after every reconcile ([`Registry::after_reconcile`]), e.g. to notice that what
+//!   a realm offers changed and publish a host event about it.
 //!
 //! What else a contribution may use of the core is re-exported here and nowhere else: the
 //! kernel and options (public on [`PluginHost`]), the installed bundles

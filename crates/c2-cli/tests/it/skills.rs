@@ -132,7 +132,11 @@ fn the_library_of_a_git_installed_bundle_per_realm_with_a_collision_and_a_scene(
     let text = sandbox.run(&["skills", "--project", project_arg]);
     assert_eq!(text.code, 0, "{text:#?}");
     assert!(text.stdout.starts_with("NAME"), "{}", text.stdout);
-    assert!(text.stdout.contains("hello-runtime:review"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("hello-runtime:review"),
+        "{}",
+        text.stdout
+    );
     assert!(text.stdout.contains("(lint)"), "{}", text.stdout);
 
     let scenes = ok(&sandbox.run(&["scenes", "--format", "json"]));
