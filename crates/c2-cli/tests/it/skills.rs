@@ -156,3 +156,61 @@ fn the_library_of_a_git_installed_bundle_per_realm_with_a_collision_and_a_scene(
     let text = sandbox.run(&["scenes"]);
     assert!(text.stdout.contains("daily"), "{}", text.stdout);
 }
+
+/// A live host in this process hears `skills/changed` exactly once for each library change
+/// made by another `c2-plugins` process on its store, and not for one that changes nothing.
+#[test]
+fn a_live_host_publishes_skills_changed_once_per_change_made_by_another_process() {
+    let sandbox = Sandbox::new();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    std::fs::create_dir_all(&sandbox.plugins).unwrap();
+    let mut options = c2_host::HostOptions::new(&sandbox.plugins);
+    options.working_dir = Some(sandbox.work.clone());
+    let host = rt.block_on(c2_host::PluginHost::open(options)).unwrap();
+    let mut events = rt
+        .block_on(async { host.subscribe("skills/changed") })
+        .unwrap();
+    // Counts the events that arrive within `wait`.
+    let mut drain = |wait: std::time::Duration| {
+        rt.block_on(async {
+            let mut n = 0;
+            while let Ok(Some(event)) = tokio::time::timeout(wait, events.recv()).await {
+                assert_eq!(event.payload, Value::Null);
+                n += 1;
+            }
+            n
+        })
+    };
+    sandbox.write(
+        "docs/plugin.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "docs", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+    );
+    sandbox.write(
+        "docs/skills/write/SKILL.md",
+        "---\nname: write\ndescription: Write docs.\n---\nWrite.\n",
+    );
+    let id =
+        ok(&sandbox.run(&["install", "docs", "--trust", "--enable", "--format", "json"]))["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let wait = std::time::Duration::from_secs(3);
+    assert_eq!(
+        drain(wait),
+        1,
+        "one event for the install by another process"
+    );
+    ok(&sandbox.run(&["enable", &id, "--format", "json"]));
+    assert_eq!(drain(wait), 0, "enabling what is enabled changes nothing");
+    ok(&sandbox.run(&["disable", &id, "--format", "json"]));
+    assert_eq!(
+        drain(wait),
+        1,
+        "one event for the disable by another process"
+    );
+    rt.block_on(host.shutdown());
+}
