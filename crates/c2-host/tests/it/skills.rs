@@ -47,7 +47,7 @@ fn kit(parent: &Path, review: &str) -> PathBuf {
     );
     write(
         &dir.join("agents/reviewer.md"),
-        "---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep\nmodel: strong\n---\nYou review diffs.\n",
+        "---\nname: reviewer\ndescription: Reviews diffs.\ntools:\n  - Read\n  - Grep\nmodel: \"strong\"\n---\nYou review diffs.\n",
     );
     write(
         &dir.join("scenes/daily.scene.json"),

@@ -69,8 +69,15 @@ pub(crate) fn changes(before: &Seen, now: &Seen) -> (bool, bool) {
 
 /// The after-reconcile hook: publishes each event once when its library changed.
 pub(crate) fn publish_changes(host: &PluginHost) {
-    let now = current(host);
     let library = host.state::<Library>();
+    // What an uninstalled bundle offered is forgotten.
+    let installed: std::collections::BTreeSet<String> = host
+        .installed()
+        .iter()
+        .map(|b| b.record.id.clone())
+        .collect();
+    lock(&library.content).retain(|id, _| installed.contains(id));
+    let now = current(host);
     let (skills, scenes) = {
         let mut seen = lock(&library.seen);
         let changed = seen
