@@ -202,6 +202,38 @@ export interface CommandRow {
 }
 
 /** One row of `mcp/list`, as `c2-plugins mcp --format json`. */
+/** One skill, prompt command or subagent of a realm's content library. */
+export interface LibraryItem {
+  bundle: string;
+  bundleName: string;
+  kind: "skill" | "prompt-command" | "agent" | string;
+  localName: string;
+  /** The name offered to a session (`<bundle-name>:<name>` when bundles collide); null when not offered. */
+  name: string | null;
+  description: string | null;
+  path: string;
+  folder: string;
+  fields: Record<string, string>;
+  allowedTools: string[];
+  /** A prompt command's or subagent's body, verbatim (`$ARGUMENTS` kept). */
+  instructions: string | null;
+  scripts: boolean;
+  /** `supported`, `not_trusted`, `disabled: <why>` or `skipped: <why>`. */
+  status: string;
+}
+
+/** One scene or pipeline file of a realm. */
+export interface SceneRow {
+  bundle: string;
+  bundleName: string;
+  kind: "scene" | "pipeline" | string;
+  name: string;
+  path: string;
+  version: string | null;
+  /** `valid` or `invalid: <why>`. */
+  status: string;
+}
+
 export interface McpServerRow {
   bundle: string;
   bundleName: string;
@@ -383,6 +415,8 @@ export declare class RelayClient {
   apply(plan: Plan): Promise<Applied>;
   reset(id?: string): Promise<{ id: string | null; revision: Revision }>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
+  skills(project?: string): Promise<LibraryItem[]>;
+  scenes(project?: string): Promise<SceneRow[]>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
   invokeUi(id: string, ui: string, options?: UiInvokeOptions & { operation?: "render" }): Promise<HostActionsRender>;
   invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;

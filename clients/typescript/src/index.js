@@ -391,6 +391,23 @@ export class RelayClient {
   }
 
   /**
+   * The skills, prompt commands and subagents a session in the user realm, or a project's, is
+   * offered; items not offered carry `name: null` and the reason in `status`.
+   * @param {string} [project]
+   */
+  skills(project) {
+    return this.request("skills/list", withProject({}, project));
+  }
+
+  /**
+   * The scene and pipeline files of the bundles enabled in the realm, each with its status.
+   * @param {string} [project]
+   */
+  scenes(project) {
+    return this.request("scenes/list", withProject({}, project));
+  }
+
+  /**
    * Invokes a command in the user realm, or a project's.
    * @param {string} command
    * @param {unknown} [args]

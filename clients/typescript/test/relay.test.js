@@ -149,6 +149,8 @@ test("install, trust, enable, invoke warm twice, receive an event, cancel a hang
     );
 
     assert.deepEqual(await client.mcpServers(), [], "no bundle ships an mcp.json yet");
+    assert.deepEqual(await client.skills(), [], "no bundle ships skills yet");
+    assert.deepEqual(await client.scenes(), [], "no bundle ships scenes yet");
     const changes = [];
     const storeSubscription = await client.subscribe("store/changed", (event) => changes.push(event.payload));
     const installed = await client.install(helloRuntime);

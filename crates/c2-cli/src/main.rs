@@ -299,6 +299,10 @@ enum Command {
         #[command(flatten)]
         project: ProjectArg,
     },
+    /// The skills, prompt commands and subagents a session in this realm is offered
+    Skills(ProjectArg),
+    /// The scene and pipeline files of this realm's enabled bundles, each checked
+    Scenes(ProjectArg),
     /// Apply an installed bundle's scaffold to a directory; writes nothing on any conflict
     Scaffold {
         /// The installed bundle's id
@@ -760,6 +764,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 list: false,
             } => commands::lsp::run(out, host, language, project).await,
             Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
+            Command::Skills(p) => commands::skills::skills(out, host, p.project.as_deref()),
+            Command::Scenes(p) => commands::skills::scenes(out, host, p.project.as_deref()),
             Command::Mcp { action, project } => match action {
                 None => {
                     commands::mcp::list(out, host, project.project.as_deref(), settings.verbose > 0)

@@ -791,6 +791,7 @@ impl PluginHost {
     pub(crate) async fn reconcile_locked(&self) {
         self.sync_desired();
         self.on_runtime(self.shared.kernel.reconcile()).await;
+        self.run_reconcile_hooks();
     }
 
     /// Reclaims project realms that have been idle and unleased for `KernelOptions::idle_after`

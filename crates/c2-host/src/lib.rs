@@ -12,7 +12,7 @@
 //! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
 //! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
 //! plan files, and launch-ready MCP server definitions for
-//! session composition (`mcp_servers`; nothing is started by the host itself). Many hosts may
+//! session composition (`mcp_servers`; nothing is started by the host itself), and the content library of skills, prompt commands, subagents and scenes per realm (`skill_library`, `scene_library`; the host publishes `skills/changed` and `scenes/changed` itself). Many hosts may
 //! share one plugins directory: a change committed by any of them reaches every other live host
 //! within a second ([`PluginHost::refresh`], [`StoreChanged`]).
 //!
@@ -57,6 +57,10 @@ pub use contributions::lsp::{
 pub use contributions::mcp::{
     MCP_DATA_DIR, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
 };
+pub use contributions::skills::{
+    LibraryItem, LibraryKind, LibraryStatus, SCENES_CHANGED, SKILLS_CHANGED, SceneEntry, SceneKind,
+    SceneStatus,
+};
 pub use contributions::ui::{
     DEFAULT_UI_SESSION, HostAction, UiContext, UiEntry, UiRequest, validate_host_actions,
 };
@@ -84,6 +88,7 @@ const WIRING: &[seam::Install] = &[
     contributions::connectors::install,
     contributions::lsp::install,
     contributions::mcp::install,
+    contributions::skills::install,
 ];
 
 // What the host's signatures and public fields use, re-exported so an embedder can call the

@@ -4,7 +4,7 @@
 //! paths, error) installs, trusts, activates and unloads bundles. Built-ins (`builtins/`:
 //! `git.status`, the `plugins.*` management plane) and contributions (`contributions/`: UI
 //! descriptors and `host.actions`, connectors, language servers, MCP servers, and any later
-//! kind such as a skills library) are built on it. They import the core through this module
+//! kind) are built on it. They import the core through this module
 //! alone, and no core file imports them.
 //!
 //! The core reaches them the other way round, by registration. Each of them has one
@@ -24,7 +24,9 @@
 //!   when it closes;
 //! - ask to hear of an uninstall ([`Registry::on_uninstall`]), e.g. to remove what it keeps
 //!   for the bundle under its data directory; the hooks run, in `WIRING` order, once the
-//!   bundle is unloaded and out of the store.
+//!   bundle is unloaded and out of the store;
+//! - ask to run after every reconcile ([`Registry::after_reconcile`]), e.g. to notice that what
+//!   a realm offers changed and publish a host event about it.
 //!
 //! What else a contribution may use of the core is re-exported here and nowhere else: the
 //! kernel and options (public on [`PluginHost`]), the installed bundles
@@ -63,12 +65,16 @@ pub(crate) type Install = fn(&mut Registry<'_>);
 /// What a contribution does when bundle `id` is uninstalled; see [`Registry::on_uninstall`].
 pub(crate) type UninstallHook = fn(&PluginHost, &str) -> Result<(), HostError>;
 
+/// What a contribution does after every reconcile; see [`Registry::after_reconcile`].
+pub(crate) type ReconcileHook = fn(&PluginHost);
+
 /// What an installer may register; see the module docs.
 pub(crate) struct Registry<'a> {
     host: &'a PluginHost,
     hooks: Vec<Arc<dyn EventHook>>,
     state: Vec<Arc<dyn Any + Send + Sync>>,
     uninstall: Vec<UninstallHook>,
+    reconciled: Vec<ReconcileHook>,
 }
 
 impl std::fmt::Debug for Registry<'_> {
@@ -111,6 +117,13 @@ impl Registry<'_> {
     /// and before its policy is forgotten. An error fails the uninstall with it.
     pub(crate) fn on_uninstall(&mut self, hook: UninstallHook) {
         self.uninstall.push(hook);
+    }
+
+    /// Runs `hook` after every reconcile, with the change lock held: once the graph matches
+    /// policy after an install, uninstall, update, switch, trust or component change, or a
+    /// refresh after another process changed the store. The first run is the one at open.
+    pub(crate) fn after_reconcile(&mut self, hook: ReconcileHook) {
+        self.reconciled.push(hook);
     }
 }
 
@@ -202,6 +215,7 @@ pub(crate) struct Wired {
     hooks: Vec<Arc<dyn EventHook>>,
     state: Vec<Arc<dyn Any + Send + Sync>>,
     uninstall: Vec<UninstallHook>,
+    reconciled: Vec<ReconcileHook>,
 }
 
 impl std::fmt::Debug for Wired {
@@ -222,6 +236,7 @@ impl PluginHost {
             hooks: Vec::new(),
             state: Vec::new(),
             uninstall: Vec::new(),
+            reconciled: Vec::new(),
         };
         for install in installs {
             install(&mut registry);
@@ -230,6 +245,7 @@ impl PluginHost {
             hooks,
             state,
             uninstall,
+            reconciled,
             ..
         } = registry;
         // Only `open` wires, once, before the host is shared.
@@ -237,7 +253,23 @@ impl PluginHost {
             hooks,
             state,
             uninstall,
+            reconciled,
         });
+    }
+
+    /// Runs the after-reconcile hooks; called by the core after each reconcile.
+    pub(crate) fn run_reconcile_hooks(&self) {
+        let Some(wired) = self.shared.wired.get() else {
+            return;
+        };
+        for hook in &wired.reconciled {
+            hook(self);
+        }
+    }
+
+    /// The project keys this host has realms for (registered on first use), in order.
+    pub(crate) fn known_projects(&self) -> Vec<String> {
+        lock(&self.shared.projects).keys().cloned().collect()
     }
 
     /// Runs the uninstall hooks for bundle `id`; called by [`PluginHost::uninstall`].

@@ -503,6 +503,16 @@ impl Connection {
                         .collect(),
                 ))
             }
+            Call::SkillsList(p) => Ok(json::skill_library(
+                &host
+                    .skill_library(&target(p.project))
+                    .map_err(error_object)?,
+            )),
+            Call::ScenesList(p) => Ok(json::scene_library(
+                &host
+                    .scene_library(&target(p.project))
+                    .map_err(error_object)?,
+            )),
             Call::ConnectorsList => Ok(json::connectors(&host.connectors())),
             Call::ConnectorsRegisterProvider(p) => {
                 host.register_provider(&p.provider);

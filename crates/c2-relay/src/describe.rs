@@ -140,6 +140,16 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         ],
     ),
     (
+        "skills/list",
+        "The skills, prompt commands and subagents a session in the realm is offered",
+        PROJECT,
+    ),
+    (
+        "scenes/list",
+        "The scene and pipeline files of the realm's enabled bundles, each checked",
+        PROJECT,
+    ),
+    (
         "connectors/list",
         "Declared connectors and whether their provider is supported",
         &[],

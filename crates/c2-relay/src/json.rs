@@ -13,9 +13,9 @@ use c2_bundle_collector::{CollectedBundle, Contribution, Diagnostic, Inventory, 
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
     ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,
-    InstallOptions, InstallOutcome, LanguageListing, LanguageRow, McpLaunch, McpServerLaunch,
-    OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError, Resolved, SearchHit,
-    ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled, UpdateReport,
+    InstallOptions, InstallOutcome, LanguageListing, LanguageRow, LibraryItem, McpLaunch,
+    McpServerLaunch, OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError, Resolved,
+    SceneEntry, SearchHit, ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled, UpdateReport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -588,6 +588,48 @@ pub fn store_changed(changed: &StoreChanged, revisions: Revisions) -> Value {
         "replaced": changed.replaced,
         "policy": changed.policy,
     })
+}
+
+/// One skill, prompt command or subagent of a realm's content library.
+pub fn library_item(item: &LibraryItem) -> Value {
+    json!({
+        "bundle": item.bundle,
+        "bundleName": item.bundle_name,
+        "kind": item.kind.text(),
+        "localName": item.local_name,
+        "name": item.name,
+        "description": item.description,
+        "path": item.path,
+        "folder": item.folder,
+        "fields": item.fields,
+        "allowedTools": item.allowed_tools,
+        "instructions": item.instructions,
+        "scripts": item.scripts,
+        "status": item.status.text(),
+    })
+}
+
+/// A realm's content library: every item, offered or not.
+pub fn skill_library(items: &[LibraryItem]) -> Value {
+    Value::Array(items.iter().map(library_item).collect())
+}
+
+/// One scene or pipeline file of a realm.
+pub fn scene_entry(entry: &SceneEntry) -> Value {
+    json!({
+        "bundle": entry.bundle,
+        "bundleName": entry.bundle_name,
+        "kind": entry.kind.text(),
+        "name": entry.name,
+        "path": entry.path,
+        "version": entry.version,
+        "status": entry.status.text(),
+    })
+}
+
+/// A realm's scenes and pipelines.
+pub fn scene_library(entries: &[SceneEntry]) -> Value {
+    Value::Array(entries.iter().map(scene_entry).collect())
 }
 
 /// One MCP server a session is composed with; `env_values` adds the stdio environment's values.

@@ -91,6 +91,10 @@ methods! {
     LspResolve = "lsp/resolve",
     /// A realm's MCP servers.
     McpList = "mcp/list",
+    /// A realm's skills, prompt commands and subagents.
+    SkillsList = "skills/list",
+    /// A realm's scenes and pipelines.
+    ScenesList = "scenes/list",
     /// Declared connectors.
     ConnectorsList = "connectors/list",
     /// Register a connector provider.
@@ -160,6 +164,8 @@ pub(crate) enum Call {
     LspList(RealmParams),
     LspResolve(ResolveParams),
     McpList(McpParams),
+    SkillsList(RealmParams),
+    ScenesList(RealmParams),
     ConnectorsList,
     ConnectorsRegisterProvider(ProviderParams),
     ConnectorsInvoke(Box<ConnectorRequest>),
@@ -213,6 +219,8 @@ impl Call {
             Method::LspList => Call::LspList(parse(params)?),
             Method::LspResolve => Call::LspResolve(parse(params)?),
             Method::McpList => Call::McpList(parse(params)?),
+            Method::SkillsList => Call::SkillsList(parse(params)?),
+            Method::ScenesList => Call::ScenesList(parse(params)?),
             Method::ConnectorsList => {
                 let NoParams {} = parse(params)?;
                 Call::ConnectorsList

@@ -470,3 +470,55 @@ fn revisions_are_numbers_for_the_cli_and_decimal_strings_on_the_wire() {
             "installed": ["x"], "removed": [], "replaced": [], "policy": []})
     );
 }
+
+#[tokio::test]
+async fn the_content_library_is_listed_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = bundle.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "plugin.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "lib", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+    );
+    write(
+        "skills/note/SKILL.md",
+        "---\nname: note\ndescription: Take a note.\n---\nNote.\n",
+    );
+    write("scenes/day.scene.json", r#"{"version": 1}"#);
+    let (conn, host) = connection(dir.path()).await;
+    host.install(
+        bundle.path().to_str().unwrap(),
+        c2_host::InstallOptions::trusted_and_enabled(),
+    )
+    .await
+    .unwrap();
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": RELAY_VERSION}),
+    )
+    .await
+    .unwrap();
+    let skills = ask(&conn, 2, "skills/list", json!({})).await.unwrap();
+    assert_eq!(
+        (&skills[0]["name"], &skills[0]["kind"], &skills[0]["status"]),
+        (&json!("note"), &json!("skill"), &json!("supported")),
+        "{skills:#}"
+    );
+    let scenes = ask(&conn, 3, "scenes/list", json!({})).await.unwrap();
+    assert_eq!(
+        (
+            &scenes[0]["name"],
+            &scenes[0]["version"],
+            &scenes[0]["status"]
+        ),
+        (&json!("day"), &json!("1"), &json!("valid")),
+        "{scenes:#}"
+    );
+    host.shutdown().await;
+}

@@ -15,6 +15,7 @@ pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod scaffold;
 pub(crate) mod schema;
+pub(crate) mod skills;
 pub(crate) mod ui;
 pub(crate) mod uninstall;
 pub(crate) mod validate;

@@ -19,6 +19,7 @@ mod sdk;
 mod serve;
 mod serve_access;
 mod serve_realms;
+mod skills;
 mod sources;
 mod store;
 mod validate;

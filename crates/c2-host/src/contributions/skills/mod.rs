@@ -1,0 +1,428 @@
+//! The session's content library (plugin-standard §5; decisions.md, "The content library").
+//!
+//! [`PluginHost::skill_library`] lists, for every bundle enabled in a realm, its skills
+//! (`skills/<name>/SKILL.md`), its prompt commands compiled to the Skill fallback
+//! (`commands/<name>.md`) and its subagents (`agents/<name>.md`), each with the name offered to
+//! a session and a status: `supported`, `not_trusted` (a skill that ships scripts, of a bundle
+//! whose content is not trusted), `disabled` (a per-component choice withholds it) or
+//! `skipped` (invalid, or shadowed). Two bundles offering one name both get
+//! `<bundle-name>:<name>` and the bare name is offered by neither. [`PluginHost::scene_library`]
+//! lists the scene and pipeline files of the same bundles, each checked as far as its
+//! `version` and JSON shape allow.
+//!
+//! Files are read through c2-bundle-collector (it alone walks bundle trees), once per content
+//! digest. After every reconcile the host compares a digest of each realm's library with the
+//! last one and publishes `skills/changed` or `scenes/changed` (payload `null`) once when any
+//! realm it already knew changed (`changed.rs`).
+
+mod changed;
+mod content;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use c2_policy::Scope;
+use serde::Serialize;
+
+use crate::seam::{HostError, InstalledBundle, PluginHost, Registry, Target, lock, realm_scope};
+use content::{BundleContent, RawItem};
+
+/// The host event published when a realm's skill library changed.
+pub const SKILLS_CHANGED: &str = "skills/changed";
+/// The host event published when a realm's scene library changed.
+pub const SCENES_CHANGED: &str = "scenes/changed";
+
+/// What sort of library item it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum LibraryKind {
+    /// An Agent Skill: `skills/<name>/SKILL.md`.
+    Skill,
+    /// A prompt command compiled to the Skill fallback: `commands/<name>.md`.
+    PromptCommand,
+    /// A subagent: `agents/<name>.md`, delegated or followed inline.
+    Agent,
+}
+
+impl LibraryKind {
+    /// `skill`, `prompt-command` or `agent`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Skill => "skill",
+            Self::PromptCommand => "prompt-command",
+            Self::Agent => "agent",
+        }
+    }
+
+    /// Skills and prompt commands share one namespace (both are invoked as skills); subagents
+    /// have their own.
+    fn namespace(self) -> u8 {
+        match self {
+            Self::Skill | Self::PromptCommand => 0,
+            Self::Agent => 1,
+        }
+    }
+}
+
+/// Whether an item is offered to a session, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[non_exhaustive]
+pub enum LibraryStatus {
+    /// Offered under [`LibraryItem::name`].
+    Supported,
+    /// A skill that ships scripts, of a bundle whose content is not trusted.
+    NotTrusted,
+    /// A per-component choice withholds it in this realm.
+    Disabled(String),
+    /// Invalid, or shadowed by another item of the same bundle.
+    Skipped(String),
+}
+
+impl LibraryStatus {
+    /// `supported`, `not_trusted`, `disabled: <why>` or `skipped: <why>`.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Supported => "supported".to_owned(),
+            Self::NotTrusted => "not_trusted".to_owned(),
+            Self::Disabled(why) => format!("disabled: {why}"),
+            Self::Skipped(why) => format!("skipped: {why}"),
+        }
+    }
+}
+
+/// One skill, prompt command or subagent of an enabled bundle, as a session composer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryItem {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The bundle's manifest name.
+    pub bundle_name: String,
+    /// What sort of item it is.
+    pub kind: LibraryKind,
+    /// The bundle-local name: the skill's folder, the file's stem.
+    pub local_name: String,
+    /// The name offered to a session: the local name, or `<bundle-name>:<local-name>` when
+    /// another bundle offers the same name. `None` when the item is not offered.
+    pub name: Option<String>,
+    /// The frontmatter's `description`; for a prompt command without one, its first line.
+    pub description: Option<String>,
+    /// The item's file (SKILL.md or the `.md` file).
+    pub path: PathBuf,
+    /// The folder its resources are relative to.
+    pub folder: PathBuf,
+    /// The other scalar frontmatter fields (`argument-hint`, `model`, `tools`, `license`,
+    /// ...), a block list joined with `, `.
+    pub fields: BTreeMap<String, String>,
+    /// `allowed-tools`, as a list.
+    pub allowed_tools: Vec<String>,
+    /// For a prompt command or a subagent, the body after the frontmatter, verbatim
+    /// (`$ARGUMENTS` kept); a skill's instructions stay in its file.
+    pub instructions: Option<String>,
+    /// Whether the item's folder holds executable files (a skill's scripts).
+    pub scripts: bool,
+    /// Whether it is offered, and if not, why.
+    pub status: LibraryStatus,
+}
+
+/// A scene or a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SceneKind {
+    /// `scenes/<name>.scene.json`.
+    Scene,
+    /// `scenes/<name>.pipeline.json`.
+    Pipeline,
+}
+
+impl SceneKind {
+    /// `scene` or `pipeline`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Scene => "scene",
+            Self::Pipeline => "pipeline",
+        }
+    }
+}
+
+/// Whether a scene file can be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[non_exhaustive]
+pub enum SceneStatus {
+    /// A JSON object with a `version` of a major version this host reads.
+    Valid,
+    /// Why it cannot be used.
+    Invalid(String),
+}
+
+impl SceneStatus {
+    /// `valid` or `invalid: <why>`.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Valid => "valid".to_owned(),
+            Self::Invalid(why) => format!("invalid: {why}"),
+        }
+    }
+}
+
+/// One scene or pipeline file of an enabled bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SceneEntry {
+    /// The installed bundle id.
+    pub bundle: String,
+    /// The bundle's manifest name.
+    pub bundle_name: String,
+    /// Scene or pipeline.
+    pub kind: SceneKind,
+    /// The document's `name`, else the file's stem.
+    pub name: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The document's `version`, when it has one.
+    pub version: Option<String>,
+    /// Whether it can be used.
+    pub status: SceneStatus,
+}
+
+/// The contribution's state: what each bundle offers by content digest, and the last digest
+/// of each realm's libraries.
+#[derive(Debug, Default)]
+pub(crate) struct Library {
+    content: Mutex<BTreeMap<String, (String, Arc<BundleContent>)>>,
+    seen: Mutex<Option<changed::Seen>>,
+}
+
+/// Registers the library with a host that is opening: its cache, and the check after every
+/// reconcile that publishes `skills/changed` and `scenes/changed`.
+pub(crate) fn install(registry: &mut Registry<'_>) {
+    registry.own(Arc::new(Library::default()));
+    registry.after_reconcile(changed::publish_changes);
+}
+
+impl PluginHost {
+    /// The skills, prompt commands and subagents a session in `target` is offered, in bundle
+    /// id order, then kind, then local name; every item of an enabled bundle appears, those not
+    /// offered with the reason. Reads no process and starts nothing.
+    pub fn skill_library(&self, target: &Target) -> Result<Vec<LibraryItem>, HostError> {
+        let scope = realm_scope(&self.realm(target)?);
+        Ok(self.library_in(&scope))
+    }
+
+    /// The scene and pipeline files of the bundles enabled in `target`, each checked.
+    pub fn scene_library(&self, target: &Target) -> Result<Vec<SceneEntry>, HostError> {
+        let scope = realm_scope(&self.realm(target)?);
+        Ok(self.scenes_in(&scope))
+    }
+
+    /// The bundles enabled in `scope` with what they offer. Skills, commands and subagents
+    /// are content, not a process: a project's own entry counts only for a bundle whose
+    /// runtime is project-capable (as for MCP servers), otherwise the user's does.
+    fn enabled_content(
+        &self,
+        scope: &Scope,
+    ) -> Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)> {
+        let mut bundles = self.installed();
+        bundles.sort_by(|a, b| a.record.id.cmp(&b.record.id));
+        let scope_of = |b: &InstalledBundle| {
+            if b.runtime_project_capable() {
+                scope.clone()
+            } else {
+                Scope::User
+            }
+        };
+        self.desired_bundles(bundles, scope_of, |d| d.enabled)
+            .into_iter()
+            .map(|bundle| {
+                let content = self.bundle_content(&bundle);
+                let choice = scope_of(&bundle);
+                (bundle, choice, content)
+            })
+            .collect()
+    }
+
+    /// What `bundle` offers, read once per content digest.
+    fn bundle_content(&self, bundle: &InstalledBundle) -> Arc<BundleContent> {
+        let library = self.state::<Library>();
+        let id = &bundle.record.id;
+        if let Some((digest, content)) = lock(&library.content).get(id)
+            && *digest == bundle.record.digest
+        {
+            return Arc::clone(content);
+        }
+        let options = self.collect_options();
+        let content = match c2_bundle_collector::collect_dir(&bundle.dir, &options) {
+            Ok(collected) if collected.digest == bundle.record.digest => {
+                content::read(&collected, &options.skills)
+            }
+            Ok(_) => unreadable(bundle, "its files changed since it was installed"),
+            Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
+        };
+        let content = Arc::new(content);
+        lock(&library.content).insert(
+            id.clone(),
+            (bundle.record.digest.clone(), Arc::clone(&content)),
+        );
+        content
+    }
+
+    pub(crate) fn library_in(&self, scope: &Scope) -> Vec<LibraryItem> {
+        let mut items = Vec::new();
+        for (bundle, choice, content) in self.enabled_content(scope) {
+            let withheld = self.withheld(&bundle, &choice);
+            let trusted = self.is_trusted(&bundle);
+            let mut skill_names = BTreeSet::new();
+            for raw in &content.items {
+                let status = if let Some(why) = &raw.problem {
+                    LibraryStatus::Skipped(why.clone())
+                } else if raw.kind == LibraryKind::Skill
+                    && withheld.contains(&format!("skill:{}", raw.local_name))
+                {
+                    LibraryStatus::Disabled(format!(
+                        "component skill:{} is disabled here",
+                        raw.local_name
+                    ))
+                } else if raw.kind == LibraryKind::PromptCommand
+                    && skill_names.contains(&raw.local_name)
+                {
+                    LibraryStatus::Skipped(format!(
+                        "skill {} of the same bundle has this name",
+                        raw.local_name
+                    ))
+                } else if raw.scripts && !trusted {
+                    LibraryStatus::NotTrusted
+                } else {
+                    LibraryStatus::Supported
+                };
+                if raw.kind == LibraryKind::Skill && raw.problem.is_none() {
+                    skill_names.insert(raw.local_name.clone());
+                }
+                items.push(item(&bundle, raw, status));
+            }
+        }
+        name_items(&mut items);
+        items
+    }
+
+    pub(crate) fn scenes_in(&self, scope: &Scope) -> Vec<SceneEntry> {
+        self.enabled_content(scope)
+            .into_iter()
+            .flat_map(|(bundle, _, content)| {
+                content
+                    .scenes
+                    .iter()
+                    .map(|raw| SceneEntry {
+                        bundle: bundle.record.id.clone(),
+                        bundle_name: bundle.manifest.name.clone(),
+                        kind: raw.kind,
+                        name: raw.name.clone(),
+                        path: bundle.dir.join(&raw.path),
+                        version: raw.version.clone(),
+                        status: raw.status.clone(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+}
+
+fn unreadable(bundle: &InstalledBundle, why: &str) -> BundleContent {
+    tracing::warn!(bundle = %bundle.record.id, "the content library leaves the bundle out: {why}");
+    let mut content = BundleContent::default();
+    for c in &bundle.record.inventory.contributions {
+        let kind = match c.kind {
+            c2_bundle_collector::ContributionKind::Skill => LibraryKind::Skill,
+            c2_bundle_collector::ContributionKind::PromptCommand => LibraryKind::PromptCommand,
+            c2_bundle_collector::ContributionKind::Agent => LibraryKind::Agent,
+            _ => continue,
+        };
+        let path = c.path.clone().unwrap_or_default();
+        content.items.push(RawItem {
+            kind,
+            local_name: c.id.clone(),
+            description: c.description.clone(),
+            folder: path
+                .rsplit_once('/')
+                .map(|(d, _)| d.to_owned())
+                .unwrap_or_default(),
+            path,
+            fields: BTreeMap::new(),
+            allowed_tools: Vec::new(),
+            instructions: None,
+            scripts: false,
+            problem: Some(why.to_owned()),
+        });
+    }
+    content
+}
+
+fn item(bundle: &InstalledBundle, raw: &RawItem, status: LibraryStatus) -> LibraryItem {
+    LibraryItem {
+        bundle: bundle.record.id.clone(),
+        bundle_name: bundle.manifest.name.clone(),
+        kind: raw.kind,
+        local_name: raw.local_name.clone(),
+        name: None,
+        description: raw.description.clone(),
+        path: bundle.dir.join(&raw.path),
+        folder: bundle.dir.join(&raw.folder),
+        fields: raw.fields.clone(),
+        allowed_tools: raw.allowed_tools.clone(),
+        instructions: raw.instructions.clone(),
+        scripts: raw.scripts,
+        status,
+    }
+}
+
+/// Gives every supported item its offered name (decisions.md, "Names in the content
+/// library"): the local name when no other bundle offers it in the same namespace, otherwise
+/// `<bundle-name>:<local-name>` for each of them and the bare name for none; if two such
+/// bundles share a manifest name, `<bundle-id>:<local-name>`.
+pub(crate) fn name_items(items: &mut [LibraryItem]) {
+    let mut offering: BTreeMap<(u8, &str), BTreeSet<&str>> = BTreeMap::new();
+    let mut bundle_names: BTreeMap<(u8, &str, &str), BTreeSet<&str>> = BTreeMap::new();
+    for it in items.iter() {
+        if it.status == LibraryStatus::Supported {
+            offering
+                .entry((it.kind.namespace(), &it.local_name))
+                .or_default()
+                .insert(&it.bundle);
+            bundle_names
+                .entry((it.kind.namespace(), &it.local_name, &it.bundle_name))
+                .or_default()
+                .insert(&it.bundle);
+        }
+    }
+    let names: Vec<Option<String>> = items
+        .iter()
+        .map(|it| {
+            if it.status != LibraryStatus::Supported {
+                return None;
+            }
+            let ns = it.kind.namespace();
+            let shared = offering
+                .get(&(ns, it.local_name.as_str()))
+                .is_some_and(|b| b.len() > 1);
+            if !shared {
+                return Some(it.local_name.clone());
+            }
+            let same_name = bundle_names
+                .get(&(ns, it.local_name.as_str(), it.bundle_name.as_str()))
+                .is_some_and(|b| b.len() > 1);
+            let prefix = if same_name {
+                &it.bundle
+            } else {
+                &it.bundle_name
+            };
+            Some(format!("{prefix}:{}", it.local_name))
+        })
+        .collect();
+    for (it, name) in items.iter_mut().zip(names) {
+        it.name = name;
+    }
+}
