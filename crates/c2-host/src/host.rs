@@ -1028,13 +1028,32 @@ impl PluginHost {
             .collect();
         let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
+            self.catch_up_locked().await;
             let previous = bundle
                 .manifest
                 .as_ref()
                 .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
                 .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
-            self.catch_up_locked().await;
-            let (record, retired) = self.shared.store.install_deferred(bundle, &request)?;
+            // A bundle this host has loaded is unloaded first, so its own lease on the tree
+            // that is about to be retired is gone: the bounded wait below is only ever for
+            // other processes. It loads again (from the new tree) right after.
+            if let Some(previous) = &previous {
+                self.unload_locked(previous.bundle().record.id.as_str())
+                    .await?;
+            }
+            let (record, retired) = match self.shared.store.install_deferred(bundle, &request) {
+                Ok(stored) => stored,
+                Err(error) => {
+                    // Nothing changed on disk: the previous content loads again.
+                    if let Some(previous) = &previous
+                        && let Err(reload) = self.load_bundle(previous.bundle().record.clone())
+                    {
+                        tracing::warn!("cannot load the previous content again: {reload}");
+                    }
+                    self.reconcile_locked().await;
+                    return Err(error.into());
+                }
+            };
             self.committed_store_change();
             let module = self.load_bundle(record.clone())?;
             if let Some(previous) = &previous {
@@ -1126,10 +1145,7 @@ impl PluginHost {
             let name = module_name(id);
             let (record, retired) = match self.bundle(id) {
                 Ok(_) => {
-                    // Unload first: commands disappear and processes stop before the files go.
-                    self.shared.kernel.remove_factory(&name)?;
-                    lock(&self.shared.bundles).remove(id);
-                    self.reconcile_locked().await;
+                    self.unload_locked(id).await?;
                     let (record, retired) = self.shared.store.uninstall_deferred(id)?;
                     (Some(record), Some(retired))
                 }
@@ -1162,6 +1178,16 @@ impl PluginHost {
             id: id.to_owned(),
             record,
         })
+    }
+
+    /// Unloads a loaded bundle in every realm (under the change lock): its commands disappear,
+    /// its processes stop and its scopes' leases on the installed tree are dropped, so the
+    /// tree can then leave the store without this host waiting for itself.
+    async fn unload_locked(&self, id: &str) -> Result<(), HostError> {
+        self.shared.kernel.remove_factory(&module_name(id))?;
+        lock(&self.shared.bundles).remove(id);
+        self.reconcile_locked().await;
+        Ok(())
     }
 
     /// Tells the other hosts that the store changed (policy writes do it themselves).
