@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
 use c2_kernel::{
@@ -1178,48 +1178,6 @@ impl PluginHost {
             id: id.to_owned(),
             record,
         })
-    }
-
-    /// Unloads a loaded bundle in every realm (under the change lock): its commands disappear,
-    /// its processes stop and its scopes' leases on the installed tree are dropped, so the
-    /// tree can then leave the store without this host waiting for itself.
-    async fn unload_locked(&self, id: &str) -> Result<(), HostError> {
-        self.shared.kernel.remove_factory(&module_name(id))?;
-        lock(&self.shared.bundles).remove(id);
-        self.reconcile_locked().await;
-        Ok(())
-    }
-
-    /// Tells the other hosts that the store changed (policy writes do it themselves).
-    fn committed_store_change(&self) {
-        if let Err(error) = c2_policy::bump_generation(&self.shared.options.plugins_dir) {
-            tracing::warn!("cannot bump the store generation: {error}");
-        }
-    }
-
-    /// Deletes a tree that left the store once no host holds it, waiting up to
-    /// [`HostOptions::retire_wait`].
-    async fn finish_retired(&self, retired: c2_bundle_collector::Retired) {
-        let deadline = Instant::now() + self.shared.options.retire_wait;
-        loop {
-            match retired.try_finish() {
-                Ok(true) => return,
-                Ok(false) if Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                }
-                Ok(false) => {
-                    tracing::warn!(
-                        path = %retired.path().display(),
-                        "another host still has the removed bundle loaded; its files stay in the trash until the store is next opened"
-                    );
-                    return;
-                }
-                Err(error) => {
-                    tracing::warn!("cannot delete a removed bundle's files: {error}");
-                    return;
-                }
-            }
-        }
     }
 
     /// The impact as people read it: a bundle without a process runtime or language servers
