@@ -33,6 +33,8 @@ use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::walk::{open_nofollow, read_bounded};
 
+mod stamps;
+
 const STAGING: &str = ".staging";
 const TRASH: &str = ".trash";
 const LOCK: &str = ".lock";
@@ -140,22 +142,10 @@ pub struct ListedBundle {
 pub struct Store {
     dir: PathBuf,
     options: StoreOptions,
-    /// Trees whose digest this process computed, by id: the `fstat` of every file then, and
-    /// the digest. Kept in memory only, so no other process can vouch for a tree.
-    verified: std::sync::Mutex<std::collections::HashMap<String, Verified>>,
+    /// Trees whose digest this process computed or read from a settled stamp manifest, by id
+    /// (see stamps.rs).
+    verified: std::sync::Mutex<std::collections::HashMap<String, stamps::Verified>>,
 }
-
-/// A tree whose digest was computed from its bytes, and what its files looked like then.
-#[derive(Debug)]
-struct Verified {
-    stats: Vec<crate::tree::FileStat>,
-    digest: String,
-}
-
-/// A file changed less than this before a digest was computed is too recent to vouch for
-/// with its stamps: file times tick coarsely (a few ms), so a same-size write within the same
-/// tick would leave them equal. Such a tree is hashed again next time.
-const STAMP_SETTLE: Duration = Duration::from_secs(2);
 
 impl Store {
     /// Opens (creating if needed) the store at `dir` and recovers from any interrupted change.
@@ -417,62 +407,6 @@ impl Store {
             });
         }
         Ok(listed)
-    }
-
-    /// The content digest of what is on disk now under `<id>/bundle/`, for checking it
-    /// against the digest the user trusted before anything runs. `Ok(None)` when the tree is
-    /// no longer one the store could have written: a symlink, a FIFO, a skipped directory
-    /// (`node_modules`, ...), an unreadable file or an exceeded limit was found in it.
-    ///
-    /// A tree this store already hashed is not read again while every file's device, inode,
-    /// size, mode, mtime and ctime are what they were then (one `fstat` per file, the same
-    /// walk and refusals); any write, replacement, chmod or touch changes the ctime, which an
-    /// unprivileged process cannot set back. Files changed within 2 s (`STAMP_SETTLE`) of the
-    /// hash are not vouched for by their stamps.
-    pub fn current_digest(&self, id: &str, limits: &Limits) -> Result<Option<String>> {
-        let _lock = self.lock(FlockArg::LockShared)?;
-        let dir = self.bundle_dir(id)?;
-        let clean = |tree: &crate::tree::Tree| {
-            !tree.stopped && tree.diagnostics.is_empty() && tree.links.is_empty()
-        };
-        let before = crate::walk::stat_dir(&dir, *limits)?;
-        if clean(&before) {
-            let verified = c2_lock::lock(&self.verified);
-            if let Some(known) = verified.get(id).filter(|known| known.stats == before.stats) {
-                return Ok(Some(known.digest.clone()));
-            }
-        }
-        let tree = crate::walk::walk_dir(&dir, *limits)?;
-        if !clean(&tree) {
-            return Ok(None);
-        }
-        let digest = crate::digest::content_digest(&tree.files);
-        let settled = SystemTime::now()
-            .checked_sub(STAMP_SETTLE)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .is_some_and(|limit| {
-                before.stats.iter().all(|stat| {
-                    let changed = |(secs, nanos): (i64, i64)| {
-                        Duration::new(u64::try_from(secs).unwrap_or(u64::MAX), 0)
-                            + Duration::from_nanos(u64::try_from(nanos).unwrap_or(0))
-                    };
-                    changed(stat.ctime) < limit && changed(stat.mtime) < limit
-                })
-            });
-        // Kept only when nothing moved while the bytes were read.
-        if clean(&before) && settled {
-            let after = crate::walk::stat_dir(&dir, *limits)?;
-            if clean(&after) && after.stats == before.stats {
-                c2_lock::lock(&self.verified).insert(
-                    id.to_owned(),
-                    Verified {
-                        stats: before.stats,
-                        digest: digest.clone(),
-                    },
-                );
-            }
-        }
-        Ok(Some(digest))
     }
 
     /// Re-collects an installed bundle's files from disk (for scaffolds or a re-check).
@@ -930,81 +864,4 @@ fn random_name() -> String {
     hasher.update(&nanos.to_le_bytes());
     hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     hasher.finalize().to_hex()[..16].to_owned()
-}
-
-#[cfg(test)]
-mod digest_cache_tests {
-    use std::os::unix::fs::PermissionsExt;
-
-    use super::*;
-
-    const MANIFEST: &str = r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
-        "name": "cached", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#;
-
-    fn installed() -> (tempfile::TempDir, Store, InstalledRecord) {
-        let root = tempfile::tempdir().unwrap();
-        let source = root.path().join("src");
-        std::fs::create_dir_all(source.join("lib")).unwrap();
-        std::fs::write(source.join("plugin.json"), MANIFEST).unwrap();
-        std::fs::write(source.join("lib/data.txt"), "aaaa").unwrap();
-        let bundle = crate::collect_dir(&source, &Limits::default()).unwrap();
-        let store = Store::open(&root.path().join("plugins"), StoreOptions::default()).unwrap();
-        let request = InstallRequest::new(SourceIdentity::local(&source).unwrap());
-        let record = store.install(&bundle, &request).unwrap();
-        (root, store, record)
-    }
-
-    fn cached(store: &Store, id: &str) -> bool {
-        store.verified.lock().unwrap().contains_key(id)
-    }
-
-    #[test]
-    fn a_tree_changed_within_the_settle_time_is_hashed_every_time() {
-        let (_root, store, record) = installed();
-        let limits = Limits::default();
-        assert_eq!(
-            store.current_digest(&record.id, &limits).unwrap(),
-            Some(record.digest.clone())
-        );
-        assert!(
-            !cached(&store, &record.id),
-            "fresh stamps vouch for nothing"
-        );
-    }
-
-    #[test]
-    fn a_settled_tree_is_vouched_for_by_its_stamps_until_any_file_changes() {
-        let (_root, store, record) = installed();
-        let limits = Limits::default();
-        std::thread::sleep(STAMP_SETTLE + Duration::from_millis(200));
-        assert_eq!(
-            store.current_digest(&record.id, &limits).unwrap(),
-            Some(record.digest.clone())
-        );
-        assert!(cached(&store, &record.id));
-        assert_eq!(
-            store.current_digest(&record.id, &limits).unwrap(),
-            Some(record.digest.clone()),
-            "a hit gives the digest the bytes gave"
-        );
-        // The same size, other bytes: the stamps move, so the bytes are read again.
-        let data = store.bundle_dir(&record.id).unwrap().join("lib/data.txt");
-        std::fs::write(&data, "bbbb").unwrap();
-        let edited = store.current_digest(&record.id, &limits).unwrap();
-        assert!(edited.is_some_and(|d| d != record.digest));
-        // Back to the original bytes, then only the mode changes: still noticed.
-        std::fs::write(&data, "aaaa").unwrap();
-        assert_eq!(
-            store.current_digest(&record.id, &limits).unwrap(),
-            Some(record.digest.clone())
-        );
-        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let chmodded = store.current_digest(&record.id, &limits).unwrap();
-        assert!(chmodded.is_some_and(|d| d != record.digest));
-        // A new file is a different tree too.
-        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
-        std::fs::write(data.with_file_name("extra.txt"), "x").unwrap();
-        let added = store.current_digest(&record.id, &limits).unwrap();
-        assert!(added.is_some_and(|d| d != record.digest));
-    }
 }

@@ -59,7 +59,7 @@ pub(crate) struct Tree {
 /// The identity and change stamps of one regular file, as `fstat` on its open handle gives
 /// them. Writing a file, replacing it, or changing its mode or times changes its `ctime`,
 /// which no unprivileged process can set back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FileStat {
     pub(crate) rel: String,
     pub(crate) dev: u64,

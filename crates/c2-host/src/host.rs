@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
 use c2_kernel::{
@@ -1029,13 +1029,32 @@ impl PluginHost {
             .collect();
         let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
+            self.catch_up_locked().await;
             let previous = bundle
                 .manifest
                 .as_ref()
                 .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
                 .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
-            self.catch_up_locked().await;
-            let (record, retired) = self.shared.store.install_deferred(bundle, &request)?;
+            // A bundle this host has loaded is unloaded first, so its own lease on the tree
+            // that is about to be retired is gone: the bounded wait below is only ever for
+            // other processes. It loads again (from the new tree) right after.
+            if let Some(previous) = &previous {
+                self.unload_locked(previous.bundle().record.id.as_str())
+                    .await?;
+            }
+            let (record, retired) = match self.shared.store.install_deferred(bundle, &request) {
+                Ok(stored) => stored,
+                Err(error) => {
+                    // Nothing changed on disk: the previous content loads again.
+                    if let Some(previous) = &previous
+                        && let Err(reload) = self.load_bundle(previous.bundle().record.clone())
+                    {
+                        tracing::warn!("cannot load the previous content again: {reload}");
+                    }
+                    self.reconcile_locked().await;
+                    return Err(error.into());
+                }
+            };
             self.committed_store_change();
             let module = self.load_bundle(record.clone())?;
             if let Some(previous) = &previous {
@@ -1127,10 +1146,7 @@ impl PluginHost {
             let name = module_name(id);
             let (record, retired) = match self.bundle(id) {
                 Ok(_) => {
-                    // Unload first: commands disappear and processes stop before the files go.
-                    self.shared.kernel.remove_factory(&name)?;
-                    lock(&self.shared.bundles).remove(id);
-                    self.reconcile_locked().await;
+                    self.unload_locked(id).await?;
                     let (record, retired) = self.shared.store.uninstall_deferred(id)?;
                     (Some(record), Some(retired))
                 }
@@ -1163,38 +1179,6 @@ impl PluginHost {
             id: id.to_owned(),
             record,
         })
-    }
-
-    /// Tells the other hosts that the store changed (policy writes do it themselves).
-    fn committed_store_change(&self) {
-        if let Err(error) = c2_policy::bump_generation(&self.shared.options.plugins_dir) {
-            tracing::warn!("cannot bump the store generation: {error}");
-        }
-    }
-
-    /// Deletes a tree that left the store once no host holds it, waiting up to
-    /// [`HostOptions::retire_wait`].
-    async fn finish_retired(&self, retired: c2_bundle_collector::Retired) {
-        let deadline = Instant::now() + self.shared.options.retire_wait;
-        loop {
-            match retired.try_finish() {
-                Ok(true) => return,
-                Ok(false) if Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                }
-                Ok(false) => {
-                    tracing::warn!(
-                        path = %retired.path().display(),
-                        "another host still has the removed bundle loaded; its files stay in the trash until the store is next opened"
-                    );
-                    return;
-                }
-                Err(error) => {
-                    tracing::warn!("cannot delete a removed bundle's files: {error}");
-                    return;
-                }
-            }
-        }
     }
 
     /// The impact as people read it: a bundle without a process runtime or language servers

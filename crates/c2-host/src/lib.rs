@@ -35,6 +35,7 @@ mod modules;
 mod options;
 mod paths;
 mod plan;
+mod retire;
 mod rt;
 mod runtime;
 mod seam;

@@ -656,3 +656,53 @@ fn soak_random_changes_from_four_processes_against_two_live_hosts() {
         rt.block_on(host.shutdown());
     }
 }
+
+/// What `finish_retired` logs when another host still holds a removed tree.
+const HELD_WARNING: &str = "another host still has the removed bundle loaded";
+
+#[test]
+fn reinstalling_a_running_bundle_with_no_other_host_does_not_wait() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "again", &FIXTURE);
+    install(&sandbox, &bundle, &["--trust", "--enable"]);
+    let started = Instant::now();
+    let run = sandbox.run(&["install", bundle.to_str().unwrap(), "--trust", "--enable"]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(!run.stderr.contains(HELD_WARNING), "{run:#?}");
+    // The default retire_wait is 5 s: a self-wait lasts all of it.
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test counts the store's trash slots"
+    )]
+    let held = std::fs::read_dir(sandbox.plugins.join(".trash")).map_or(0, Iterator::count);
+    assert_eq!(held, 0, "the old tree was deleted at once");
+}
+
+#[test]
+fn reinstalling_a_bundle_another_process_runs_waits_and_warns() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "held", &FIXTURE);
+    install(&sandbox, &bundle, &["--trust", "--enable"]);
+    let rt = runtime();
+    // A live host that is never woken keeps the bundle loaded, and so its lease.
+    let mut options = HostOptions::new(&sandbox.plugins);
+    options.working_dir = Some(sandbox.work.clone());
+    options.store_watch.notifications = false;
+    options.store_watch.poll_interval = Duration::from_secs(3600);
+    let host = rt.block_on(PluginHost::open(options)).unwrap();
+    let pid = runtime_pid(&rt, &host);
+    // New content, so the live host's refresh below replaces its runtime.
+    std::fs::write(bundle.join("NOTES.md"), "new content\n").unwrap();
+    let started = Instant::now();
+    let run = sandbox.run(&["install", bundle.to_str().unwrap(), "--trust", "--enable"]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains(HELD_WARNING), "{run:#?}");
+    assert!(took >= Duration::from_secs(5), "{took:?}");
+    assert!(alive(pid));
+    rt.block_on(host.refresh()).unwrap();
+    assert!(!alive(pid));
+    rt.block_on(host.shutdown());
+}

@@ -409,3 +409,74 @@ fn a_read_only_store_lists_and_an_unknown_reset_writes_nothing() {
     assert!(!sandbox.plugins.join(".lock").exists());
     assert_eq!(stored(&sandbox), vec![id]);
 }
+
+/// Rewrites `script` so that running it creates `marker`, at the same size and (where the
+/// tamper says so) with its mtime set back: only the ctime (or the inode) tells.
+fn same_size_payload(script: &Path, marker: &Path) -> String {
+    let original = std::fs::read_to_string(script).unwrap();
+    let line = format!("open({:?}, 'w').close()\n", marker.to_str().unwrap());
+    assert!(line.len() < original.len(), "the payload fits the file");
+    format!("{line}{}\n", "#".repeat(original.len() - line.len() - 1))
+}
+
+fn touch_back(path: &Path, modified: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+}
+
+#[test]
+fn a_tampered_file_never_runs_though_a_stat_manifest_vouched_for_its_tree() {
+    type Tamper = fn(&Path, &Path);
+    let tampers: [(&str, Tamper); 3] = [
+        ("same size, mtime touched back", |script, marker| {
+            let modified = std::fs::metadata(script).unwrap().modified().unwrap();
+            std::fs::write(script, same_size_payload(script, marker)).unwrap();
+            touch_back(script, modified);
+        }),
+        ("inode swapped, same size and mtime", |script, marker| {
+            let modified = std::fs::metadata(script).unwrap().modified().unwrap();
+            let swap = script.with_file_name(".swap");
+            std::fs::write(&swap, same_size_payload(script, marker)).unwrap();
+            let mode = std::fs::metadata(script).unwrap().permissions();
+            std::fs::set_permissions(&swap, mode).unwrap();
+            touch_back(&swap, modified);
+            std::fs::rename(&swap, script).unwrap();
+        }),
+        ("chmod", |script, _| {
+            let mode = std::fs::metadata(script).unwrap().permissions().mode();
+            std::fs::set_permissions(script, std::fs::Permissions::from_mode(mode ^ 0o100))
+                .unwrap();
+        }),
+    ];
+    let sandbox = Sandbox::new();
+    let marker = sandbox.work.join("TAMPERED-CODE-RAN");
+    for (what, tamper) in tampers {
+        let id = install_trusted(&sandbox);
+        // Settled, then checked once: the tree's stat manifest is on disk, so the next
+        // process would vouch for an unchanged tree without reading it.
+        std::thread::sleep(std::time::Duration::from_millis(2200));
+        let greet = sandbox.run(&["invoke", "hello-python.greet", "--args", r#"{"name":"a"}"#]);
+        assert_eq!(greet.code, 0, "{what}: {greet:#?}");
+        assert!(
+            sandbox.plugins.join(&id).join("stamps.json").exists(),
+            "{what}: no stat manifest was written"
+        );
+        tamper(&sandbox.plugins.join(&id).join("bundle/plugin.py"), &marker);
+        let run = sandbox.run(&[
+            "invoke",
+            "hello-python.greet",
+            "--args",
+            r#"{"name":"a"}"#,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 1, "{what}: {run:#?}");
+        assert_eq!(error_kind(&run), "content_changed", "{what}: {run:#?}");
+        assert!(!marker.exists(), "{what}: the tampered code ran");
+        assert_eq!(listed(&sandbox)["state"], "content_changed", "{what}");
+    }
+}

@@ -244,3 +244,86 @@ async fn an_uninstall_waits_at_most_retire_wait_and_never_deletes_a_loaded_tree(
         host.shutdown().await;
     }
 }
+
+/// The store's trash slots: a retired tree still held by some host stays there.
+fn trash_slots(env: &Env) -> usize {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test counts the store's trash slots"
+    )]
+    let slots = std::fs::read_dir(env.path("plugins/.trash")).map_or(0, Iterator::count);
+    slots
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replace_with_no_other_host_alive_does_not_wait_for_its_own_lease() {
+    // A self-wait would last the whole retire_wait: 30 s makes it unmistakable.
+    let retire_wait = Duration::from_secs(30);
+    let env = Env::with(|o| o.retire_wait = retire_wait).await;
+    let dir = FixtureBundle::new("mine").write(&env.path("bundles"));
+    let id = env.install_ready(&dir).await;
+    // Loaded and running: this host holds the tree's lease.
+    let pid = pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    let started = Instant::now();
+    let outcome = env
+        .host
+        .install(dir.to_str().unwrap(), InstallOptions::trusted_and_enabled())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(outcome.replaced);
+    assert_eq!(outcome.record.id, id);
+    assert!(took < retire_wait / 3, "the replace waited: {took:?}");
+    // The old tree was deleted at once, not left for a later open.
+    assert_eq!(trash_slots(&env), 0);
+    // The old process went with the old tree; the bundle runs again from the new one.
+    assert!(!alive(pid));
+    let again = pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
+    assert_ne!(again, pid);
+
+    let started = Instant::now();
+    env.host.uninstall(&id).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < retire_wait / 3, "the uninstall waited: {took:?}");
+    assert_eq!(trash_slots(&env), 0);
+    assert!(!alive(again));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replace_while_another_host_holds_the_bundle_still_waits() {
+    let retire_wait = Duration::from_millis(300);
+    let env = Env::with(|o| o.retire_wait = retire_wait).await;
+    let dir = FixtureBundle::new("shared-replace").write(&env.path("bundles"));
+    env.install_ready(&dir).await;
+    // A host that is never woken keeps the bundle loaded, and so keeps its lease.
+    let deaf = second_host(&env, |o| {
+        o.store_watch.notifications = false;
+        o.store_watch.poll_interval = Duration::from_secs(3600);
+    })
+    .await;
+    let pid = pid_of(
+        &deaf
+            .invoke(&Target::User, "fixture.info", json!({}))
+            .await
+            .unwrap(),
+    );
+    // New content, so the deaf host's refresh below replaces its runtime.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test edits its bundle source"
+    )]
+    std::fs::write(dir.join("NOTES.md"), "new content\n").unwrap();
+    let started = Instant::now();
+    env.host
+        .install(dir.to_str().unwrap(), InstallOptions::trusted_and_enabled())
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(waited >= retire_wait, "{waited:?}");
+    // The deaf host still runs from the old tree: it stays in the trash.
+    assert!(alive(pid));
+    assert_eq!(trash_slots(&env), 1);
+    deaf.refresh().await.unwrap();
+    assert!(!alive(pid));
+    deaf.shutdown().await;
+}
