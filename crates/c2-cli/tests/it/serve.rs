@@ -1186,3 +1186,34 @@ fn a_client_of_another_uid_is_refused_by_the_socket_mode_and_then_by_its_credent
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
 }
+
+#[test]
+fn a_trusted_bundle_changed_on_disk_gets_no_mcp_launch_data_in_any_listing() {
+    let sandbox = Sandbox::new();
+    let dir = crate::mcp::write_bundle(&sandbox, "reviewed\n");
+    let install = sandbox.run(&["install", dir.to_str().unwrap(), "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    let before = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(before["result"][1]["status"], "supported", "{before:#}");
+    // The trusted server script is swapped on disk after review.
+    let launcher = sandbox.plugins.join(&id).join("bundle/bin/launch");
+    std::fs::write(&launcher, "#!/bin/sh\necho changed >&2\nexit 0\n").unwrap();
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    let listed = client.ok("mcp/list", json!({}));
+    let cli = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(listed, cli["result"], "the relay's rows are the CLI's");
+    for row in listed.as_array().unwrap() {
+        assert_eq!(row["status"], "content_changed", "{listed:#}");
+        assert!(row["launch"].is_null(), "no launch data: {listed:#}");
+    }
+    let text = sandbox.run(&["mcp"]);
+    assert!(text.stdout.contains("content_changed"), "{text:#?}");
+    assert!(!text.stdout.contains("command "), "{text:#?}");
+    let run = sandbox.run(&["mcp", "run", &format!("{id}/files-local")]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("changed on disk"), "{run:#?}");
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}

@@ -3,7 +3,9 @@
 //!
 //! [`PluginHost::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
 //! root `mcp.json` with its status: `supported` with launch-ready data, `not_trusted` (a stdio
-//! server of an untrusted bundle: executable content, so no launch data), `skipped` (an entry
+//! server of an untrusted bundle: executable content, so no launch data), `content_changed` (a
+//! trusted bundle whose files on disk no longer have the trusted digest: no launch data for any
+//! of its servers, since trust follows the bytes), `skipped` (an entry
 //! that failed validation or resolution) or `disabled` (the whole document is invalid). For a
 //! stdio server the host applies §9: `PLUGIN_ROOT` is the filesystem-resolved installed bundle
 //! directory, `PLUGIN_DATA` is `<plugins-dir>/.data/<id>/mcp` (created before launch, kept
@@ -62,6 +64,9 @@ pub enum McpStatus {
     Supported,
     /// A stdio server of a bundle whose content is not trusted.
     NotTrusted,
+    /// The bundle is trusted, but its files on disk are no longer the ones trusted: nothing
+    /// of it is handed out until it is reinstalled (the reason says what changed).
+    ContentChanged(String),
     /// This entry failed Agent Plugins validation or could not be resolved.
     Skipped(String),
     /// The bundle's mcp.json is invalid, so MCP is disabled for it.
@@ -69,11 +74,12 @@ pub enum McpStatus {
 }
 
 impl McpStatus {
-    /// `supported`, `not_trusted`, `skipped: <why>` or `disabled: <why>`.
+    /// `supported`, `not_trusted`, `content_changed`, `skipped: <why>` or `disabled: <why>`.
     pub fn text(&self) -> String {
         match self {
             Self::Supported => "supported".to_owned(),
             Self::NotTrusted => "not_trusted".to_owned(),
+            Self::ContentChanged(_) => "content_changed".to_owned(),
             Self::Skipped(why) => format!("skipped: {why}"),
             Self::Disabled(why) => format!("disabled: {why}"),
         }
@@ -323,6 +329,14 @@ impl PluginHost {
                 continue;
             };
             let trusted = self.is_trusted(&bundle);
+            // Trust follows the bytes: launch data is handed out only for the content whose
+            // digest is the trusted one, so a trusted bundle is re-read and digested here, once
+            // per listing (an untrusted one gets no stdio launch data anyway).
+            let changed = if trusted {
+                self.verify_content(&bundle).err().map(|e| e.to_string())
+            } else {
+                None
+            };
             // The same scope as the switch above: a project's choice counts only where the
             // project's own entry does.
             let choice_scope = if bundle.runtime_project_capable() {
@@ -388,6 +402,10 @@ impl PluginHost {
                         None,
                     ),
                     McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
+                    _ if changed.is_some() => (
+                        McpStatus::ContentChanged(changed.clone().unwrap_or_default()),
+                        None,
+                    ),
                     McpTransport::Stdio {
                         command,
                         args,
@@ -475,6 +493,9 @@ impl PluginHost {
                     ),
                 ));
             }
+            (McpStatus::ContentChanged(why), _) => {
+                return Err(refuse(ErrorKind::ContentChanged, why.clone()));
+            }
             (McpStatus::NotTrusted, _) => {
                 return Err(refuse(
                     ErrorKind::NotTrusted,
@@ -489,9 +510,8 @@ impl PluginHost {
                 ));
             }
         };
-        // Trust follows the bytes that run: a stdio server is code from the bundle, so the
-        // files on disk must still be the ones installed (and trusted), as for a runtime.
-        self.verify_content(self.bundle(id)?.bundle())?;
+        // Trust follows the bytes that run: the listing above handed out launch data only
+        // because the files on disk are still the ones installed (and trusted).
         let spec = launch.process_spec(&format!("{id}/{server}"));
         let spawned = c2_supervisor::spawn(&spec, &self.options().supervisor).map_err(|e| {
             refuse(
