@@ -1217,3 +1217,36 @@ fn a_trusted_bundle_changed_on_disk_gets_no_mcp_launch_data_in_any_listing() {
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
 }
+
+#[test]
+fn serve_refuses_a_planted_lock_link_and_writes_nothing_through_it() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(&sandbox.plugins).unwrap();
+    let lock = sandbox.plugins.join(".serve.lock");
+    let victim = sandbox.write("victim.txt", "precious\n");
+    std::os::unix::fs::symlink(&victim, &lock).unwrap();
+    let dangling = sandbox.work.join("created-through-link");
+    for (target, what) in [
+        (&victim, "a link to a file"),
+        (&dangling, "a dangling link"),
+    ] {
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(target, &lock).unwrap();
+        let run = sandbox.run(&["serve", "--stdio"]);
+        assert_eq!(run.code, 2, "an environment failure, {what}: {run:#?}");
+        assert!(
+            run.stderr
+                .contains("symbolic link, which is never followed"),
+            "{what}: {run:#?}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!dangling.exists(), "nothing created through the link");
+    // A hard link to another file is refused too.
+    std::fs::remove_file(&lock).unwrap();
+    std::fs::hard_link(&victim, &lock).unwrap();
+    let run = sandbox.run(&["serve", "--stdio"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("another hard link"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
