@@ -1250,3 +1250,44 @@ fn serve_refuses_a_planted_lock_link_and_writes_nothing_through_it() {
     assert!(run.stderr.contains("another hard link"), "{run:#?}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+/// The peak resident memory of process `pid`, in KiB (`VmHWM`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_dense_request_near_the_frame_limit_is_refused_before_it_is_built() {
+    let sandbox = Sandbox::new();
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    // Just under the 8 MiB frame: ~4 million values, ~300 MiB as a `Value` tree.
+    let values = (8 * 1024 * 1024 - 256) / 2;
+    let mut line = String::with_capacity(values * 2 + 128);
+    line.push_str(
+        r#"{"jsonrpc":"2.0","id":900,"method":"command/invoke","params":{"command":"x.y","args":["#,
+    );
+    for i in 0..values {
+        line.push_str(if i == 0 { "0" } else { ",0" });
+    }
+    line.push_str("]}}\n");
+    assert!(line.len() < 8 * 1024 * 1024);
+    client.writer.write_all(line.as_bytes()).unwrap();
+    client.writer.flush().unwrap();
+    let refused = client.response(900);
+    assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("bound in memory"), "{message}");
+    // The connection goes on, and the service never held a tree of it: its peak stays far
+    // below the ~300 MiB the tree would take (a frame and its copies, plus the host).
+    assert!(client.ok("plugins/list", json!({})).is_array());
+    let peak = peak_rss_kib(service.id());
+    assert!(peak < 160 * 1024, "peak resident memory {peak} KiB");
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
