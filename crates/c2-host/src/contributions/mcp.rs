@@ -26,13 +26,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use c2_bundle_collector::ContributionKind;
 use c2_manifest::McpTransport;
 use c2_policy::Scope;
 use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
 use serde::Serialize;
 use tokio::process::ChildStdout;
 
-use crate::seam::{ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, data_dir};
+use crate::seam::{
+    ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, component_id, data_dir,
+};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
 pub const MCP_DATA_DIR: &str = "mcp";
@@ -392,7 +395,7 @@ impl PluginHost {
             }
             for server in &report.servers {
                 let kind = server.transport.kind();
-                let component = format!("mcp-server:{}", server.name);
+                let component = component_id(ContributionKind::McpServer, &server.name);
                 let (status, launch) = match &server.transport {
                     _ if withheld.contains(&component) => (
                         McpStatus::Disabled(format!(
