@@ -524,6 +524,13 @@ impl PluginHost {
         })?;
         // The client's handshake is the bridge's business, not the host's: nothing to wait for.
         spawned.process.handshake_done();
+        // The shim starts the program at once: wait for it, bounded, so `pid` names it.
+        for _ in 0..PROGRAM_PID_STEPS {
+            if spawned.process.program_pid().is_some() || spawned.process.try_exit().is_some() {
+                break;
+            }
+            tokio::time::sleep(PROGRAM_PID_STEP).await;
+        }
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,
@@ -548,6 +555,11 @@ impl PluginHost {
     }
 }
 
+/// How long [`PluginHost::launch_mcp`] waits, at most, to see the program the shim started:
+/// this many steps of `PROGRAM_PID_STEP`.
+const PROGRAM_PID_STEPS: u32 = 100;
+const PROGRAM_PID_STEP: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// A running stdio MCP server started by [`PluginHost::launch_mcp`]. Dropping it kills its
 /// process group.
 #[derive(Debug)]
@@ -560,9 +572,12 @@ pub struct McpProcess {
 }
 
 impl McpProcess {
-    /// The server's pid (its process group id).
+    /// The server's pid: under the supervisor shim the shim's child, the program itself (the
+    /// shim's own pid, which is the process group id, only if the program was never seen).
     pub fn pid(&self) -> u32 {
-        self.process.pid()
+        self.process
+            .program_pid()
+            .unwrap_or_else(|| self.process.pid())
     }
 
     /// What was launched.
