@@ -464,3 +464,43 @@ fn mcp_run_fails_when_its_server_fails_after_the_input_ended_and_shows_its_stder
         );
     }
 }
+
+#[test]
+fn the_mcp_listing_writes_nothing_and_uninstall_leaves_no_data_directory() {
+    let sandbox = Sandbox::new();
+    sandbox.write("quiet/plugin.json", &MANIFEST.replace("fs-tools", "quiet"));
+    sandbox.write(
+        "quiet/mcp.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+            "mcpServers": {"local": {"type": "stdio", "command": "./bin/server",
+                                     "args": ["${PLUGIN_DATA}"], "cwd": "${PLUGIN_DATA}/work"}}}"#,
+    );
+    let server = sandbox.write("quiet/bin/server", "#!/bin/sh\npwd\ncat >/dev/null\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let install = sandbox.run(&["install", "quiet", "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    let data = sandbox.plugins.join(".data").join(&id);
+    let listed = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(listed["result"][0]["status"], "supported", "{listed:#}");
+    let expected = std::fs::canonicalize(&sandbox.plugins)
+        .unwrap()
+        .join(".data")
+        .join(&id)
+        .join("mcp");
+    assert_eq!(
+        listed["result"][0]["launch"]["pluginData"],
+        expected.to_str().unwrap()
+    );
+    assert!(!data.exists(), "the listing wrote {}", data.display());
+    assert_eq!(sandbox.run(&["mcp"]).code, 0);
+    assert!(!data.exists(), "the listing wrote {}", data.display());
+    // Launching makes PLUGIN_DATA and its cwd; uninstall leaves no empty `.data/<id>/`.
+    let run = run_with_input(&sandbox, &["mcp", "run", &format!("{id}/local")], b"");
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout.trim(), expected.join("work").to_str().unwrap());
+    assert!(data.join("mcp/work").is_dir());
+    assert_eq!(sandbox.run(&["uninstall", &id]).code, 0);
+    assert!(!data.exists(), "uninstall left {}", data.display());
+}

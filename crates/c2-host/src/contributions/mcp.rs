@@ -120,7 +120,7 @@ pub struct StdioLaunch {
     pub env: Vec<(String, String)>,
     /// The filesystem-resolved plugin root.
     pub plugin_root: PathBuf,
-    /// The bundle's MCP data directory (exists).
+    /// The bundle's MCP data directory (created when the server is launched).
     pub plugin_data: PathBuf,
 }
 
@@ -196,10 +196,38 @@ fn contained(path: &Path, base: &Path, what: &str) -> Result<PathBuf, String> {
     Ok(real)
 }
 
+/// `path` resolved through links; the part that does not exist yet (a data directory made
+/// at launch) is appended as it is to its deepest existing ancestor, resolved.
+fn resolve_maybe_missing(path: &Path) -> std::io::Result<PathBuf> {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(real) => {
+                return Ok(missing.iter().rev().fold(real, |p, part| p.join(part)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+                    return Err(e);
+                };
+                missing.push(name);
+                existing = parent;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Applies Agent Plugins §9 to a validated stdio entry. `Err` is the reason it is skipped.
+/// With `create`, `PLUGIN_DATA` (and a `cwd` inside it) is created, for a launch; without, a
+/// listing writes nothing.
 #[expect(
     clippy::disallowed_methods,
     reason = "the host creates PLUGIN_DATA and a cwd inside it before it spawns the server"
+)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the validated entry's fields, the two directories, the PATH and whether to create"
 )]
 pub(crate) fn resolve_stdio(
     root: &Path,
@@ -209,12 +237,15 @@ pub(crate) fn resolve_stdio(
     env: &BTreeMap<String, String>,
     cwd: Option<&str>,
     search: Option<&std::ffi::OsStr>,
+    create: bool,
 ) -> Result<StdioLaunch, String> {
     let root = std::fs::canonicalize(root)
         .map_err(|e| format!("the plugin root {} cannot be resolved: {e}", root.display()))?;
-    std::fs::create_dir_all(data)
-        .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
-    let data = std::fs::canonicalize(data)
+    if create {
+        std::fs::create_dir_all(data)
+            .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
+    }
+    let data = resolve_maybe_missing(data)
         .map_err(|e| format!("PLUGIN_DATA {} cannot be resolved: {e}", data.display()))?;
     let (root_text, data_text) = match (root.to_str(), data.to_str()) {
         (Some(r), Some(d)) => (r.to_owned(), d.to_owned()),
@@ -238,12 +269,19 @@ pub(crate) fn resolve_stdio(
         Some(raw) => {
             let expanded = expand(raw, &root_text, &data_text);
             if raw.starts_with("${PLUGIN_DATA}") {
-                // The data directory is the host's to manage: a sub-directory is made on demand.
-                if Path::new(&expanded).starts_with(&data) {
+                // The data directory is the host's to manage: a sub-directory is made on demand
+                // (at launch; a listing writes nothing and shows where it will be).
+                let inside = Path::new(&expanded).starts_with(&data);
+                if inside && create {
                     std::fs::create_dir_all(&expanded)
                         .map_err(|e| format!("cannot create cwd {expanded}: {e}"))?;
                 }
-                contained(Path::new(&expanded), &data, "cwd")?
+                if inside && !create && !Path::new(&expanded).exists() {
+                    // Validation refused `..` in it, so the text is where it will be made.
+                    PathBuf::from(&expanded)
+                } else {
+                    contained(Path::new(&expanded), &data, "cwd")?
+                }
             } else {
                 let path = match raw.strip_prefix("./") {
                     Some(rel) => root.join(rel),
@@ -253,7 +291,8 @@ pub(crate) fn resolve_stdio(
             }
         }
     };
-    if !cwd.is_dir() {
+    let made_at_launch = !create && cwd.starts_with(&data) && !cwd.exists();
+    if !cwd.is_dir() && !made_at_launch {
         return Err(format!("cwd {} is not a directory", cwd.display()));
     }
     let mut overlay: Vec<(String, String)> = env
@@ -300,9 +339,20 @@ fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
 
 impl PluginHost {
     /// Every MCP server of every bundle enabled in `target`, in bundle-id then document order,
-    /// each with its status and (when supported) launch-ready data. Nothing is started; a
-    /// stdio server's `PLUGIN_DATA` is created so the definition is ready to launch.
+    /// each with its status and (when supported) launch-ready data. Nothing is started and
+    /// nothing is written: a stdio server's `PLUGIN_DATA` (and a `cwd` inside it) is created
+    /// when it is launched.
     pub fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError> {
+        self.mcp_rows(target, None)
+    }
+
+    /// The rows of [`mcp_servers`](Self::mcp_servers); the data directories of the one server
+    /// `launching` names (bundle id, server) are created.
+    fn mcp_rows(
+        &self,
+        target: &Target,
+        launching: Option<(&str, &str)>,
+    ) -> Result<Vec<McpServerLaunch>, HostError> {
         let realm = self.realm(target)?;
         let scope = match &realm {
             c2_kernel::Realm::Global => Scope::User,
@@ -424,6 +474,7 @@ impl PluginHost {
                             env,
                             cwd.as_deref(),
                             search.as_deref(),
+                            launching == Some((bundle.record.id.as_str(), server.name.as_str())),
                         ) {
                             Ok(launch) => (McpStatus::Supported, Some(McpLaunch::Stdio(launch))),
                             Err(why) => (McpStatus::Skipped(why), None),
@@ -473,7 +524,7 @@ impl PluginHost {
             server,
         )?;
         let entry = self
-            .mcp_servers(target)?
+            .mcp_rows(target, Some((id, server)))?
             .into_iter()
             .find(|e| e.bundle == id && e.server == server)
             .ok_or_else(|| {
@@ -540,18 +591,26 @@ impl PluginHost {
         })
     }
 
-    /// Removes a bundle's MCP data directory (uninstall).
+    /// Removes a bundle's MCP data directory (uninstall), and the bundle's data directory
+    /// too when nothing else is left in it.
     fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
         let dir = mcp_data_dir(&self.options().plugins_dir, id);
         match std::fs::remove_dir_all(&dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(HostError::Io {
-                action: "remove the MCP data directory",
-                path: dir,
-                source,
-            }),
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(HostError::Io {
+                    action: "remove the MCP data directory",
+                    path: dir,
+                    source,
+                });
+            }
         }
+        // Only an empty directory is removed; one holding other data stays, as it should.
+        if let Some(parent) = dir.parent() {
+            let _kept_or_gone = std::fs::remove_dir(parent);
+        }
+        Ok(())
     }
 }
 
