@@ -201,7 +201,15 @@ fn a_real_mcp_server_runs_through_mcp_run_with_plugin_data_kept_across_reinstall
         ]
     );
     let data = sandbox.plugins.join(".data").join(&id).join("mcp");
-    let data_real = std::fs::canonicalize(&data).unwrap();
+    assert!(
+        !data.exists(),
+        "a listing writes nothing; the launch makes PLUGIN_DATA"
+    );
+    let data_real = std::fs::canonicalize(&sandbox.plugins)
+        .unwrap()
+        .join(".data")
+        .join(&id)
+        .join("mcp");
     let files = &rows[0]["launch"];
     assert_eq!(
         files["args"],
