@@ -271,6 +271,7 @@ fn mcp(
         }
     }
     for server in report.servers {
+        skipped_paths(&server, diagnostics);
         let transport = server.transport.kind();
         let mut c = contribution(
             ContributionKind::McpServer,
@@ -291,6 +292,49 @@ fn mcp(
         c.transport = skipped.transport;
         c.reason = Some(skipped.reason);
         found.push(c);
+    }
+}
+
+/// Warns about a stdio server's `./` command or `${PLUGIN_ROOT}/...` argument under a folder
+/// the collector never stores (`node_modules`, `.venv`, `target`, `.git`): valid as text, it
+/// cannot resolve once installed.
+fn skipped_paths(server: &c2_manifest::McpServer, diagnostics: &mut Vec<Diagnostic>) {
+    let c2_manifest::McpTransport::Stdio { command, args, .. } = &server.transport else {
+        return;
+    };
+    let skipped_in = |path: &str| {
+        path.split('/')
+            .find(|part| crate::SKIPPED_DIRECTORIES.contains(part))
+            .map(str::to_owned)
+    };
+    let mut found: Vec<(String, String)> = Vec::new();
+    if let Some(rel) = command.strip_prefix("./")
+        && let Some(dir) = skipped_in(rel)
+    {
+        found.push((format!("command `{command}`"), dir));
+    }
+    for arg in args {
+        if let Some(rel) = arg.strip_prefix("${PLUGIN_ROOT}/")
+            && let Some(dir) = skipped_in(rel)
+        {
+            found.push((format!("argument `{arg}`"), dir));
+        }
+    }
+    for (what, dir) in found {
+        diagnostics.push(
+            Diagnostic::warning(
+                codes::MCP_PATH_SKIPPED,
+                "mcp.json".to_owned(),
+                format!(
+                    "MCP server `{}`: its {what} points under `{dir}/`, which is never part of an installed bundle, so the server cannot be resolved once installed",
+                    server.name
+                ),
+            )
+            .with_help(format!(
+                "ship what it needs outside {}, or run a command found on PATH",
+                crate::SKIPPED_DIRECTORIES.join(", ")
+            )),
+        );
     }
 }
 

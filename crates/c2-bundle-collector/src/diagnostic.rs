@@ -77,6 +77,10 @@ pub mod codes {
     pub const COMMAND_NOT_EXECUTABLE: &str = "command-not-executable";
     /// A fixed component location of the wrong kind: that component type is disabled.
     pub const COMPONENT_WRONG_KIND: &str = "component-wrong-kind";
+    /// Warning: an MCP stdio server's `./` command or a `${PLUGIN_ROOT}/...` argument points
+    /// under a folder the collector skips ([`crate::SKIPPED_DIRECTORIES`]), so it is not part
+    /// of the installed bundle and the server cannot be resolved there.
+    pub const MCP_PATH_SKIPPED: &str = "mcp-path-skipped";
     /// Warning: a `skills/<name>` folder is skipped (no `SKILL.md`, or an invalid one).
     pub const SKILL_INVALID: &str = "skill-invalid";
     /// Warning: `mcp.json` has a document-level problem, so MCP is disabled for the bundle.

@@ -39,7 +39,8 @@ pub fn kind_name(kind: ContributionKind) -> String {
 }
 
 /// One contribution of a bundle, `<kind>:<local-id>` (e.g. `skill:review`,
-/// `runtime-command:review.run`).
+/// `runtime-command:review.run`, `mcp-server:""` for an MCP server named with the empty
+/// string).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComponentRef {
     /// One of [`COMPONENT_KINDS`].
@@ -83,13 +84,28 @@ impl ComponentRef {
         if local_id.is_empty() {
             return Err(HostError::command(
                 ErrorKind::InvalidComponent,
-                format!("`{text}` names no local id after the kind"),
+                format!(
+                    "`{text}` names no local id after the kind (an empty one is written `{}:\"\"`)",
+                    kind_name(kind)
+                ),
             ));
         }
-        Ok(Self {
-            kind,
-            local_id: local_id.to_owned(),
-        })
+        // A local id starting with `"` is a JSON string literal: the form of every id that the
+        // plain form cannot carry (the empty one, one starting with `"`), and allowed for any.
+        let local_id = if local_id.starts_with('"') {
+            serde_json::from_str::<String>(local_id).map_err(|_| {
+                HostError::command(
+                    ErrorKind::InvalidComponent,
+                    format!(
+                        "`{text}`: a local id starting with `\"` must be one JSON string, e.g. `{}:\"\"`",
+                        kind_name(kind)
+                    ),
+                )
+            })?
+        } else {
+            local_id.to_owned()
+        };
+        Ok(Self { kind, local_id })
     }
 
     /// The policy identity of this component of installed bundle `id`.
@@ -99,9 +115,27 @@ impl ComponentRef {
 }
 
 impl fmt::Display for ComponentRef {
+    /// `<kind>:<local-id>`, the local id plain unless it is empty or starts with `"`; then it
+    /// is written as a JSON string (`mcp-server:""`), so every id has one form and
+    /// [`ComponentRef::parse`] reads back exactly the id that was written.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", kind_name(self.kind), self.local_id)
+        let kind = kind_name(self.kind);
+        if self.local_id.is_empty() || self.local_id.starts_with('"') {
+            let quoted = serde_json::to_string(&self.local_id).map_err(|_| fmt::Error)?;
+            write!(f, "{kind}:{quoted}")
+        } else {
+            write!(f, "{kind}:{}", self.local_id)
+        }
     }
+}
+
+/// The `<kind>:<local-id>` form of one contribution (see [`ComponentRef`]'s `Display`).
+pub(crate) fn component_id(kind: ContributionKind, local_id: &str) -> String {
+    ComponentRef {
+        kind,
+        local_id: local_id.to_owned(),
+    }
+    .to_string()
 }
 
 /// The components of an installed bundle a choice can name, as `<kind>:<local-id>`.
@@ -111,7 +145,7 @@ pub(crate) fn switchable(record: &InstalledRecord) -> BTreeSet<String> {
         .contributions
         .iter()
         .filter(|c| COMPONENT_KINDS.contains(&c.kind))
-        .map(|c| format!("{}:{}", kind_name(c.kind), c.id))
+        .map(|c| component_id(c.kind, &c.id))
         .collect()
 }
 
@@ -299,7 +333,7 @@ impl PluginHost {
         kind: ContributionKind,
         local_id: &str,
     ) -> Result<(), HostError> {
-        let component = format!("{}:{local_id}", kind_name(kind));
+        let component = component_id(kind, local_id);
         if self
             .shared
             .withheld(bundle, &realm_scope(realm))

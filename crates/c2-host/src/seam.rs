@@ -50,7 +50,7 @@ use c2_policy::{DesiredState, Scope};
 use serde_json::Value;
 
 pub(crate) use crate::bundle::InstalledBundle;
-pub(crate) use crate::components::realm_scope;
+pub(crate) use crate::components::{component_id, realm_scope};
 pub(crate) use crate::error::{Advice, ErrorKind, HostError};
 pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
 pub(crate) use crate::options::{HostActionsLimits, HostOptions};

@@ -42,7 +42,7 @@ pub use manifest::{
 };
 pub use marketplace::{
     MARKETPLACE_STANDARD_VERSION, Marketplace, MarketplaceEntry, MarketplaceReport,
-    MarketplaceSource, validate_marketplace,
+    MarketplaceSource, is_npm_registry_name, validate_marketplace,
 };
 pub use mcp::{
     AGENT_PLUGINS_MCP_SCHEMA_URL, McpReport, McpServer, McpSkipped, McpTransport,

@@ -302,7 +302,7 @@ fn is_npm_path(package: &str) -> bool {
 /// `a-z 0-9 - . _`, not starting with `.` or `_` (npm's rules for new packages) nor `-` (an
 /// option to `npm pack`), at most 214 characters in all. Anything else npm would read as
 /// another spec form (a path, a URL, a git or `npm:` alias spec, `name@range`).
-fn is_npm_name(package: &str) -> bool {
+pub fn is_npm_registry_name(package: &str) -> bool {
     let part = |p: &str| {
         !p.is_empty()
             && !p.starts_with(['.', '_', '-'])
@@ -323,7 +323,7 @@ fn is_npm_name(package: &str) -> bool {
 fn npm_package(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, package: &str) {
     if is_npm_path(package) {
         relative_path(c, node, ptr, package);
-    } else if !is_npm_name(package) {
+    } else if !is_npm_registry_name(package) {
         c.sink.error(
             "source-npm-package-invalid",
             ptr,

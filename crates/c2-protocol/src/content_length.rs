@@ -68,6 +68,18 @@ impl ContentLengthDecoder {
         self.buf.len()
     }
 
+    /// The declared length of a body over the limit whose bytes are being discarded, from the
+    /// moment its header is read (before [`ContentLengthEvent::Oversized`], which comes only
+    /// once the last of its bytes has). A consumer that ends the stream on an oversized body
+    /// asks this after each [`decode`](Self::decode), so a sender that declares a huge body
+    /// and then goes silent cannot keep it waiting.
+    pub fn oversized_body(&self) -> Option<u64> {
+        match self.state {
+            State::Skipping { len, .. } => Some(len),
+            _ => None,
+        }
+    }
+
     /// Consumes bytes from the front of `input` until one event is complete, and returns it.
     /// Returns `Ok(None)` once `input` is empty and no event is complete.
     pub fn decode(&mut self, input: &mut &[u8]) -> Result<Option<ContentLengthEvent>, Error> {

@@ -128,6 +128,21 @@ impl Connection {
                 format!("`{name}` before `relay/initialize`: initialize the connection first"),
             ));
         }
+        // Weighed before anything is built from them, as plugin messages are: a dense
+        // document (8 MiB of `[0,0,...]` would take ~300 MiB as a tree) is refused, so a
+        // request's tree stays within the host's bound (4x a frame).
+        if let Some(raw) = params {
+            let bound = self.service.host.options().max_value_tree_bytes;
+            if c2_protocol::value_tree_cost(raw.get()) > bound {
+                return Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!(
+                        "`{name}` params ({} bytes of JSON) would take more than the host's {bound}-byte bound in memory; send less",
+                        raw.get().len()
+                    ),
+                ));
+            }
+        }
         let call = Call::parse(method, params).map_err(invalid_params)?;
         if let Call::Initialize(params) = call {
             return self.initialize(params);

@@ -522,3 +522,78 @@ async fn the_content_library_is_listed_through_the_host() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn request_params_are_weighed_before_any_tree_is_built_from_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let bound = 1024 * 1024;
+    let host = PluginHost::open(HostOptions::new(dir.path()).with_max_value_tree_bytes(bound))
+        .await
+        .unwrap();
+    let service = Service {
+        host: host.clone(),
+        plugins_dir: dir.path().to_owned(),
+        bus: crate::events::Bus::default(),
+        max_subscriptions: 4,
+        server_name: "c2-relay",
+    };
+    let conn = Connection::new(service);
+    let hello = ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": RELAY_VERSION}),
+    )
+    .await;
+    assert!(hello.is_ok(), "{hello:?}");
+    // 64 KiB of text whose tree would be ~2.6 MiB (a value per two bytes), and one deeply
+    // nested: both over the bound, refused before they are read.
+    let dense = json!({"command": "x.y", "args": vec![0; 32 * 1024]});
+    let nested = format!(
+        r#"{{"name":"x","data":{}0{}}}"#,
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let raw = |text: String| Some(serde_json::value::RawValue::from_string(text).unwrap());
+    for request in [
+        Request {
+            id: Id::from(2),
+            method: "command/invoke".to_owned(),
+            params: raw(dense.to_string()),
+        },
+        // Raw text: serde_json could not even build a `Value` this deep.
+        Request {
+            id: Id::from(2),
+            method: "events/publish".to_owned(),
+            params: raw(nested),
+        },
+    ] {
+        let method = request.method.clone();
+        let text_len = request.params.as_ref().unwrap().get().len();
+        assert!(
+            c2_protocol::value_tree_cost(request.params.as_ref().unwrap().get()) > bound,
+            "{method}: the case is over the bound"
+        );
+        assert!(
+            text_len * 4 < bound,
+            "{method}: the text alone is well under it"
+        );
+        let answer = Arc::clone(&conn).handle(request, None).await;
+        let error = answer.unwrap_err();
+        assert_eq!(error.code, codes::INVALID_PARAMS, "{method}: {error:?}");
+        assert!(
+            error.message.contains("bound in memory"),
+            "{method}: {error:?}"
+        );
+    }
+    // Text of the same size as one string weighs about its length and goes on to the method.
+    let sparse = json!({"command": "x.y", "args": "0,".repeat(32 * 1024)});
+    let answer = ask(&conn, 3, "command/invoke", sparse).await;
+    assert!(
+        !answer
+            .as_ref()
+            .is_err_and(|e| e.message.contains("bound in memory")),
+        "{answer:?}"
+    );
+    host.shutdown().await;
+}

@@ -179,6 +179,31 @@ fn contained(entry: &MarketplaceEntry, path: &str) -> Result<String, SourceError
     Ok(normalize_subdir(path))
 }
 
+/// Why an npm source is not one of the two forms a catalog may use, if it is not: a path
+/// under the catalog's directory (starting with `.`, no `version`) or a registry name at an
+/// exact SemVer version. Every other spec npm understands (`file:`, `~`, git, GitHub and
+/// `npm:` alias specs, URLs, tags, ranges) is refused here too, whatever validation said.
+pub(crate) fn npm_spec_refusal(package: &str, version: Option<&str>) -> Option<String> {
+    if package.starts_with('.') {
+        return version
+            .map(|v| format!("a path under the catalog takes no `version` (it has \"{v}\")"));
+    }
+    if !c2_manifest::is_npm_registry_name(package) {
+        return Some(format!(
+            "`{package}` is neither a registry package name nor a path under the catalog starting with `.`"
+        ));
+    }
+    match version {
+        None => Some(format!(
+            "the registry package `{package}` has no exact version to fetch"
+        )),
+        Some(v) if semver::Version::parse(v).is_err() => Some(format!(
+            "the npm version \"{v}\" of `{package}` is not an exact SemVer version (ranges and tags are refused)"
+        )),
+        Some(_) => None,
+    }
+}
+
 /// The GitHub clone URL of `owner/name`.
 pub(crate) fn github_url(base: &str, repo: &str) -> String {
     format!("{}/{repo}.git", base.trim_end_matches('/'))
@@ -362,7 +387,13 @@ impl Catalogs<'_> {
         version: Option<&str>,
     ) -> Result<Fetched, SourceError> {
         let options = self.options;
-        let local = package.starts_with('.') || package.starts_with('/');
+        if let Some(why) = npm_spec_refusal(package, version) {
+            return Err(SourceError::Unsafe(format!(
+                "entry {} has an npm source that cannot be used: {why}; nothing was stored",
+                entry.name
+            )));
+        }
+        let local = package.starts_with('.');
         let spec = if local {
             // A directory or tarball shipped with the catalog, resolved without links.
             let rel = contained(entry, package)?;

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use crate::catalog::{Location, github_url, is_full_sha, is_newer, same_version};
+use crate::catalog::{Location, github_url, is_full_sha, is_newer, npm_spec_refusal, same_version};
 use crate::source::parse_git;
 use crate::{EntryLookup, EntrySpec, GitSource, Source, SourceError, SourceErrorKind, split_name};
 
@@ -227,4 +227,44 @@ fn kinds_have_their_stable_names_and_hints_carry_the_advice() {
         .to_string(),
         "`a` is listed by several catalogs (one, two): choose one with --marketplace"
     );
+}
+
+#[test]
+fn an_npm_source_is_fetched_only_as_a_catalog_path_or_a_registry_name_at_an_exact_version() {
+    for (package, version) in [
+        ("./bundles/one", None),
+        ("./one.tgz", None),
+        ("one", Some("1.2.3")),
+        ("@scope/one", Some("1.0.0-beta.1")),
+    ] {
+        assert_eq!(
+            npm_spec_refusal(package, version),
+            None,
+            "{package} {version:?}"
+        );
+    }
+    for (package, version) in [
+        ("file:/abs/dir", None),
+        ("file:../up", Some("1.0.0")),
+        ("~/dir", None),
+        ("/abs/dir", None),
+        ("git+https://example.com/x.git", None),
+        ("github:owner/repo", None),
+        ("owner/repo", Some("1.0.0")),
+        ("https://example.com/x.tgz", None),
+        ("npm:other@1.0.0", None),
+        ("one@latest", None),
+        ("one", None),
+        ("one", Some("latest")),
+        ("one", Some("^1.0.0")),
+        ("one", Some("1.x")),
+        ("one", Some("file:/abs/dir")),
+        ("./dir", Some("1.0.0")),
+        ("-one", Some("1.0.0")),
+    ] {
+        assert!(
+            npm_spec_refusal(package, version).is_some(),
+            "{package} {version:?} must be refused"
+        );
+    }
 }

@@ -56,7 +56,7 @@ pub(crate) async fn run(
 
 /// The message, then the server's last stderr lines, each on its own indented line with
 /// control characters escaped, so nothing the server wrote can pass for a line of ours.
-fn with_stderr_tail(message: String, tail: &[String]) -> String {
+pub(crate) fn with_stderr_tail(message: String, tail: &[String]) -> String {
     if tail.is_empty() {
         return format!("{message} (it wrote nothing to stderr)");
     }

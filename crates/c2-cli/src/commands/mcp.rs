@@ -109,18 +109,27 @@ pub(crate) async fn run(
         process.pid()
     ));
     let report = c2_relay::bridge_mcp(process, tokio::io::stdin(), tokio::io::stdout()).await;
+    // Why a server failed is usually in its stderr, shown only with -v otherwise.
+    let tail = |message: String| super::lsp::with_stderr_tail(message, &report.stderr_tail);
     match (&report.error, report.client_closed) {
         (Some(why), _) => Err(Failure::operation(
             "command_failed",
-            format!("the MCP bridge to {id}/{server} failed: {why}"),
+            tail(format!("the MCP bridge to {id}/{server} failed: {why}")),
+        )),
+        (None, true) if report.server_failed() => Err(Failure::operation(
+            "process_exited",
+            tail(format!(
+                "the MCP server {id}/{server} failed after its client closed its input: {}",
+                report.exit.exit
+            )),
         )),
         (None, true) => Ok(ExitCode::SUCCESS),
         (None, false) => Err(Failure::operation(
             "process_exited",
-            format!(
+            tail(format!(
                 "the MCP server {id}/{server} ended before its client: {}",
                 report.exit.exit
-            ),
+            )),
         )),
     }
 }

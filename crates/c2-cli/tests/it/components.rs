@@ -328,3 +328,96 @@ fn a_component_choice_is_planned_to_a_file_and_applied_once() {
         "stale_plan",
     );
 }
+
+#[test]
+fn an_mcp_server_named_with_the_empty_string_is_switched_off_on_its_own() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "names/plugin.json",
+        &json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+                "name": "names", "version": "1.0.0",
+                "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+        .to_string(),
+    );
+    sandbox.write(
+        "names/mcp.json",
+        &json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+                "mcpServers": {
+                    "": {"type": "streamable-http", "url": "https://empty.example.com/mcp"},
+                    "\"q\"": {"type": "streamable-http", "url": "https://quote.example.com/mcp"},
+                    "x": {"type": "streamable-http", "url": "https://x.example.com/mcp"}}})
+        .to_string(),
+    );
+    let id = ok(&sandbox.run(&["install", "names", "--enable", "--format", "json"]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let status = |server: &str| {
+        let rows = ok(&sandbox.run(&["mcp", "--format", "json"]));
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap_or_else(|| panic!("{server:?} in {rows:#}"))["status"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // Each name has its one form: the empty one and one starting with `"` as JSON strings.
+    for component in [r#"mcp-server:"""#, r#"mcp-server:"\"q\"""#, "mcp-server:x"] {
+        assert_eq!(
+            component_state(&sandbox, component),
+            "enabled",
+            "{component}"
+        );
+    }
+    ok(&sandbox.run(&[
+        "disable",
+        &id,
+        "--component",
+        r#"mcp-server:"""#,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(component_state(&sandbox, r#"mcp-server:"""#), "disabled");
+    assert!(
+        status("").starts_with("disabled: component mcp-server:\"\""),
+        "{}",
+        status("")
+    );
+    assert_eq!(status("x"), "supported");
+    assert_eq!(status("\"q\""), "supported");
+    assert_eq!(component_state(&sandbox, "mcp-server:x"), "enabled");
+    // A plain id may be quoted too; no local id at all is still refused.
+    ok(&sandbox.run(&[
+        "disable",
+        &id,
+        "--component",
+        r#"mcp-server:"x""#,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(component_state(&sandbox, "mcp-server:x"), "disabled");
+    assert_eq!(status("\"q\""), "supported");
+    let bare = sandbox.run(&[
+        "disable",
+        &id,
+        "--component",
+        "mcp-server:",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        failed(&bare, "invalid_component").contains("mcp-server:\"\""),
+        "{bare:#?}"
+    );
+    ok(&sandbox.run(&[
+        "inherit",
+        &id,
+        "--component",
+        r#"mcp-server:"""#,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(status(""), "supported");
+}

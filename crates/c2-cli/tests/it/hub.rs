@@ -302,3 +302,48 @@ fn an_npm_entry_is_packed_without_scripts_and_installed_without_its_package_fold
     assert!(stored.join("plugin.json").is_file());
     assert!(!stored.join("package").exists());
 }
+
+#[test]
+fn every_npm_spec_form_but_a_catalog_path_or_an_exact_registry_version_is_refused_at_install() {
+    let sandbox = Sandbox::new();
+    // A bundle outside the catalog's directory that the escaping specs point at.
+    let outside = sandbox.work.join("outside");
+    sandbox.write("outside/plugin.json", &bundle_json("escape", "1.0.0"));
+    let abs = outside.display().to_string();
+    let forms = [
+        json!({"kind": "npm", "package": format!("file:{abs}")}),
+        json!({"kind": "npm", "package": "~/outside"}),
+        json!({"kind": "npm", "package": abs}),
+        json!({"kind": "npm", "package": "escape", "version": format!("file:{abs}")}),
+        json!({"kind": "npm", "package": "git+https://example.invalid/escape.git"}),
+        json!({"kind": "npm", "package": "https://example.invalid/escape.tgz"}),
+        json!({"kind": "npm", "package": "escape", "version": "latest"}),
+        json!({"kind": "npm", "package": "escape", "version": "^1.0.0"}),
+        json!({"kind": "npm", "package": "escape@1.0.0"}),
+    ];
+    // The store's lock file may appear; nothing else may.
+    let stored = || {
+        let mut tree = store_tree(&sandbox.plugins);
+        tree.retain(|(path, _)| path != ".lock");
+        tree
+    };
+    for (i, source) in forms.iter().enumerate() {
+        let rel = format!("hub{i}/marketplace.json");
+        catalog(
+            &sandbox,
+            &rel,
+            &json!([{"name": "escape", "version": "1.0.0", "source": source}]),
+        );
+        let run = sandbox.run(&[
+            "install",
+            "escape",
+            "--marketplace",
+            &rel,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 1, "{source}: {run:#?}");
+        assert_eq!(run.json()["ok"], false, "{source}: {run:#?}");
+        assert_eq!(stored(), [], "{source}: nothing stored");
+    }
+}

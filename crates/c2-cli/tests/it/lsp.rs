@@ -137,7 +137,7 @@ pub(crate) fn fixture_bundle(sandbox: &Sandbox, dir: &str, name: &str, languages
     std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn install(sandbox: &Sandbox, dir: &str) -> String {
+pub(crate) fn install(sandbox: &Sandbox, dir: &str) -> String {
     let installed = sandbox.run(&["install", dir, "--trust", "--enable"]);
     assert_eq!(installed.code, 0, "{installed:#?}");
     installed.stdout.trim().to_owned()
@@ -222,18 +222,18 @@ fn session(
 
 /// An editor driving `c2-plugins lsp` step by step: frames are read on a thread, and every
 /// wait is bounded.
-struct Editor {
+pub(crate) struct Editor {
     child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    received: std::sync::mpsc::Receiver<serde_json::Value>,
+    pub(crate) stdin: Option<std::process::ChildStdin>,
+    pub(crate) received: std::sync::mpsc::Receiver<serde_json::Value>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Generous: a loaded machine starts Python slowly; pylsp itself answers in well under 1 s.
-const EDITOR_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+pub(crate) const EDITOR_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Editor {
-    fn start(sandbox: &Sandbox, language: &str, project: &std::path::Path) -> Self {
+    pub(crate) fn start(sandbox: &Sandbox, language: &str, project: &std::path::Path) -> Self {
         #[expect(
             clippy::disallowed_methods,
             reason = "the test drives the built binary as an editor would"
@@ -287,7 +287,7 @@ impl Editor {
         }
     }
 
-    fn send(&mut self, messages: &[serde_json::Value]) {
+    pub(crate) fn send(&mut self, messages: &[serde_json::Value]) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(&frames(messages)).unwrap();
         stdin.flush().unwrap();
@@ -315,7 +315,7 @@ impl Editor {
     }
 
     /// Waits, bounded, for the exit with stdin left as it is: its code and stderr.
-    fn wait_exit(mut self) -> (Option<i32>, String) {
+    pub(crate) fn wait_exit(mut self) -> (Option<i32>, String) {
         let deadline = std::time::Instant::now() + EDITOR_WAIT;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -347,7 +347,7 @@ fn frames(messages: &[serde_json::Value]) -> Vec<u8> {
         .collect()
 }
 
-fn initialize() -> serde_json::Value {
+pub(crate) fn initialize() -> serde_json::Value {
     serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"processId": null, "rootUri": null, "capabilities": {}}})
 }

@@ -201,7 +201,15 @@ fn a_real_mcp_server_runs_through_mcp_run_with_plugin_data_kept_across_reinstall
         ]
     );
     let data = sandbox.plugins.join(".data").join(&id).join("mcp");
-    let data_real = std::fs::canonicalize(&data).unwrap();
+    assert!(
+        !data.exists(),
+        "a listing writes nothing; the launch makes PLUGIN_DATA"
+    );
+    let data_real = std::fs::canonicalize(&sandbox.plugins)
+        .unwrap()
+        .join(".data")
+        .join(&id)
+        .join("mcp");
     let files = &rows[0]["launch"];
     assert_eq!(
         files["args"],
@@ -384,4 +392,123 @@ fn mcp_listing_escapes_control_characters_from_the_bundles_mcp_json() {
             .any(|r| r["server"] == "clear\u{1b}[2J"),
         "{rows:#}"
     );
+}
+
+/// Runs `c2-plugins ARGS` with `input` on stdin, then closed.
+fn run_with_input(sandbox: &Sandbox, args: &[&str], input: &[u8]) -> crate::Run {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test drives the built binary as an MCP client would"
+    )]
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"))
+        .args(args)
+        .current_dir(&sandbox.work)
+        .env("HOME", &sandbox.home)
+        .env("C2_PLUGINS_DIR", &sandbox.plugins)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The bridge may end (and close the pipe) before all of it is read.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    crate::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// Reads one request, says why it fails on stderr and exits 4.
+const FAILING_SERVER: &str =
+    "#!/bin/sh\necho \"server pid $$\" >&2\nread line\necho \"cannot serve: $line\" >&2\nexit 4\n";
+
+#[test]
+fn mcp_run_fails_when_its_server_fails_after_the_input_ended_and_shows_its_stderr_and_pid() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "failing/plugin.json",
+        &MANIFEST.replace("fs-tools", "failing"),
+    );
+    sandbox.write(
+        "failing/mcp.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+            "mcpServers": {"local": {"type": "stdio", "command": "./bin/server"}}}"#,
+    );
+    let server = sandbox.write("failing/bin/server", FAILING_SERVER);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let install = sandbox.run(&["install", "failing", "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    // The usual smoke test: one piped request, then the input ends.
+    for _ in 0..3 {
+        let run = run_with_input(
+            &sandbox,
+            &["mcp", "run", &format!("{id}/local")],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+        );
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(run.stdout.is_empty(), "{run:#?}");
+        assert!(
+            run.stderr.contains("exit code 4") || run.stderr.contains("code 4"),
+            "{run:#?}"
+        );
+        assert!(run.stderr.contains("  | cannot serve: {"), "{run:#?}");
+        let started = run
+            .stderr
+            .split("started (pid ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_else(|| panic!("{run:#?}"));
+        assert!(
+            run.stderr.contains(&format!("  | server pid {started}")),
+            "the pid printed is the server's: {run:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_mcp_listing_writes_nothing_and_uninstall_leaves_no_data_directory() {
+    let sandbox = Sandbox::new();
+    sandbox.write("quiet/plugin.json", &MANIFEST.replace("fs-tools", "quiet"));
+    sandbox.write(
+        "quiet/mcp.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+            "mcpServers": {"local": {"type": "stdio", "command": "./bin/server",
+                                     "args": ["${PLUGIN_DATA}"], "cwd": "${PLUGIN_DATA}/work"}}}"#,
+    );
+    let server = sandbox.write("quiet/bin/server", "#!/bin/sh\npwd\ncat >/dev/null\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let install = sandbox.run(&["install", "quiet", "--trust", "--enable"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    let id = install.stdout.trim().to_owned();
+    let data = sandbox.plugins.join(".data").join(&id);
+    let listed = sandbox.run(&["mcp", "--format", "json"]).json();
+    assert_eq!(listed["result"][0]["status"], "supported", "{listed:#}");
+    let expected = std::fs::canonicalize(&sandbox.plugins)
+        .unwrap()
+        .join(".data")
+        .join(&id)
+        .join("mcp");
+    assert_eq!(
+        listed["result"][0]["launch"]["pluginData"],
+        expected.to_str().unwrap()
+    );
+    assert!(!data.exists(), "the listing wrote {}", data.display());
+    assert_eq!(sandbox.run(&["mcp"]).code, 0);
+    assert!(!data.exists(), "the listing wrote {}", data.display());
+    // Launching makes PLUGIN_DATA and its cwd; uninstall leaves no empty `.data/<id>/`.
+    let run = run_with_input(&sandbox, &["mcp", "run", &format!("{id}/local")], b"");
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout.trim(), expected.join("work").to_str().unwrap());
+    assert!(data.join("mcp/work").is_dir());
+    assert_eq!(sandbox.run(&["uninstall", &id]).code, 0);
+    assert!(!data.exists(), "uninstall left {}", data.display());
 }

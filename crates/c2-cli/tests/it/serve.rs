@@ -20,7 +20,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A relay client over any byte stream: one reader thread hands over each line.
 pub(crate) struct Client {
-    writer: Box<dyn Write + Send>,
+    pub(crate) writer: Box<dyn Write + Send>,
     lines: Receiver<Value>,
     /// Responses read while waiting for another one.
     early: HashMap<u64, Value>,
@@ -68,7 +68,7 @@ impl Client {
     }
 
     /// The whole response to request `id`.
-    fn response(&mut self, id: u64) -> Value {
+    pub(crate) fn response(&mut self, id: u64) -> Value {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(response) = self.early.remove(&id) {

@@ -262,3 +262,44 @@ fn validate_shows_each_mcp_server_with_transport_and_status_and_stays_valid() {
     assert_eq!(servers[1]["status"], "skipped");
     assert!(servers[1]["reason"].as_str().unwrap().contains("http"));
 }
+
+#[test]
+fn validate_warns_about_mcp_paths_under_a_folder_the_collector_skips() {
+    let sandbox = Sandbox::new();
+    sandbox.copy_hello_runtime("hello");
+    sandbox.write(
+        "hello/mcp.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+            "npm-bin": {"type": "stdio", "command": "./node_modules/.bin/server"},
+            "venv": {"type": "stdio", "command": "python3", "args": ["${PLUGIN_ROOT}/.venv/lib/server.py"]},
+            "built": {"type": "stdio", "command": "node", "args": ["--x", "${PLUGIN_ROOT}/target/release/server"]},
+            "fine": {"type": "stdio", "command": "node", "args": ["${PLUGIN_ROOT}/targets/server.js", "node_modules/x"]}}}"#,
+    );
+    let run = sandbox.run(&["validate", "hello"]);
+    assert_eq!(run.code, 0, "warnings alone: {run:#?}");
+    for (server, dir) in [
+        ("npm-bin", "node_modules"),
+        ("venv", ".venv"),
+        ("built", "target"),
+    ] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.contains("warning[mcp-path-skipped]")
+                    && l.contains(&format!("`{server}`"))
+                    && l.contains(&format!("`{dir}/`"))),
+            "{server}: {run:#?}"
+        );
+    }
+    assert!(!run.stdout.contains("`fine`"), "{run:#?}");
+    let json = sandbox
+        .run(&["validate", "hello", "--format", "json"])
+        .json();
+    let skipped = json["results"][0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "mcp-path-skipped")
+        .count();
+    assert_eq!(skipped, 3, "{json:#}");
+}

@@ -3,7 +3,9 @@
 //!
 //! [`PluginHost::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
 //! root `mcp.json` with its status: `supported` with launch-ready data, `not_trusted` (a stdio
-//! server of an untrusted bundle: executable content, so no launch data), `skipped` (an entry
+//! server of an untrusted bundle: executable content, so no launch data), `content_changed` (a
+//! trusted bundle whose files on disk no longer have the trusted digest: no launch data for any
+//! of its servers, since trust follows the bytes), `skipped` (an entry
 //! that failed validation or resolution) or `disabled` (the whole document is invalid). For a
 //! stdio server the host applies §9: `PLUGIN_ROOT` is the filesystem-resolved installed bundle
 //! directory, `PLUGIN_DATA` is `<plugins-dir>/.data/<id>/mcp` (created before launch, kept
@@ -24,6 +26,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use c2_bundle_collector::ContributionKind;
 use c2_manifest::McpTransport;
 use c2_policy::Scope;
 use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
@@ -31,7 +34,8 @@ use serde::Serialize;
 use tokio::process::ChildStdout;
 
 use crate::seam::{
-    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, data_dir,
+    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, component_id,
+    data_dir,
 };
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
@@ -64,6 +68,9 @@ pub enum McpStatus {
     Supported,
     /// A stdio server of a bundle whose content is not trusted.
     NotTrusted,
+    /// The bundle is trusted, but its files on disk are no longer the ones trusted: nothing
+    /// of it is handed out until it is reinstalled (the reason says what changed).
+    ContentChanged(String),
     /// This entry failed Agent Plugins validation or could not be resolved.
     Skipped(String),
     /// The bundle's mcp.json is invalid, so MCP is disabled for it.
@@ -71,11 +78,12 @@ pub enum McpStatus {
 }
 
 impl McpStatus {
-    /// `supported`, `not_trusted`, `skipped: <why>` or `disabled: <why>`.
+    /// `supported`, `not_trusted`, `content_changed`, `skipped: <why>` or `disabled: <why>`.
     pub fn text(&self) -> String {
         match self {
             Self::Supported => "supported".to_owned(),
             Self::NotTrusted => "not_trusted".to_owned(),
+            Self::ContentChanged(_) => "content_changed".to_owned(),
             Self::Skipped(why) => format!("skipped: {why}"),
             Self::Disabled(why) => format!("disabled: {why}"),
         }
@@ -113,7 +121,7 @@ pub struct StdioLaunch {
     pub env: Vec<(String, String)>,
     /// The filesystem-resolved plugin root.
     pub plugin_root: PathBuf,
-    /// The bundle's MCP data directory (exists).
+    /// The bundle's MCP data directory (created when the server is launched).
     pub plugin_data: PathBuf,
 }
 
@@ -189,10 +197,38 @@ fn contained(path: &Path, base: &Path, what: &str) -> Result<PathBuf, String> {
     Ok(real)
 }
 
+/// `path` resolved through links; the part that does not exist yet (a data directory made
+/// at launch) is appended as it is to its deepest existing ancestor, resolved.
+fn resolve_maybe_missing(path: &Path) -> std::io::Result<PathBuf> {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(real) => {
+                return Ok(missing.iter().rev().fold(real, |p, part| p.join(part)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+                    return Err(e);
+                };
+                missing.push(name);
+                existing = parent;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Applies Agent Plugins §9 to a validated stdio entry. `Err` is the reason it is skipped.
+/// With `create`, `PLUGIN_DATA` (and a `cwd` inside it) is created, for a launch; without, a
+/// listing writes nothing.
 #[expect(
     clippy::disallowed_methods,
     reason = "the host creates PLUGIN_DATA and a cwd inside it before it spawns the server"
+)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the validated entry's fields, the two directories, the PATH and whether to create"
 )]
 pub(crate) fn resolve_stdio(
     root: &Path,
@@ -202,12 +238,15 @@ pub(crate) fn resolve_stdio(
     env: &BTreeMap<String, String>,
     cwd: Option<&str>,
     search: Option<&std::ffi::OsStr>,
+    create: bool,
 ) -> Result<StdioLaunch, String> {
     let root = std::fs::canonicalize(root)
         .map_err(|e| format!("the plugin root {} cannot be resolved: {e}", root.display()))?;
-    std::fs::create_dir_all(data)
-        .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
-    let data = std::fs::canonicalize(data)
+    if create {
+        std::fs::create_dir_all(data)
+            .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
+    }
+    let data = resolve_maybe_missing(data)
         .map_err(|e| format!("PLUGIN_DATA {} cannot be resolved: {e}", data.display()))?;
     let (root_text, data_text) = match (root.to_str(), data.to_str()) {
         (Some(r), Some(d)) => (r.to_owned(), d.to_owned()),
@@ -231,12 +270,19 @@ pub(crate) fn resolve_stdio(
         Some(raw) => {
             let expanded = expand(raw, &root_text, &data_text);
             if raw.starts_with("${PLUGIN_DATA}") {
-                // The data directory is the host's to manage: a sub-directory is made on demand.
-                if Path::new(&expanded).starts_with(&data) {
+                // The data directory is the host's to manage: a sub-directory is made on demand
+                // (at launch; a listing writes nothing and shows where it will be).
+                let inside = Path::new(&expanded).starts_with(&data);
+                if inside && create {
                     std::fs::create_dir_all(&expanded)
                         .map_err(|e| format!("cannot create cwd {expanded}: {e}"))?;
                 }
-                contained(Path::new(&expanded), &data, "cwd")?
+                if inside && !create && !Path::new(&expanded).exists() {
+                    // Validation refused `..` in it, so the text is where it will be made.
+                    PathBuf::from(&expanded)
+                } else {
+                    contained(Path::new(&expanded), &data, "cwd")?
+                }
             } else {
                 let path = match raw.strip_prefix("./") {
                     Some(rel) => root.join(rel),
@@ -246,7 +292,8 @@ pub(crate) fn resolve_stdio(
             }
         }
     };
-    if !cwd.is_dir() {
+    let made_at_launch = !create && cwd.starts_with(&data) && !cwd.exists();
+    if !cwd.is_dir() && !made_at_launch {
         return Err(format!("cwd {} is not a directory", cwd.display()));
     }
     let mut overlay: Vec<(String, String)> = env
@@ -293,9 +340,20 @@ fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
 
 impl PluginHost {
     /// Every MCP server of every bundle enabled in `target`, in bundle-id then document order,
-    /// each with its status and (when supported) launch-ready data. Nothing is started; a
-    /// stdio server's `PLUGIN_DATA` is created so the definition is ready to launch.
+    /// each with its status and (when supported) launch-ready data. Nothing is started and
+    /// nothing is written: a stdio server's `PLUGIN_DATA` (and a `cwd` inside it) is created
+    /// when it is launched.
     pub fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError> {
+        self.mcp_rows(target, None)
+    }
+
+    /// The rows of [`mcp_servers`](Self::mcp_servers); the data directories of the one server
+    /// `launching` names (bundle id, server) are created.
+    fn mcp_rows(
+        &self,
+        target: &Target,
+        launching: Option<(&str, &str)>,
+    ) -> Result<Vec<McpServerLaunch>, HostError> {
         let realm = self.realm(target)?;
         let scope = match &realm {
             c2_kernel::Realm::Global => Scope::User,
@@ -325,6 +383,14 @@ impl PluginHost {
                 continue;
             };
             let trusted = self.is_trusted(&bundle);
+            // Trust follows the bytes: launch data is handed out only for the content whose
+            // digest is the trusted one, so a trusted bundle is re-read and digested here, once
+            // per listing (an untrusted one gets no stdio launch data anyway).
+            let changed = if trusted {
+                self.verify_content(&bundle).err().map(|e| e.to_string())
+            } else {
+                None
+            };
             // The same scope as the switch above: a project's choice counts only where the
             // project's own entry does.
             let choice_scope = if bundle.runtime_project_capable() {
@@ -380,7 +446,7 @@ impl PluginHost {
             }
             for server in &report.servers {
                 let kind = server.transport.kind();
-                let component = format!("mcp-server:{}", server.name);
+                let component = component_id(ContributionKind::McpServer, &server.name);
                 let (status, launch) = match &server.transport {
                     _ if withheld.contains(&component) => (
                         McpStatus::Disabled(format!(
@@ -394,6 +460,10 @@ impl PluginHost {
                         None,
                     ),
                     McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
+                    _ if changed.is_some() => (
+                        McpStatus::ContentChanged(changed.clone().unwrap_or_default()),
+                        None,
+                    ),
                     McpTransport::Stdio {
                         command,
                         args,
@@ -409,6 +479,7 @@ impl PluginHost {
                             env,
                             cwd.as_deref(),
                             search.as_deref(),
+                            launching == Some((bundle.record.id.as_str(), server.name.as_str())),
                         ) {
                             Ok(launch) => (McpStatus::Supported, Some(McpLaunch::Stdio(launch))),
                             Err(why) => (McpStatus::Skipped(why), None),
@@ -458,7 +529,7 @@ impl PluginHost {
             server,
         )?;
         let entry = self
-            .mcp_servers(target)?
+            .mcp_rows(target, Some((id, server)))?
             .into_iter()
             .find(|e| e.bundle == id && e.server == server)
             .ok_or_else(|| {
@@ -481,6 +552,9 @@ impl PluginHost {
                     ),
                 ));
             }
+            (McpStatus::ContentChanged(why), _) => {
+                return Err(refuse(ErrorKind::ContentChanged, why.clone()));
+            }
             (McpStatus::NotTrusted, _) => {
                 return Err(refuse(
                     ErrorKind::NotTrusted,
@@ -495,9 +569,8 @@ impl PluginHost {
                 ));
             }
         };
-        // Trust follows the bytes that run: a stdio server is code from the bundle, so the
-        // files on disk must still be the ones installed (and trusted), as for a runtime.
-        self.verify_content(self.bundle(id)?.bundle())?;
+        // Trust follows the bytes that run: the listing above handed out launch data only
+        // because the files on disk are still the ones installed (and trusted).
         let spec = launch.process_spec(&format!("{id}/{server}"));
         let spawned = c2_supervisor::spawn(&spec, &self.options().supervisor).map_err(|e| {
             refuse(
@@ -507,6 +580,13 @@ impl PluginHost {
         })?;
         // The client's handshake is the bridge's business, not the host's: nothing to wait for.
         spawned.process.handshake_done();
+        // The shim starts the program at once: wait for it, bounded, so `pid` names it.
+        for _ in 0..PROGRAM_PID_STEPS {
+            if spawned.process.program_pid().is_some() || spawned.process.try_exit().is_some() {
+                break;
+            }
+            tokio::time::sleep(PROGRAM_PID_STEP).await;
+        }
         Ok(McpProcess {
             process: spawned.process,
             stdin: spawned.stdin,
@@ -516,20 +596,33 @@ impl PluginHost {
         })
     }
 
-    /// Removes a bundle's MCP data directory (uninstall).
+    /// Removes a bundle's MCP data directory (uninstall), and the bundle's data directory
+    /// too when nothing else is left in it.
     fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
         let dir = mcp_data_dir(&self.options().plugins_dir, id);
         match std::fs::remove_dir_all(&dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(HostError::Io {
-                action: "remove the MCP data directory",
-                path: dir,
-                source,
-            }),
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(HostError::Io {
+                    action: "remove the MCP data directory",
+                    path: dir,
+                    source,
+                });
+            }
         }
+        // Only an empty directory is removed; one holding other data stays, as it should.
+        if let Some(parent) = dir.parent() {
+            let _kept_or_gone = std::fs::remove_dir(parent);
+        }
+        Ok(())
     }
 }
+
+/// How long [`PluginHost::launch_mcp`] waits, at most, to see the program the shim started:
+/// this many steps of `PROGRAM_PID_STEP`.
+const PROGRAM_PID_STEPS: u32 = 100;
+const PROGRAM_PID_STEP: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// A running stdio MCP server started by [`PluginHost::launch_mcp`]. Dropping it kills its
 /// process group.
@@ -543,9 +636,12 @@ pub struct McpProcess {
 }
 
 impl McpProcess {
-    /// The server's pid (its process group id).
+    /// The server's pid: under the supervisor shim the shim's child, the program itself (the
+    /// shim's own pid, which is the process group id, only if the program was never seen).
     pub fn pid(&self) -> u32 {
-        self.process.pid()
+        self.process
+            .program_pid()
+            .unwrap_or_else(|| self.process.pid())
     }
 
     /// What was launched.

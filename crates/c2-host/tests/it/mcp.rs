@@ -157,8 +157,15 @@ async fn a_trusted_stdio_server_is_launch_ready_with_agent_plugins_section_9_app
     };
     let root =
         std::fs::canonicalize(env.host.options().plugins_dir.join(&id).join("bundle")).unwrap();
-    let data = std::fs::canonicalize(data_dir(&env, &id)).unwrap();
-    assert!(data.is_dir(), "PLUGIN_DATA is created before launch");
+    assert!(
+        !data_dir(&env, &id).exists(),
+        "a listing writes nothing: PLUGIN_DATA is created at launch"
+    );
+    let data = std::fs::canonicalize(&env.host.options().plugins_dir)
+        .unwrap()
+        .join(".data")
+        .join(&id)
+        .join("mcp");
     assert_eq!(launch.plugin_root, root);
     assert_eq!(launch.program, root.join("bin/server"));
     let (r, d) = (root.to_str().unwrap(), data.to_str().unwrap());
@@ -177,7 +184,7 @@ async fn a_trusted_stdio_server_is_launch_ready_with_agent_plugins_section_9_app
         ]
     );
     assert_eq!(launch.cwd, data.join("work"));
-    assert!(launch.cwd.is_dir());
+    assert!(!launch.cwd.exists(), "made at launch, not by a listing");
     let env_pairs: Vec<(&str, &str)> = launch
         .env
         .iter()
@@ -215,6 +222,10 @@ async fn a_trusted_stdio_server_is_launch_ready_with_agent_plugins_section_9_app
         .launch_mcp(&Target::User, &id, "local")
         .await
         .unwrap();
+    assert!(
+        data.is_dir() && data.join("work").is_dir(),
+        "made at launch"
+    );
     let text = output_of(process).await;
     for line in [
         format!("root={r}"),
@@ -271,6 +282,8 @@ async fn only_enabled_bundles_are_listed_and_plugin_data_survives_reinstall_unti
     let id = install(&env, &dir, true).await;
     assert!(!env.host.mcp_servers(&Target::User).unwrap().is_empty());
     let data = data_dir(&env, &id);
+    // As a launched server would: the host makes the directory at launch.
+    std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("state.txt"), "kept").unwrap();
 
     env.host
@@ -299,6 +312,10 @@ async fn only_enabled_bundles_are_listed_and_plugin_data_survives_reinstall_unti
 
     env.host.uninstall(&id).await.unwrap();
     assert!(!data.exists(), "PLUGIN_DATA is removed on uninstall");
+    assert!(
+        !data.parent().unwrap().exists(),
+        "no empty data directory of the bundle is left"
+    );
     assert!(env.host.mcp_servers(&Target::User).unwrap().is_empty());
 }
 

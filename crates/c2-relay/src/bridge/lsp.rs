@@ -461,21 +461,35 @@ where
                     stats.frames += 1;
                 }
                 ContentLengthEvent::Oversized { len } => {
-                    tracing::warn!(
-                        len,
-                        limit = framing.max_body_bytes,
-                        "a language-server frame over the limit: the session ends"
-                    );
-                    stats.oversized += 1;
-                    // What was already forwarded is delivered before the session ends.
-                    let _flushed = to.flush().await;
-                    return Err(PumpError::Oversized {
-                        len,
-                        limit: framing.max_body_bytes,
-                    });
+                    return Err(oversized(len, framing, stats, &mut to).await);
                 }
             }
         }
+        // A header that declared a body over the limit ends the session at once: the rest of
+        // the body is not waited for (a sender may never send it).
+        if let Some(len) = decoder.oversized_body() {
+            return Err(oversized(len, framing, stats, &mut to).await);
+        }
         to.flush().await.map_err(|e| failed("cannot write", e))?;
+    }
+}
+
+/// Ends a direction on a body over the limit, delivering what was already forwarded.
+async fn oversized<W: AsyncWrite + Unpin>(
+    len: u64,
+    framing: ContentLengthOptions,
+    stats: &mut FlowStats,
+    to: &mut W,
+) -> PumpError {
+    tracing::warn!(
+        len,
+        limit = framing.max_body_bytes,
+        "a language-server frame over the limit: the session ends"
+    );
+    stats.oversized += 1;
+    let _flushed = to.flush().await;
+    PumpError::Oversized {
+        len,
+        limit: framing.max_body_bytes,
     }
 }

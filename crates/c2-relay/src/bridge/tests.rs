@@ -204,3 +204,42 @@ async fn the_editor_is_told_who_speaks_when_the_caller_names_itself() {
         assert_eq!(message["params"]["message"], expected);
     }
 }
+
+#[tokio::test]
+async fn a_header_declaring_a_body_over_the_limit_ends_the_direction_without_waiting_for_it() {
+    let framing = ContentLengthOptions {
+        max_body_bytes: 4,
+        ..ContentLengthOptions::default()
+    };
+    // The sender declares a body over the limit, sends part of it and then nothing, without
+    // closing its side (and the same after a frame that fits).
+    for input in [
+        &b"Content-Length: 1000\r\n\r\n{\"jsonrpc\""[..],
+        &b"Content-Length: 1\r\n\r\n6Content-Length: 1000\r\n\r\n"[..],
+    ] {
+        let (mut sender, from) = tokio::io::duplex(64);
+        tokio::io::AsyncWriteExt::write_all(&mut sender, input)
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let mut stats = FlowStats::default();
+        let result = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            pump(from, &mut out, framing, &mut stats, None),
+        )
+        .await
+        .expect("the direction ends without the rest of the body");
+        assert!(
+            matches!(
+                result,
+                Err(PumpError::Oversized {
+                    len: 1000,
+                    limit: 4
+                })
+            ),
+            "{result:?}"
+        );
+        assert_eq!(stats.oversized, 1);
+        drop(sender);
+    }
+}
