@@ -10,8 +10,8 @@ use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
 use crate::error::Error;
 use crate::json::{self, Node};
 use crate::model::{
-    Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, LanguageServerDecl, Manifest,
-    RuntimeDecl, ScopeKind, UiDecl, UiSlot,
+    Author, COMMAND_TIMEOUT_MS_RANGE, Capability, CodeTwo, CommandDecl, ConnectorDecl,
+    LanguageServerDecl, Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
 };
 use crate::options::ManifestOptions;
 
@@ -749,6 +749,7 @@ impl Validator<'_, '_> {
                 "inject",
                 "optionalInject",
                 "scopeSupport",
+                "commandTimeoutMs",
             ],
         );
         let command = self
@@ -793,6 +794,10 @@ impl Validator<'_, '_> {
             None => vec![ScopeKind::User],
             Some((n, p)) => self.scope_support(n, &p),
         };
+        let command_timeout_ms = self
+            .c
+            .field(node, ptr, "commandTimeoutMs", false)
+            .and_then(|(n, p)| self.command_timeout(n, &p));
         Some(RuntimeDecl {
             command: command?,
             protocol,
@@ -801,7 +806,43 @@ impl Validator<'_, '_> {
             inject,
             optional_inject,
             scope_support,
+            command_timeout_ms,
         })
+    }
+
+    fn command_timeout(&mut self, node: &Node, ptr: &str) -> Option<u64> {
+        let (min, max) = (
+            *COMMAND_TIMEOUT_MS_RANGE.start(),
+            *COMMAND_TIMEOUT_MS_RANGE.end(),
+        );
+        let json::Value::Number(n) = &node.value else {
+            self.c.wrong_type(node, ptr, "an integer");
+            return None;
+        };
+        let hint = format!("use a whole number of milliseconds from {min} to {max}");
+        let Some(v) = n.as_i64() else {
+            self.err(
+                "command-timeout-not-integer",
+                ptr,
+                node,
+                format!("`commandTimeoutMs` {n} is not an integer"),
+                Some(&hint),
+            );
+            return None;
+        };
+        match u64::try_from(v) {
+            Ok(v) if COMMAND_TIMEOUT_MS_RANGE.contains(&v) => Some(v),
+            _ => {
+                self.err(
+                    "command-timeout-out-of-range",
+                    ptr,
+                    node,
+                    format!("`commandTimeoutMs` {v} is outside {min}..={max}"),
+                    Some(&hint),
+                );
+                None
+            }
+        }
     }
 
     fn args(&mut self, node: &Node, ptr: &str) -> Vec<String> {
