@@ -46,7 +46,9 @@ pub(crate) struct RuntimeInstance {
     slot: tokio::sync::Mutex<Slot>,
     stopping: watch::Sender<bool>,
     crashes: Mutex<VecDeque<Instant>>,
-    /// `HostOptions::invoke_deadline`, read once: the invoke path does not touch the host.
+    /// The deadline of each command call and host callback: the manifest's
+    /// `runtime.commandTimeoutMs` when set, else `HostOptions::invoke_deadline`, read once: the
+    /// invoke path does not touch the host.
     invoke_deadline: Option<Duration>,
     /// `HostOptions::max_value_tree_bytes`, read once.
     max_value_tree_bytes: usize,
@@ -68,6 +70,23 @@ struct Live {
     process: Process,
     /// Set when a caller's cancellation stopped it, so it does not count as a crash.
     cancelled: AtomicBool,
+    /// Set when a command call or a host callback outlived the deadline and stopped it: every
+    /// call pending on it fails `deadline_exceeded`, and it does not count as a crash.
+    expiry: Arc<Expiry>,
+}
+
+/// Shared by a live process and its callback handler: whether the deadline stopped it, and the
+/// process for a callback that outlives the deadline to stop.
+#[derive(Default)]
+struct Expiry {
+    expired: AtomicBool,
+    live: std::sync::OnceLock<Weak<Live>>,
+}
+
+impl Expiry {
+    fn expired(&self) -> bool {
+        self.expired.load(Ordering::Relaxed)
+    }
 }
 
 impl Live {
@@ -167,7 +186,14 @@ impl RuntimeInstance {
         config: Value,
     ) -> Self {
         let realm = scope.realm().clone();
-        let invoke_deadline = host.upgrade().and_then(|h| h.options.invoke_deadline);
+        let invoke_deadline = bundle
+            .manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .and_then(|runtime| runtime.command_timeout_ms)
+            .map(Duration::from_millis)
+            .or_else(|| host.upgrade().and_then(|h| h.options.invoke_deadline));
         let max_value_tree_bytes = host
             .upgrade()
             .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
@@ -231,14 +257,10 @@ impl RuntimeInstance {
                 Ok(result) => result,
                 Err(_) => {
                     guard.live = None;
+                    live.expiry.expired.store(true, Ordering::Relaxed);
                     live.cancelled.store(true, Ordering::Relaxed);
                     live.stop().await;
-                    return Err(raise(
-                        ErrorKind::DeadlineExceeded,
-                        format!(
-                            "no answer within the host's {limit:?} deadline; the process was stopped and the next call starts it again"
-                        ),
-                    ));
+                    return Err(deadline_exceeded(limit));
                 }
             },
             None => request.await,
@@ -267,6 +289,11 @@ impl RuntimeInstance {
                     HostError::new(ErrorKind::CommandFailed, error.message),
                     c2_kernel::RemoteError::new(error.code, data),
                 ))
+            }
+            Err(CallError::Closed(_)) if live.expiry.expired() => {
+                // Another call or a host callback outlived the deadline and stopped it.
+                live.stop().await;
+                Err(deadline_exceeded(self.invoke_deadline.unwrap_or_default()))
             }
             Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
             Err(error @ CallError::Busy { .. }) => {
@@ -342,7 +369,7 @@ impl RuntimeInstance {
                 Slot::Live(live) if live.healthy() => return Ok((live.clone(), false)),
                 Slot::Live(live) => {
                     let live = live.clone();
-                    let cancelled = live.cancelled.load(Ordering::Relaxed);
+                    let cancelled = live.cancelled.load(Ordering::Relaxed) || live.expiry.expired();
                     live.stop().await;
                     *slot = if cancelled || self.note_crash() {
                         Slot::Dormant
@@ -503,17 +530,24 @@ impl RuntimeInstance {
         let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
             .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         host.stats.spawns.fetch_add(1, Ordering::Relaxed);
+        let expiry = Arc::new(Expiry::default());
         let (peer, notifications) = Peer::new(
             spawned.stdout,
             spawned.stdin,
-            extension_handler(self.scope.clone(), self.max_value_tree_bytes),
+            extension_handler(
+                self.scope.clone(),
+                self.max_value_tree_bytes,
+                self.invoke_deadline.map(|limit| (limit, expiry.clone())),
+            ),
             host.options.peer,
         );
         let live = Arc::new(Live {
             peer,
             process: spawned.process,
             cancelled: AtomicBool::new(false),
+            expiry,
         });
+        let _ = live.expiry.live.set(Arc::downgrade(&live));
         // From here on, returning early without `live` in the slot must stop it; dropping the
         // last handle would also kill the group, but stopping reaps it before we answer.
         let params = InitializeParams {
@@ -527,6 +561,8 @@ impl RuntimeInstance {
                     .into_iter()
                     .map(|c| c.name)
                     .collect(),
+                // No observation store: `observation/record` is answered `observations_off`.
+                observations: false,
             },
             config: self.config.clone(),
             data_dir: data_dir.to_string_lossy().into_owned(),
@@ -692,71 +728,117 @@ impl Drop for CancelGuard {
     }
 }
 
+/// The failure of a call whose runtime outlived its deadline.
+fn deadline_exceeded(limit: Duration) -> KernelError {
+    raise(
+        ErrorKind::DeadlineExceeded,
+        format!(
+            "no answer within the {limit:?} deadline; the process was stopped and the next call starts it again"
+        ),
+    )
+}
+
 /// Serves `command/call` from a plugin through the kernel's extension seam, in the plugin's
 /// own realm: only extension-public commands are reachable, with the realm's fallback rules.
+/// `observation/record` gets the protocol's answer of a host without observations. With a
+/// deadline, a callback that outlives it marks the runtime expired and closes the connection,
+/// which stops the process and fails every call pending on it.
 fn extension_handler(
     scope: ScopeHandle,
     max_value_tree_bytes: usize,
+    deadline: Option<(Duration, Arc<Expiry>)>,
 ) -> impl c2_protocol::RequestHandler {
-    move |request: Request, _peer: Peer| {
+    move |request: Request, peer: Peer| {
         let scope = scope.clone();
+        let deadline = deadline.clone();
         async move {
-            if request.method != method::COMMAND_CALL {
-                return Err(ErrorObject::new(
-                    codes::METHOD_NOT_FOUND,
-                    format!(
-                        "method not found: {}; a plugin may call only command/call",
-                        request.method
-                    ),
-                ));
-            }
-            let raw = request
-                .params
-                .as_deref()
-                .map_or("null", c2_protocol::RawValue::get);
-            let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
-                ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    format!("command/call needs {{name, args}}: {error}"),
-                )
-            })?;
-            let args = match call.args {
-                None => Value::Null,
-                Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
-                    return Err(ErrorObject::new(
-                        codes::INVALID_PARAMS,
-                        format!(
-                            "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
-                            args.get().len()
-                        ),
-                    ));
-                }
-                Some(args) => serde_json::from_str(args.get()).map_err(|error| {
-                    ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
-                })?,
+            let Some((limit, expiry)) = deadline else {
+                return command_call(scope, max_value_tree_bytes, request).await;
             };
-            let params = CommandCallParams {
-                name: call.name,
-                args,
-            };
-            // The raw params may be megabytes; nothing needs them once read.
-            drop(request);
-            let kernel: Kernel = scope.kernel().ok_or_else(|| {
-                ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
-            })?;
-            kernel
-                .call_as(&scope, &params.name, params.args)
+            match tokio::time::timeout(limit, command_call(scope, max_value_tree_bytes, request))
                 .await
-                .map_err(|error| {
-                    // The error may quote the (huge) name: one copy of it at a time.
-                    drop(params.name);
-                    let code = error.code();
-                    let message = display_exact(&error);
-                    drop(error);
-                    ErrorObject::new(code, message)
-                })
+            {
+                Ok(answer) => answer,
+                Err(_) => {
+                    expiry.expired.store(true, Ordering::Relaxed);
+                    if let Some(live) = expiry.live.get().and_then(Weak::upgrade) {
+                        // Its own task: closing the connection may end this one.
+                        tokio::spawn(async move { live.stop().await });
+                    }
+                    peer.close();
+                    Err(ErrorObject::new(
+                        codes::COMMAND_FAILED,
+                        format!("the host callback outlived the {limit:?} deadline"),
+                    ))
+                }
+            }
         }
     }
+}
+
+/// One plugin → host request, answered.
+async fn command_call(
+    scope: ScopeHandle,
+    max_value_tree_bytes: usize,
+    request: Request,
+) -> Result<Value, ErrorObject> {
+    if request.method == method::OBSERVATION_RECORD {
+        return Err(c2_protocol::observations_off());
+    }
+    if request.method != method::COMMAND_CALL {
+        return Err(ErrorObject::new(
+            codes::METHOD_NOT_FOUND,
+            format!(
+                "method not found: {}; a plugin may call only command/call",
+                request.method
+            ),
+        ));
+    }
+    let raw = request
+        .params
+        .as_deref()
+        .map_or("null", c2_protocol::RawValue::get);
+    let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
+        ErrorObject::new(
+            codes::INVALID_PARAMS,
+            format!("command/call needs {{name, args}}: {error}"),
+        )
+    })?;
+    let args = match call.args {
+        None => Value::Null,
+        Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
+                    args.get().len()
+                ),
+            ));
+        }
+        Some(args) => serde_json::from_str(args.get()).map_err(|error| {
+            ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
+        })?,
+    };
+    let params = CommandCallParams {
+        name: call.name,
+        args,
+    };
+    // The raw params may be megabytes; nothing needs them once read.
+    drop(request);
+    let kernel: Kernel = scope
+        .kernel()
+        .ok_or_else(|| ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down"))?;
+    kernel
+        .call_as(&scope, &params.name, params.args)
+        .await
+        .map_err(|error| {
+            // The error may quote the (huge) name: one copy of it at a time.
+            drop(params.name);
+            let code = error.code();
+            let message = display_exact(&error);
+            drop(error);
+            ErrorObject::new(code, message)
+        })
 }
 
 /// `value.to_string()` in a string allocated once at its exact length: an error that quotes a

@@ -343,6 +343,7 @@ fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
             name: "code2".into(),
             version: "0.0.0".into(),
             commands: vec!["git.status".into()],
+            observations: false,
         },
         config: json!({"k": 1}),
         data_dir: "/data".into(),
@@ -350,7 +351,7 @@ fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
     };
     assert_eq!(
         serde_json::to_value(&params).unwrap(),
-        json!({"protocolVersion": "1.0.0", "host": {"name": "code2", "version": "0.0.0", "commands": ["git.status"]}, "config": {"k": 1}, "dataDir": "/data"})
+        json!({"protocolVersion": "1.0.0", "host": {"name": "code2", "version": "0.0.0", "commands": ["git.status"], "observations": false}, "config": {"k": 1}, "dataDir": "/data"})
     );
     let result: InitializeResult = serde_json::from_value(json!({
         "name": "my-plugin", "version": "0.1.0", "protocolVersion": "1.0.0",
@@ -1012,4 +1013,20 @@ fn host_event_names_are_the_hosts_own_and_its_namespaces() {
     ] {
         assert!(!crate::is_host_event(name), "{name}");
     }
+}
+
+#[test]
+fn host_observations_is_read_as_false_when_absent_and_the_off_answer_is_the_references() {
+    let host: HostInfo =
+        serde_json::from_value(json!({"name": "h", "version": "1", "commands": []})).unwrap();
+    assert!(!host.observations);
+    let on: HostInfo =
+        serde_json::from_value(json!({"name": "h", "version": "1", "observations": true})).unwrap();
+    assert!(on.observations);
+    let answer = crate::observations_off();
+    assert_eq!(
+        serde_json::to_value(&answer).unwrap(),
+        json!({"code": -32000, "message": "the host does not accept observations"})
+    );
+    assert_eq!(crate::method::OBSERVATION_RECORD, "observation/record");
 }

@@ -22,5 +22,6 @@ mod options;
 mod packs;
 mod policy;
 mod realms;
+mod reference;
 mod sources;
 mod surfaces;

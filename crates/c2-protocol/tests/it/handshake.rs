@@ -43,6 +43,7 @@ fn params() -> InitializeParams {
             name: "c2-protocol-it".to_owned(),
             version: "0.0.0".to_owned(),
             commands: Vec::new(),
+            observations: false,
         },
         config: Value::Null,
         data_dir: std::env::temp_dir().display().to_string(),
