@@ -25,11 +25,14 @@ use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use self::deadline::Expiry;
 use crate::bundle::InstalledBundle;
 use crate::error::{Advice, ErrorKind, HostError, raise};
 use crate::host::Shared;
 use crate::paths;
 use crate::seam::RuntimeHooks;
+
+mod deadline;
 
 /// The protocol version this host speaks.
 fn host_protocol() -> c2_protocol::ProtocolVersion {
@@ -73,20 +76,6 @@ struct Live {
     /// Set when a command call or a host callback outlived the deadline and stopped it: every
     /// call pending on it fails `deadline_exceeded`, and it does not count as a crash.
     expiry: Arc<Expiry>,
-}
-
-/// Shared by a live process and its callback handler: whether the deadline stopped it, and the
-/// process for a callback that outlives the deadline to stop.
-#[derive(Default)]
-struct Expiry {
-    expired: AtomicBool,
-    live: std::sync::OnceLock<Weak<Live>>,
-}
-
-impl Expiry {
-    fn expired(&self) -> bool {
-        self.expired.load(Ordering::Relaxed)
-    }
 }
 
 impl Live {
@@ -257,10 +246,10 @@ impl RuntimeInstance {
                 Ok(result) => result,
                 Err(_) => {
                     guard.live = None;
-                    live.expiry.expired.store(true, Ordering::Relaxed);
+                    live.expiry.expire();
                     live.cancelled.store(true, Ordering::Relaxed);
                     live.stop().await;
-                    return Err(deadline_exceeded(limit));
+                    return Err(deadline::exceeded(limit));
                 }
             },
             None => request.await,
@@ -293,7 +282,7 @@ impl RuntimeInstance {
             Err(CallError::Closed(_)) if live.expiry.expired() => {
                 // Another call or a host callback outlived the deadline and stopped it.
                 live.stop().await;
-                Err(deadline_exceeded(self.invoke_deadline.unwrap_or_default()))
+                Err(deadline::exceeded(self.invoke_deadline.unwrap_or_default()))
             }
             Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
             Err(error @ CallError::Busy { .. }) => {
@@ -534,9 +523,8 @@ impl RuntimeInstance {
         let (peer, notifications) = Peer::new(
             spawned.stdout,
             spawned.stdin,
-            extension_handler(
-                self.scope.clone(),
-                self.max_value_tree_bytes,
+            deadline::bounded(
+                extension_handler(self.scope.clone(), self.max_value_tree_bytes),
                 self.invoke_deadline.map(|limit| (limit, expiry.clone())),
             ),
             host.options.peer,
@@ -728,117 +716,74 @@ impl Drop for CancelGuard {
     }
 }
 
-/// The failure of a call whose runtime outlived its deadline.
-fn deadline_exceeded(limit: Duration) -> KernelError {
-    raise(
-        ErrorKind::DeadlineExceeded,
-        format!(
-            "no answer within the {limit:?} deadline; the process was stopped and the next call starts it again"
-        ),
-    )
-}
-
 /// Serves `command/call` from a plugin through the kernel's extension seam, in the plugin's
 /// own realm: only extension-public commands are reachable, with the realm's fallback rules.
-/// `observation/record` gets the protocol's answer of a host without observations. With a
-/// deadline, a callback that outlives it marks the runtime expired and closes the connection,
-/// which stops the process and fails every call pending on it.
 fn extension_handler(
     scope: ScopeHandle,
     max_value_tree_bytes: usize,
-    deadline: Option<(Duration, Arc<Expiry>)>,
 ) -> impl c2_protocol::RequestHandler {
-    move |request: Request, peer: Peer| {
+    move |request: Request, _peer: Peer| {
         let scope = scope.clone();
-        let deadline = deadline.clone();
         async move {
-            let Some((limit, expiry)) = deadline else {
-                return command_call(scope, max_value_tree_bytes, request).await;
-            };
-            match tokio::time::timeout(limit, command_call(scope, max_value_tree_bytes, request))
-                .await
-            {
-                Ok(answer) => answer,
-                Err(_) => {
-                    expiry.expired.store(true, Ordering::Relaxed);
-                    if let Some(live) = expiry.live.get().and_then(Weak::upgrade) {
-                        // Its own task: closing the connection may end this one.
-                        tokio::spawn(async move { live.stop().await });
-                    }
-                    peer.close();
-                    Err(ErrorObject::new(
-                        codes::COMMAND_FAILED,
-                        format!("the host callback outlived the {limit:?} deadline"),
-                    ))
-                }
+            if request.method == method::OBSERVATION_RECORD {
+                return Err(c2_protocol::observations_off());
             }
+            if request.method != method::COMMAND_CALL {
+                return Err(ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {}; a plugin may call only command/call",
+                        request.method
+                    ),
+                ));
+            }
+            let raw = request
+                .params
+                .as_deref()
+                .map_or("null", c2_protocol::RawValue::get);
+            let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("command/call needs {{name, args}}: {error}"),
+                )
+            })?;
+            let args = match call.args {
+                None => Value::Null,
+                Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
+                    return Err(ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        format!(
+                            "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
+                            args.get().len()
+                        ),
+                    ));
+                }
+                Some(args) => serde_json::from_str(args.get()).map_err(|error| {
+                    ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
+                })?,
+            };
+            let params = CommandCallParams {
+                name: call.name,
+                args,
+            };
+            // The raw params may be megabytes; nothing needs them once read.
+            drop(request);
+            let kernel: Kernel = scope.kernel().ok_or_else(|| {
+                ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down")
+            })?;
+            kernel
+                .call_as(&scope, &params.name, params.args)
+                .await
+                .map_err(|error| {
+                    // The error may quote the (huge) name: one copy of it at a time.
+                    drop(params.name);
+                    let code = error.code();
+                    let message = display_exact(&error);
+                    drop(error);
+                    ErrorObject::new(code, message)
+                })
         }
     }
-}
-
-/// One plugin → host request, answered.
-async fn command_call(
-    scope: ScopeHandle,
-    max_value_tree_bytes: usize,
-    request: Request,
-) -> Result<Value, ErrorObject> {
-    if request.method == method::OBSERVATION_RECORD {
-        return Err(c2_protocol::observations_off());
-    }
-    if request.method != method::COMMAND_CALL {
-        return Err(ErrorObject::new(
-            codes::METHOD_NOT_FOUND,
-            format!(
-                "method not found: {}; a plugin may call only command/call",
-                request.method
-            ),
-        ));
-    }
-    let raw = request
-        .params
-        .as_deref()
-        .map_or("null", c2_protocol::RawValue::get);
-    let call: CallEnvelope<'_> = serde_json::from_str(raw).map_err(|error| {
-        ErrorObject::new(
-            codes::INVALID_PARAMS,
-            format!("command/call needs {{name, args}}: {error}"),
-        )
-    })?;
-    let args = match call.args {
-        None => Value::Null,
-        Some(args) if c2_protocol::value_tree_cost(args.get()) > max_value_tree_bytes => {
-            return Err(ErrorObject::new(
-                codes::INVALID_PARAMS,
-                format!(
-                    "command/call args ({} bytes of JSON) would take more than the host's {max_value_tree_bytes}-byte bound in memory; send less",
-                    args.get().len()
-                ),
-            ));
-        }
-        Some(args) => serde_json::from_str(args.get()).map_err(|error| {
-            ErrorObject::new(codes::INVALID_PARAMS, format!("command/call args: {error}"))
-        })?,
-    };
-    let params = CommandCallParams {
-        name: call.name,
-        args,
-    };
-    // The raw params may be megabytes; nothing needs them once read.
-    drop(request);
-    let kernel: Kernel = scope
-        .kernel()
-        .ok_or_else(|| ErrorObject::new(codes::COMMAND_FAILED, "the host is shutting down"))?;
-    kernel
-        .call_as(&scope, &params.name, params.args)
-        .await
-        .map_err(|error| {
-            // The error may quote the (huge) name: one copy of it at a time.
-            drop(params.name);
-            let code = error.code();
-            let message = display_exact(&error);
-            drop(error);
-            ErrorObject::new(code, message)
-        })
 }
 
 /// `value.to_string()` in a string allocated once at its exact length: an error that quotes a

@@ -10,10 +10,12 @@ use crate::diagnostic::{Diagnostic, Sink, has_errors, pointer_push};
 use crate::error::Error;
 use crate::json::{self, Node};
 use crate::model::{
-    Author, COMMAND_TIMEOUT_MS_RANGE, Capability, CodeTwo, CommandDecl, ConnectorDecl,
-    LanguageServerDecl, Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
+    Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, LanguageServerDecl, Manifest,
+    RuntimeDecl, ScopeKind, UiDecl, UiSlot,
 };
 use crate::options::ManifestOptions;
+
+mod numbers;
 
 /// The only Agent Plugins schema this host recognizes; it is compared, never fetched.
 pub const AGENT_PLUGINS_SCHEMA_URL: &str =
@@ -810,41 +812,6 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn command_timeout(&mut self, node: &Node, ptr: &str) -> Option<u64> {
-        let (min, max) = (
-            *COMMAND_TIMEOUT_MS_RANGE.start(),
-            *COMMAND_TIMEOUT_MS_RANGE.end(),
-        );
-        let json::Value::Number(n) = &node.value else {
-            self.c.wrong_type(node, ptr, "an integer");
-            return None;
-        };
-        let hint = format!("use a whole number of milliseconds from {min} to {max}");
-        let Some(v) = n.as_i64() else {
-            self.err(
-                "command-timeout-not-integer",
-                ptr,
-                node,
-                format!("`commandTimeoutMs` {n} is not an integer"),
-                Some(&hint),
-            );
-            return None;
-        };
-        match u64::try_from(v) {
-            Ok(v) if COMMAND_TIMEOUT_MS_RANGE.contains(&v) => Some(v),
-            _ => {
-                self.err(
-                    "command-timeout-out-of-range",
-                    ptr,
-                    node,
-                    format!("`commandTimeoutMs` {v} is outside {min}..={max}"),
-                    Some(&hint),
-                );
-                None
-            }
-        }
-    }
-
     fn args(&mut self, node: &Node, ptr: &str) -> Vec<String> {
         match self.c.field(node, ptr, "args", false) {
             Some((n, p)) => self
@@ -1084,37 +1051,6 @@ impl Validator<'_, '_> {
             input,
             order,
         })
-    }
-
-    fn order(&mut self, node: &Node, ptr: &str) -> Option<i32> {
-        let (min, max) = (self.opts.min_ui_order, self.opts.max_ui_order);
-        let json::Value::Number(n) = &node.value else {
-            self.c.wrong_type(node, ptr, "an integer");
-            return None;
-        };
-        let Some(v) = n.as_i64() else {
-            self.err(
-                "ui-order-not-integer",
-                ptr,
-                node,
-                format!("`order` {n} is not an integer"),
-                Some(&format!("use a whole number from {min} to {max}")),
-            );
-            return None;
-        };
-        match i32::try_from(v) {
-            Ok(v) if (min..=max).contains(&v) => Some(v),
-            _ => {
-                self.err(
-                    "ui-order-out-of-range",
-                    ptr,
-                    node,
-                    format!("`order` {v} is outside {min}..={max}"),
-                    Some(&format!("use a whole number from {min} to {max}")),
-                );
-                None
-            }
-        }
     }
 
     fn connectors(
