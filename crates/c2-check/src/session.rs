@@ -204,6 +204,7 @@ impl Session<'_> {
                 name: options.host_name.clone(),
                 version: options.host_version.clone(),
                 commands: vec![STUB_COMMAND.to_owned()],
+                observations: false,
             },
             config: Value::Null,
             data_dir: self.data_dir.to_string_lossy().into_owned(),

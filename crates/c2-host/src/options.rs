@@ -105,9 +105,11 @@ pub struct HostOptions {
     pub crash_limit: usize,
     /// See [`HostOptions::crash_limit`].
     pub crash_window: Duration,
-    /// An optional deadline for `command/invoke` (the protocol sets none). Past it the
-    /// process is stopped and the call fails `deadline_exceeded`; set it so that a caller that
-    /// stops waiting never has to drop an invoke future (see `PluginHost::invoke`).
+    /// An optional deadline for `command/invoke` and for the runtime's host callbacks (the
+    /// protocol sets none). Past it the process is stopped and every call pending on it fails
+    /// `deadline_exceeded`; set it so that a caller that stops waiting never has to drop an
+    /// invoke future (see `PluginHost::invoke`). A bundle's `runtime.commandTimeoutMs` replaces
+    /// it for that runtime.
     pub invoke_deadline: Option<Duration>,
     /// Bounds of every plugin connection.
     pub peer: PeerOptions,

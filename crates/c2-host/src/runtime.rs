@@ -25,11 +25,14 @@ use c2_supervisor::{Process, ProcessSpec};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use self::deadline::Expiry;
 use crate::bundle::InstalledBundle;
 use crate::error::{Advice, ErrorKind, HostError, raise};
 use crate::host::Shared;
 use crate::paths;
 use crate::seam::RuntimeHooks;
+
+mod deadline;
 
 /// The protocol version this host speaks.
 fn host_protocol() -> c2_protocol::ProtocolVersion {
@@ -46,7 +49,9 @@ pub(crate) struct RuntimeInstance {
     slot: tokio::sync::Mutex<Slot>,
     stopping: watch::Sender<bool>,
     crashes: Mutex<VecDeque<Instant>>,
-    /// `HostOptions::invoke_deadline`, read once: the invoke path does not touch the host.
+    /// The deadline of each command call and host callback: the manifest's
+    /// `runtime.commandTimeoutMs` when set, else `HostOptions::invoke_deadline`, read once: the
+    /// invoke path does not touch the host.
     invoke_deadline: Option<Duration>,
     /// `HostOptions::max_value_tree_bytes`, read once.
     max_value_tree_bytes: usize,
@@ -68,6 +73,9 @@ struct Live {
     process: Process,
     /// Set when a caller's cancellation stopped it, so it does not count as a crash.
     cancelled: AtomicBool,
+    /// Set when a command call or a host callback outlived the deadline and stopped it: every
+    /// call pending on it fails `deadline_exceeded`, and it does not count as a crash.
+    expiry: Arc<Expiry>,
 }
 
 impl Live {
@@ -167,7 +175,14 @@ impl RuntimeInstance {
         config: Value,
     ) -> Self {
         let realm = scope.realm().clone();
-        let invoke_deadline = host.upgrade().and_then(|h| h.options.invoke_deadline);
+        let invoke_deadline = bundle
+            .manifest
+            .codetwo
+            .runtime
+            .as_ref()
+            .and_then(|runtime| runtime.command_timeout_ms)
+            .map(Duration::from_millis)
+            .or_else(|| host.upgrade().and_then(|h| h.options.invoke_deadline));
         let max_value_tree_bytes = host
             .upgrade()
             .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
@@ -231,14 +246,10 @@ impl RuntimeInstance {
                 Ok(result) => result,
                 Err(_) => {
                     guard.live = None;
+                    live.expiry.expire();
                     live.cancelled.store(true, Ordering::Relaxed);
                     live.stop().await;
-                    return Err(raise(
-                        ErrorKind::DeadlineExceeded,
-                        format!(
-                            "no answer within the host's {limit:?} deadline; the process was stopped and the next call starts it again"
-                        ),
-                    ));
+                    return Err(deadline::exceeded(limit));
                 }
             },
             None => request.await,
@@ -267,6 +278,11 @@ impl RuntimeInstance {
                     HostError::new(ErrorKind::CommandFailed, error.message),
                     c2_kernel::RemoteError::new(error.code, data),
                 ))
+            }
+            Err(CallError::Closed(_)) if live.expiry.expired() => {
+                // Another call or a host callback outlived the deadline and stopped it.
+                live.stop().await;
+                Err(deadline::exceeded(self.invoke_deadline.unwrap_or_default()))
             }
             Err(CallError::Closed(reason)) => Err(self.closed(&live, reason).await),
             Err(error @ CallError::Busy { .. }) => {
@@ -342,7 +358,7 @@ impl RuntimeInstance {
                 Slot::Live(live) if live.healthy() => return Ok((live.clone(), false)),
                 Slot::Live(live) => {
                     let live = live.clone();
-                    let cancelled = live.cancelled.load(Ordering::Relaxed);
+                    let cancelled = live.cancelled.load(Ordering::Relaxed) || live.expiry.expired();
                     live.stop().await;
                     *slot = if cancelled || self.note_crash() {
                         Slot::Dormant
@@ -503,17 +519,23 @@ impl RuntimeInstance {
         let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
             .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         host.stats.spawns.fetch_add(1, Ordering::Relaxed);
+        let expiry = Arc::new(Expiry::default());
         let (peer, notifications) = Peer::new(
             spawned.stdout,
             spawned.stdin,
-            extension_handler(self.scope.clone(), self.max_value_tree_bytes),
+            deadline::bounded(
+                extension_handler(self.scope.clone(), self.max_value_tree_bytes),
+                self.invoke_deadline.map(|limit| (limit, expiry.clone())),
+            ),
             host.options.peer,
         );
         let live = Arc::new(Live {
             peer,
             process: spawned.process,
             cancelled: AtomicBool::new(false),
+            expiry,
         });
+        let _ = live.expiry.live.set(Arc::downgrade(&live));
         // From here on, returning early without `live` in the slot must stop it; dropping the
         // last handle would also kill the group, but stopping reaps it before we answer.
         let params = InitializeParams {
@@ -527,6 +549,8 @@ impl RuntimeInstance {
                     .into_iter()
                     .map(|c| c.name)
                     .collect(),
+                // No observation store: `observation/record` is answered `observations_off`.
+                observations: false,
             },
             config: self.config.clone(),
             data_dir: data_dir.to_string_lossy().into_owned(),
@@ -701,6 +725,9 @@ fn extension_handler(
     move |request: Request, _peer: Peer| {
         let scope = scope.clone();
         async move {
+            if request.method == method::OBSERVATION_RECORD {
+                return Err(c2_protocol::observations_off());
+            }
             if request.method != method::COMMAND_CALL {
                 return Err(ErrorObject::new(
                     codes::METHOD_NOT_FOUND,

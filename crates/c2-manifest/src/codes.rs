@@ -141,6 +141,14 @@ pub const CODES: &[(&str, &str)] = &[
         "ui-input-too-large",
         "a ui input serializes larger than the limit",
     ),
+    (
+        "command-timeout-not-integer",
+        "a runtime commandTimeoutMs is not an integer",
+    ),
+    (
+        "command-timeout-out-of-range",
+        "a runtime commandTimeoutMs is outside 1..=3600000",
+    ),
     ("ui-order-not-integer", "a ui order is not an integer"),
     (
         "ui-order-out-of-range",

@@ -49,8 +49,8 @@ pub use mcp::{
     RESERVED_ENV_NAMES, validate_mcp, validate_mcp_for,
 };
 pub use model::{
-    Author, Capability, CodeTwo, CommandDecl, ConnectorDecl, ExecutableRef, LanguageServerDecl,
-    Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
+    Author, COMMAND_TIMEOUT_MS_RANGE, Capability, CodeTwo, CommandDecl, ConnectorDecl,
+    ExecutableRef, LanguageServerDecl, Manifest, RuntimeDecl, ScopeKind, UiDecl, UiSlot,
 };
 pub use options::{DEFAULT_RESERVED_NAMESPACES, ManifestOptions, SkillOptions};
 pub use render::{

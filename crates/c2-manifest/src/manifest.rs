@@ -15,6 +15,8 @@ use crate::model::{
 };
 use crate::options::ManifestOptions;
 
+mod numbers;
+
 /// The only Agent Plugins schema this host recognizes; it is compared, never fetched.
 pub const AGENT_PLUGINS_SCHEMA_URL: &str =
     "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json";
@@ -749,6 +751,7 @@ impl Validator<'_, '_> {
                 "inject",
                 "optionalInject",
                 "scopeSupport",
+                "commandTimeoutMs",
             ],
         );
         let command = self
@@ -793,6 +796,10 @@ impl Validator<'_, '_> {
             None => vec![ScopeKind::User],
             Some((n, p)) => self.scope_support(n, &p),
         };
+        let command_timeout_ms = self
+            .c
+            .field(node, ptr, "commandTimeoutMs", false)
+            .and_then(|(n, p)| self.command_timeout(n, &p));
         Some(RuntimeDecl {
             command: command?,
             protocol,
@@ -801,6 +808,7 @@ impl Validator<'_, '_> {
             inject,
             optional_inject,
             scope_support,
+            command_timeout_ms,
         })
     }
 
@@ -1043,37 +1051,6 @@ impl Validator<'_, '_> {
             input,
             order,
         })
-    }
-
-    fn order(&mut self, node: &Node, ptr: &str) -> Option<i32> {
-        let (min, max) = (self.opts.min_ui_order, self.opts.max_ui_order);
-        let json::Value::Number(n) = &node.value else {
-            self.c.wrong_type(node, ptr, "an integer");
-            return None;
-        };
-        let Some(v) = n.as_i64() else {
-            self.err(
-                "ui-order-not-integer",
-                ptr,
-                node,
-                format!("`order` {n} is not an integer"),
-                Some(&format!("use a whole number from {min} to {max}")),
-            );
-            return None;
-        };
-        match i32::try_from(v) {
-            Ok(v) if (min..=max).contains(&v) => Some(v),
-            _ => {
-                self.err(
-                    "ui-order-out-of-range",
-                    ptr,
-                    node,
-                    format!("`order` {v} is outside {min}..={max}"),
-                    Some(&format!("use a whole number from {min} to {max}")),
-                );
-                None
-            }
-        }
     }
 
     fn connectors(

@@ -106,7 +106,14 @@ pub struct RuntimeDecl {
     pub optional_inject: Vec<String>,
     /// `["user"]` when the manifest omits it.
     pub scope_support: Vec<ScopeKind>,
+    /// `commandTimeoutMs`: the host's deadline, in milliseconds, for each command call to this
+    /// runtime and each of its host callbacks, within [`COMMAND_TIMEOUT_MS_RANGE`]. `None` when
+    /// the manifest omits it. It does not bound the handshake.
+    pub command_timeout_ms: Option<u64>,
 }
+
+/// The values `runtime.commandTimeoutMs` may take: 1 ms to one hour.
+pub const COMMAND_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=3_600_000;
 
 impl RuntimeDecl {
     /// How the host should find the executable.
@@ -280,17 +287,24 @@ pub enum Capability {
     Messaging,
     /// `turn_notifications`: operations under `notification.`.
     TurnNotifications,
+    /// `issues`: operations under `issues.`.
+    Issues,
+    /// `observations`: no command operation; it marks the connector whose runtime may send the
+    /// host-only `observation/record` request.
+    Observations,
 }
 
 impl Capability {
     /// Every capability, in the standard's order.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 8] = [
         Capability::Connection,
         Capability::Conversations,
         Capability::Documents,
         Capability::Tables,
         Capability::Messaging,
         Capability::TurnNotifications,
+        Capability::Issues,
+        Capability::Observations,
     ];
 
     /// The spelling used in plugin.json.
@@ -302,6 +316,8 @@ impl Capability {
             Capability::Tables => "tables",
             Capability::Messaging => "messaging",
             Capability::TurnNotifications => "turn_notifications",
+            Capability::Issues => "issues",
+            Capability::Observations => "observations",
         }
     }
 
@@ -319,6 +335,8 @@ impl Capability {
             Capability::Tables => (&["resources.list"], "table."),
             Capability::Messaging => (&[], "message."),
             Capability::TurnNotifications => (&[], "notification."),
+            Capability::Issues => (&[], "issues."),
+            Capability::Observations => return false,
         };
         exact.contains(&op) || op.strip_prefix(prefix).is_some_and(|rest| !rest.is_empty())
     }

@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::manifest::AGENT_PLUGINS_SCHEMA_URL;
-use crate::model::{Capability, UiSlot};
+use crate::model::{COMMAND_TIMEOUT_MS_RANGE, Capability, UiSlot};
 use crate::options::ManifestOptions;
 
 /// The `$id` of the published schema.
@@ -125,6 +125,12 @@ pub fn plugin_json_schema() -> Value {
                         "minItems": 1,
                         "uniqueItems": true,
                         "items": { "enum": ["user", "project"] }
+                    },
+                    "commandTimeoutMs": {
+                        "type": "integer",
+                        "minimum": *COMMAND_TIMEOUT_MS_RANGE.start(),
+                        "maximum": *COMMAND_TIMEOUT_MS_RANGE.end(),
+                        "description": "The host's deadline, in milliseconds, for each command call and host callback of this runtime."
                     }
                 }
             },

@@ -79,6 +79,7 @@ async fn talk() -> Result<(), String> {
             name: "c2-protocol-talk".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             commands: Vec::new(),
+            observations: false,
         },
         config: Value::Null,
         data_dir: data_dir.display().to_string(),

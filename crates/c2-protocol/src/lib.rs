@@ -58,7 +58,8 @@ pub use peer::{
 pub use serde_json::value::RawValue;
 pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
-    InitializeParams, InitializeResult, LogLevel, LogParams, PROTOCOL_VERSION, method,
+    InitializeParams, InitializeResult, LogLevel, LogParams, OBSERVATIONS_OFF_MESSAGE,
+    PROTOCOL_VERSION, method, observations_off,
 };
 pub use version::{ParseVersionError, ProtocolVersion};
 

@@ -335,43 +335,6 @@ fn error_codes_match_the_decisions() {
     );
 }
 
-#[test]
-fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
-    let params = InitializeParams {
-        protocol_version: PROTOCOL_VERSION.into(),
-        host: HostInfo {
-            name: "code2".into(),
-            version: "0.0.0".into(),
-            commands: vec!["git.status".into()],
-        },
-        config: json!({"k": 1}),
-        data_dir: "/data".into(),
-        project_path: None,
-    };
-    assert_eq!(
-        serde_json::to_value(&params).unwrap(),
-        json!({"protocolVersion": "1.0.0", "host": {"name": "code2", "version": "0.0.0", "commands": ["git.status"]}, "config": {"k": 1}, "dataDir": "/data"})
-    );
-    let result: InitializeResult = serde_json::from_value(json!({
-        "name": "my-plugin", "version": "0.1.0", "protocolVersion": "1.0.0",
-        "commands": [{"name": "my.greet", "description": "Say hello.", "schema": {"type": "object"}}, {"name": "b.c", "schema": null}],
-        "events": ["engine/event"]
-    }))
-    .unwrap();
-    assert_eq!(result.commands[0].schema, Some(json!({"type": "object"})));
-    assert_eq!(result.commands[1].schema, None);
-    assert_eq!(result.events, ["engine/event"]);
-    let no_version: InitializeResult =
-        serde_json::from_value(json!({"name": "p", "version": "1"})).unwrap();
-    assert_eq!(
-        (no_version.protocol_version, no_version.commands.len()),
-        (None, 0)
-    );
-    let log: LogParams = serde_json::from_value(json!({"level": "trace", "message": "m"})).unwrap();
-    assert_eq!(log.level, LogLevel::Trace);
-    assert!(serde_json::from_value::<LogParams>(json!({"level": "loud", "message": "m"})).is_err());
-}
-
 fn lsp(
     bytes: &[u8],
     options: ContentLengthOptions,

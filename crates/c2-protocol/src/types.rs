@@ -18,6 +18,21 @@ pub mod method {
     pub const COMMAND_CALL: &str = "command/call";
     /// Plugin → host notification: a log line.
     pub const LOG: &str = "log";
+    /// Plugin → host request: submit a batch of external feedback for a connector declaring the
+    /// `observations` capability. A host that does not offer observations
+    /// ([`HostInfo::observations`] `false`) answers [`observations_off`](crate::observations_off).
+    pub const OBSERVATION_RECORD: &str = "observation/record";
+}
+
+/// The message of [`observations_off`].
+pub const OBSERVATIONS_OFF_MESSAGE: &str = "the host does not accept observations";
+
+/// The answer to `observation/record` from a host that does not offer observations: code
+/// [`codes::COMMAND_FAILED`](crate::codes::COMMAND_FAILED) (-32000), message
+/// [`OBSERVATIONS_OFF_MESSAGE`], no `data`, whatever the params. It acknowledges nothing, so a
+/// plugin must not treat the batch as recorded.
+pub fn observations_off() -> crate::ErrorObject {
+    crate::ErrorObject::new(crate::codes::COMMAND_FAILED, OBSERVATIONS_OFF_MESSAGE)
 }
 
 /// Params of `initialize`.
@@ -48,6 +63,11 @@ pub struct HostInfo {
     /// The extension-public commands visible from this realm.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// Whether the host accepts `observation/record` from this runtime: `true` only when the
+    /// runtime owns a connector declaring the `observations` capability and the host has a store
+    /// for them. Always sent; a plugin that reads no `observations` member takes it as `false`.
+    #[serde(default)]
+    pub observations: bool,
 }
 
 /// Result of `initialize`.

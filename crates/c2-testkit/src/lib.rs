@@ -19,10 +19,11 @@
 //! `initialize` is answered with `name` `c2-fixture`, `version` `0.1.0`, `protocolVersion`
 //! `1.0.0`, and the commands and events above. `command/invoke` handles these names whether or not
 //! they are declared: `fixture.echo` (returns the args' exact text), `fixture.info` (returns `pid`, `pgid`,
-//! `cwd`, `env`, `dataDir`, `projectPath`, `hostCommands`, `config`, `children`; `env` holds the
+//! `cwd`, `env`, `dataDir`, `projectPath`, `hostCommands`, `hostObservations`, `config`, `children`; `env` holds the
 //! variables named in args `{"env": [..]}`, or every `C2_*` variable without it), `fixture.call`
 //! (args `{name, args}`: sends `command/call` to the host and answers with the host's result or
-//! error), `fixture.emit` (args `{name, payload}`: sends `event/emit`), `fixture.log` (args
+//! error), `fixture.request` (args `{method, params}`: sends that request to the host and answers
+//! with the host's result or error), `fixture.emit` (args `{name, payload}`: sends `event/emit`), `fixture.log` (args
 //! `{level, message}`: sends `log`), `fixture.sleep` (args `{ms}`: answers after that long,
 //! without blocking other requests), `fixture.fail` (args `{message}`: error `-32000`),
 //! `fixture.events` (the `event/emit` params received so far), `fixture.crash` (args `{code}`: exits

@@ -7,6 +7,8 @@ mod corpus;
 mod spec;
 mod transcripts;
 
+use spec::{AMENDED, SPECS};
+
 #[cfg(test)]
 mod tests;
 
@@ -23,28 +25,6 @@ use crate::{report, root, say};
 const STATEMENTS: &str = "conformance/statements.json";
 /// The generated document.
 const DOC: &str = "docs/conformance.md";
-
-/// The texts a statement can cite, by the short name entries use.
-const SPECS: &[(&str, &str, spec::Flavor, &str)] = &[
-    (
-        "standard",
-        "plugin-standard.md",
-        spec::Flavor::Plain,
-        "C2 Plugin Standard 1.2.0",
-    ),
-    (
-        "protocol",
-        "plugin-protocol.md",
-        spec::Flavor::Plain,
-        "C2 Plugin Protocol 1.0.0",
-    ),
-    (
-        "agent-plugins",
-        "agent-plugins-1.0.0/spec.md",
-        spec::Flavor::Markdown,
-        "Agent Plugins 1.0.0",
-    ),
-];
 
 const KINDS: &[&str] = &[
     "manifest",
@@ -151,6 +131,9 @@ fn spec_units(root: &Path) -> Result<Option<BTreeMap<&'static str, Vec<spec::Uni
     let mut all = BTreeMap::new();
     for (name, file, flavor, _) in SPECS {
         let path = dir.join(file);
+        if AMENDED.contains(name) && !path.is_file() {
+            continue;
+        }
         let text =
             std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
         all.insert(*name, spec::units(&text, *flavor));
@@ -238,7 +221,7 @@ pub(crate) fn problems(
         anchors.push((o.spec.as_str(), o.anchor.as_str()));
     }
     if let Some(units) = units {
-        for (name, file, _, _) in SPECS {
+        for (name, file, _, _) in SPECS.iter().filter(|(name, ..)| !AMENDED.contains(name)) {
             for unit in units.get(name).into_iter().flatten() {
                 if !unit.normative {
                     continue;
@@ -268,7 +251,12 @@ fn check_anchor(
 ) {
     if !SPECS.iter().any(|(name, ..)| *name == spec_name) {
         problems.push(format!(
-            "{at}: spec `{spec_name}` is not one of standard, protocol, agent-plugins"
+            "{at}: spec `{spec_name}` is not one of {}",
+            SPECS
+                .iter()
+                .map(|(name, ..)| *name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         return;
     }
@@ -733,6 +721,9 @@ pub(crate) fn document(list: &Statements) -> String {
          hand. Every normative statement of the C2 Plugin Standard 1.2.0, the C2 Plugin Protocol\n\
          1.0.0 and the parts of Agent Plugins 1.0.0 that C2 builds on, in the project's words,\n\
          with the test or corpus case that proves it, or why it is unsupported or not applicable.\n\
+         A third source, marked as such, is the reference host's amended text of the standard and\n\
+         the protocol (IchenDEV/C2 `docs/reference/`): only the statements this host implements\n\
+         from it are listed; docs/decisions.md compares it with the held text rule by rule.\n\
          `cargo xtask validate` fails when a normative sentence has no entry, when a named test or\n\
          case does not exist, or when a named test did not pass. conformance/README.md describes\n\
          the formats and how another host runs the corpora.\n\n## Coverage\n\n",

@@ -226,3 +226,43 @@ pub(crate) fn locate(root: &Path) -> Option<PathBuf> {
     }
     None
 }
+
+/// The texts a statement can cite, by the short name entries use.
+pub(crate) const SPECS: &[(&str, &str, Flavor, &str)] = &[
+    (
+        "standard",
+        "plugin-standard.md",
+        Flavor::Plain,
+        "C2 Plugin Standard 1.2.0",
+    ),
+    (
+        "protocol",
+        "plugin-protocol.md",
+        Flavor::Plain,
+        "C2 Plugin Protocol 1.0.0",
+    ),
+    (
+        "agent-plugins",
+        "agent-plugins-1.0.0/spec.md",
+        Flavor::Markdown,
+        "Agent Plugins 1.0.0",
+    ),
+    (
+        "reference-standard",
+        "reference/plugin-standard.md",
+        Flavor::Markdown,
+        "C2 Plugin Standard 1.2.0, amended reference text (third source)",
+    ),
+    (
+        "reference-protocol",
+        "reference/plugin-protocol.md",
+        Flavor::Markdown,
+        "C2 Plugin Protocol 1.0.0, amended reference text (third source)",
+    ),
+];
+
+/// The third source: the reference host's amended text (IchenDEV/C2 `docs/reference/`), cited
+/// only by the statements this host implements from it. Its normative sentences need no entry
+/// each, and its anchors are checked only where a copy sits in the spec directory's
+/// `reference/`.
+pub(crate) const AMENDED: &[&str] = &["reference-standard", "reference-protocol"];

@@ -22,6 +22,7 @@ mod options;
 mod packs;
 mod policy;
 mod realms;
+mod reference;
 mod skills;
 mod sources;
 mod surfaces;

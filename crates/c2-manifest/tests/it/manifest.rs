@@ -257,3 +257,106 @@ fn version_is_optional_and_a_non_semver_version_only_warns() {
     assert_eq!(report.diagnostics[0].severity, Severity::Warning);
     assert_eq!(report.manifest.unwrap().version.as_deref(), Some("v1"));
 }
+
+/// A manifest with one runtime whose `commandTimeoutMs` member is the given JSON text.
+fn with_timeout(value: &str) -> String {
+    format!(
+        r#"{{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+  "name": "demo", "version": "1.0.0",
+  "extensions": {{ "dev.codetwo": {{ "standardVersion": "1.2.0",
+    "commands": [{{ "id": "demo.run", "title": "Run" }}],
+    "runtime": {{ "command": "bin/demo", "commandTimeoutMs": {value} }} }} }} }}"#
+    )
+}
+
+#[test]
+fn command_timeout_ms_is_accepted_from_one_millisecond_to_one_hour() {
+    for (text, expected) in [("1", 1), ("60000", 60_000), ("3600000", 3_600_000)] {
+        let report = validate_manifest(&with_timeout(text), &ManifestOptions::default());
+        assert!(report.is_valid(), "{text}: {:#?}", report.diagnostics);
+        let m = report.into_manifest().unwrap();
+        assert_eq!(
+            m.codetwo.runtime.unwrap().command_timeout_ms,
+            Some(expected)
+        );
+    }
+    let m = validate_manifest(VALID, &ManifestOptions::default())
+        .into_manifest()
+        .unwrap();
+    assert_eq!(m.codetwo.runtime.unwrap().command_timeout_ms, None);
+}
+
+#[test]
+fn command_timeout_ms_out_of_range_or_not_an_integer_is_a_diagnostic_at_its_pointer() {
+    for (text, code) in [
+        ("0", "command-timeout-out-of-range"),
+        ("-5", "command-timeout-out-of-range"),
+        ("3600001", "command-timeout-out-of-range"),
+        ("18446744073709551615", "command-timeout-not-integer"),
+        ("1.5", "command-timeout-not-integer"),
+        ("\"60000\"", "wrong-type"),
+        ("null", "wrong-type"),
+    ] {
+        let report = validate_manifest(&with_timeout(text), &ManifestOptions::default());
+        assert!(!report.is_valid(), "{text} was accepted");
+        let found: Vec<_> = report.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(found, vec![code], "{text}");
+        assert_eq!(
+            report.diagnostics[0].pointer, "/extensions/dev.codetwo/runtime/commandTimeoutMs",
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_field_the_reference_text_does_not_define_beside_the_new_ones_stays_invalid() {
+    // Misspellings and neighbours of the amended fields: the runtime and the connector stay
+    // closed objects.
+    for (runtime_extra, connector_extra) in [
+        (r#", "commandTimeout": 5"#, ""),
+        (r#", "timeoutMs": 5"#, ""),
+        (r#", "commandTimeoutMs": 5, "callbackTimeoutMs": 5"#, ""),
+        ("", r#", "observations": true"#),
+    ] {
+        let source = format!(
+            r#"{{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+  "name": "demo", "version": "1.0.0",
+  "extensions": {{ "dev.codetwo": {{ "standardVersion": "1.2.0",
+    "commands": [{{ "id": "demo.run", "title": "Run" }}],
+    "runtime": {{ "command": "bin/demo"{runtime_extra} }},
+    "connectors": [{{ "id": "c", "provider": "tracker", "command": "demo.run",
+      "capabilities": ["issues", "observations"]{connector_extra} }}] }} }} }}"#
+        );
+        assert_eq!(codes(&source), vec!["unknown-key"], "{source}");
+    }
+    // A C2 field the reference does not define, next to the runtime, is refused as well.
+    let hostwide = with_timeout("5").replacen(
+        r#""standardVersion": "1.2.0","#,
+        r#""standardVersion": "1.2.0", "observations": true,"#,
+        1,
+    );
+    assert!(!validate_manifest(&hostwide, &ManifestOptions::default()).is_valid());
+    // An unknown capability name is still refused.
+    let unknown = VALID.replace(r#"["tables", "messaging"]"#, r#"["issues", "observation"]"#);
+    assert!(!validate_manifest(&unknown, &ManifestOptions::default()).is_valid());
+}
+
+#[test]
+fn the_issues_and_observations_capabilities_are_accepted_and_bound_operations() {
+    let source = VALID.replace(
+        r#"["tables", "messaging"]"#,
+        r#"["issues", "observations"]"#,
+    );
+    let report = validate_manifest(&source, &ManifestOptions::default());
+    assert!(report.is_valid(), "{:#?}", report.diagnostics);
+    let m = report.into_manifest().unwrap();
+    let connector = &m.codetwo.connectors[0];
+    assert_eq!(
+        connector.capabilities,
+        vec![Capability::Issues, Capability::Observations]
+    );
+    assert!(connector.operation_allowed("issues.list"));
+    assert!(!connector.operation_allowed("issues."));
+    assert!(!connector.operation_allowed("observation/record"));
+    assert!(!Capability::Observations.operation_allowed("observations.record"));
+}

@@ -47,6 +47,7 @@ fn params() -> InitializeParams {
             name: "c2-protocol-it".to_owned(),
             version: "0.0.0".to_owned(),
             commands: Vec::new(),
+            observations: false,
         },
         config: Value::Null,
         data_dir: std::env::temp_dir().display().to_string(),
@@ -574,5 +575,66 @@ fn mismatches_are_reported_as_data() {
                 confirmed: Some(json!(true))
             },
         ]
+    );
+}
+
+#[test]
+fn host_observations_is_read_as_false_when_absent_and_the_off_answer_is_the_references() {
+    let host: HostInfo =
+        serde_json::from_value(json!({"name": "h", "version": "1", "commands": []})).unwrap();
+    assert!(!host.observations);
+    let on: HostInfo =
+        serde_json::from_value(json!({"name": "h", "version": "1", "observations": true})).unwrap();
+    assert!(on.observations);
+    let answer = c2_protocol::observations_off();
+    assert_eq!(
+        serde_json::to_value(&answer).unwrap(),
+        json!({"code": -32000, "message": "the host does not accept observations"})
+    );
+    assert_eq!(
+        c2_protocol::method::OBSERVATION_RECORD,
+        "observation/record"
+    );
+}
+
+#[test]
+fn initialize_params_omit_an_absent_project_path_and_read_the_spec_example() {
+    let params = InitializeParams {
+        protocol_version: c2_protocol::PROTOCOL_VERSION.into(),
+        host: HostInfo {
+            name: "code2".into(),
+            version: "0.0.0".into(),
+            commands: vec!["git.status".into()],
+            observations: false,
+        },
+        config: json!({"k": 1}),
+        data_dir: "/data".into(),
+        project_path: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&params).unwrap(),
+        json!({"protocolVersion": "1.0.0", "host": {"name": "code2", "version": "0.0.0", "commands": ["git.status"], "observations": false}, "config": {"k": 1}, "dataDir": "/data"})
+    );
+    let result: InitializeResult = serde_json::from_value(json!({
+        "name": "my-plugin", "version": "0.1.0", "protocolVersion": "1.0.0",
+        "commands": [{"name": "my.greet", "description": "Say hello.", "schema": {"type": "object"}}, {"name": "b.c", "schema": null}],
+        "events": ["engine/event"]
+    }))
+    .unwrap();
+    assert_eq!(result.commands[0].schema, Some(json!({"type": "object"})));
+    assert_eq!(result.commands[1].schema, None);
+    assert_eq!(result.events, ["engine/event"]);
+    let no_version: InitializeResult =
+        serde_json::from_value(json!({"name": "p", "version": "1"})).unwrap();
+    assert_eq!(
+        (no_version.protocol_version, no_version.commands.len()),
+        (None, 0)
+    );
+    let log: c2_protocol::LogParams =
+        serde_json::from_value(json!({"level": "trace", "message": "m"})).unwrap();
+    assert_eq!(log.level, c2_protocol::LogLevel::Trace);
+    assert!(
+        serde_json::from_value::<c2_protocol::LogParams>(json!({"level": "loud", "message": "m"}))
+            .is_err()
     );
 }

@@ -450,6 +450,7 @@ impl Fixture {
                 self.with_out(|out| out.result(&id, info));
             }
             "fixture.call" => self.call_host(id, &args),
+            "fixture.request" => self.request_host(id, &args),
             "fixture.emit" => {
                 let notification = json!({"jsonrpc": "2.0", "method": "event/emit", "params": {
                     "name": args.get("name").cloned().unwrap_or(Value::Null),
@@ -535,6 +536,7 @@ impl Fixture {
             "dataDir": self.init.get("dataDir").cloned().unwrap_or(Value::Null),
             "projectPath": self.init.get("projectPath").cloned().unwrap_or(Value::Null),
             "hostCommands": self.init.pointer("/host/commands").cloned().unwrap_or(Value::Null),
+            "hostObservations": self.init.pointer("/host/observations").cloned().unwrap_or(Value::Null),
             "config": self.init.get("config").cloned().unwrap_or(Value::Null),
             "children": children,
         })
@@ -548,6 +550,17 @@ impl Fixture {
             "name": args.get("name").cloned().unwrap_or(Value::Null),
             "args": args.get("args").cloned().unwrap_or(Value::Null),
         }});
+        self.with_out(|out| out.send(&request));
+    }
+
+    fn request_host(&mut self, invoke_id: Value, args: &Value) {
+        let call_id = format!("fixture-call-{}", self.next_call);
+        self.next_call += 1;
+        self.pending_calls.insert(call_id.clone(), invoke_id);
+        let request = json!({"jsonrpc": "2.0", "id": call_id,
+            "method": args.get("method").cloned().unwrap_or(Value::Null),
+            "params": args.get("params").cloned().unwrap_or(Value::Null),
+        });
         self.with_out(|out| out.send(&request));
     }
 
