@@ -25,9 +25,11 @@ mod diagnostic;
 mod digest;
 mod error;
 mod fault;
+mod installed;
 mod inventory;
 mod limits;
 mod marketplace;
+mod mcp_paths;
 mod scaffold;
 mod store;
 mod tree;
@@ -42,9 +44,13 @@ pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
+pub use installed::{ensure_data_dir, read_installed_file};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
+pub use mcp_paths::{
+    McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
+};
 pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
