@@ -49,7 +49,7 @@ pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventor
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use mcp_paths::{
-    McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
+    DataDirs, McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
 };
 pub use scaffold::apply_scaffold;
 pub use store::{

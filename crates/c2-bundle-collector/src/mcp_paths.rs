@@ -22,6 +22,16 @@ pub struct McpStdioEntry<'a> {
     pub cwd: Option<&'a str>,
 }
 
+/// Whether [`resolve_mcp_stdio`] makes the directories it resolves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataDirs {
+    /// Create `PLUGIN_DATA` and a working folder the entry names under it: for a launch.
+    Create,
+    /// Create nothing: a missing `PLUGIN_DATA` (or working folder under it) is resolved through
+    /// its nearest existing ancestor, for a listing that must leave the disk as it is.
+    Leave,
+}
+
 /// A resolved stdio server: everything a spawn needs, nothing left to expand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedStdio {
@@ -36,7 +46,7 @@ pub struct ResolvedStdio {
     pub env: Vec<(String, String)>,
     /// The filesystem-resolved plugin root.
     pub plugin_root: PathBuf,
-    /// The resolved `PLUGIN_DATA` directory (exists).
+    /// The resolved `PLUGIN_DATA` directory (exists after a [`DataDirs::Create`] resolution).
     pub plugin_data: PathBuf,
 }
 
@@ -156,9 +166,20 @@ fn search_path(name: &str, search: Option<&OsStr>) -> Option<PathBuf> {
         .find(|candidate| is_executable_file(candidate))
 }
 
-/// `path` resolved through links, required to stay under `base` (already resolved).
-fn contained(path: &Path, base: &Path, what: &'static str) -> Result<PathBuf, McpPathError> {
-    let real = std::fs::canonicalize(path).map_err(|e| McpPathError::Unresolvable {
+/// `path` resolved through links, required to stay under `base` (already resolved). A
+/// `pending` path may not exist yet: it is resolved through its nearest existing ancestor.
+fn contained(
+    path: &Path,
+    base: &Path,
+    what: &'static str,
+    pending: bool,
+) -> Result<PathBuf, McpPathError> {
+    let real = if pending {
+        resolve_pending(path)
+    } else {
+        std::fs::canonicalize(path)
+    };
+    let real = real.map_err(|e| McpPathError::Unresolvable {
         what,
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -174,10 +195,33 @@ fn contained(path: &Path, base: &Path, what: &'static str) -> Result<PathBuf, Mc
     Ok(real)
 }
 
+/// `path` resolved through links where it exists; a missing tail of plain names is appended to
+/// its nearest existing ancestor, resolved.
+fn resolve_pending(path: &Path) -> std::io::Result<PathBuf> {
+    let mut tail = Vec::new();
+    let mut existing = path;
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(real) => return Ok(tail.iter().rev().fold(real, |acc, name| acc.join(name))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) if !matches!(name.to_str(), Some("." | "..")) => {
+                        tail.push(name.to_owned());
+                        existing = parent;
+                    }
+                    _ => return Err(error),
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 /// Applies Agent Plugins §9 to a validated stdio `entry` of the bundle installed at `root`,
-/// whose `PLUGIN_DATA` is `data`: both are created if missing (with a working folder the
-/// entry names under `PLUGIN_DATA`), so what is returned is ready to spawn. A bare command is
-/// looked up on `search` (a `PATH` value).
+/// whose `PLUGIN_DATA` is `data`. With [`DataDirs::Create`] both are made if missing (with a
+/// working folder the entry names under `PLUGIN_DATA`), so what is returned is ready to
+/// spawn; with [`DataDirs::Leave`] nothing is made. A bare command is looked up on `search`
+/// (a `PATH` value).
 #[expect(
     clippy::disallowed_methods,
     reason = "the collector makes PLUGIN_DATA and a working folder inside it, as the store's data directories"
@@ -187,7 +231,9 @@ pub fn resolve_mcp_stdio(
     data: &Path,
     entry: McpStdioEntry<'_>,
     search: Option<&OsStr>,
+    dirs: DataDirs,
 ) -> Result<ResolvedStdio, McpPathError> {
+    let create = dirs == DataDirs::Create;
     let McpStdioEntry {
         command,
         args,
@@ -198,11 +244,13 @@ pub fn resolve_mcp_stdio(
         path: root.to_path_buf(),
         reason: e.to_string(),
     })?;
-    std::fs::create_dir_all(data).map_err(|e| McpPathError::CreateData {
-        path: data.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let data = std::fs::canonicalize(data).map_err(|e| McpPathError::Data {
+    if create {
+        std::fs::create_dir_all(data).map_err(|e| McpPathError::CreateData {
+            path: data.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    }
+    let data = resolve_pending(data).map_err(|e| McpPathError::Data {
         path: data.to_path_buf(),
         reason: e.to_string(),
     })?;
@@ -212,7 +260,7 @@ pub fn resolve_mcp_stdio(
     };
     let program = match command.strip_prefix("./") {
         Some(rel) => {
-            let real = contained(&root.join(rel), &root, "command")?;
+            let real = contained(&root.join(rel), &root, "command", false)?;
             if !is_executable_file(&real) {
                 return Err(McpPathError::NotExecutable {
                     command: command.to_owned(),
@@ -224,29 +272,35 @@ pub fn resolve_mcp_stdio(
             command: command.to_owned(),
         })?,
     };
+    let mut pending = false;
     let cwd = match cwd {
         None => root.clone(),
         Some(raw) => {
             let expanded = expand_plugin_paths(raw, &root_text, &data_text);
             if raw.starts_with("${PLUGIN_DATA}") {
                 // The data directory is the host's to manage: a sub-directory is made on demand.
-                if Path::new(&expanded).starts_with(&data) {
+                let inside = Path::new(&expanded).starts_with(&data);
+                if inside && create {
                     std::fs::create_dir_all(&expanded).map_err(|e| McpPathError::CreateCwd {
                         path: expanded.clone(),
                         reason: e.to_string(),
                     })?;
                 }
-                contained(Path::new(&expanded), &data, "cwd")?
+                if inside && !create && !Path::new(&expanded).exists() {
+                    // Left to be made at launch: checked against where it will be.
+                    pending = true;
+                }
+                contained(Path::new(&expanded), &data, "cwd", pending)?
             } else {
                 let path = match raw.strip_prefix("./") {
                     Some(rel) => root.join(rel),
                     None => PathBuf::from(&expanded),
                 };
-                contained(&path, &root, "cwd")?
+                contained(&path, &root, "cwd", false)?
             }
         }
     };
-    if !cwd.is_dir() {
+    if !pending && !cwd.is_dir() {
         return Err(McpPathError::CwdNotADirectory { path: cwd });
     }
     let mut overlay: Vec<(String, String)> = env

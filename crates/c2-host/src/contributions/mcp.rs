@@ -283,6 +283,7 @@ impl PluginHost {
                             &data,
                             entry,
                             search.as_deref(),
+                            c2_bundle_collector::DataDirs::Create,
                         ) {
                             Ok(launch) => {
                                 (McpStatus::Supported, Some(McpLaunch::Stdio(launch.into())))
