@@ -24,6 +24,7 @@ pub struct McpStdioEntry<'a> {
 
 /// Whether [`resolve_mcp_stdio`] makes the directories it resolves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DataDirs {
     /// Create `PLUGIN_DATA` and a working folder the entry names under it: for a launch.
     Create,
