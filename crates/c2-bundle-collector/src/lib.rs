@@ -8,8 +8,11 @@
 //! updates and removes bundles atomically in a [`Store`]. Every refusal is a [`Diagnostic`].
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
-//! checkout here with a [`SourceIdentity::git`]. c2-host, the c2-plugins CLI and xtask may
-//! depend on it; it depends only on c2-manifest.
+//! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
+//! access to a bundle: [`read_installed_file`], [`ensure_data_dir`] and the Agent Plugins §9
+//! path resolution of a stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch
+//! runs but starts nothing. c2-host, the c2-plugins CLI and xtask may depend on it; it depends
+//! only on c2-manifest.
 //!
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].
@@ -25,9 +28,11 @@ mod diagnostic;
 mod digest;
 mod error;
 mod fault;
+mod installed;
 mod inventory;
 mod limits;
 mod marketplace;
+mod mcp_paths;
 mod scaffold;
 mod store;
 mod tree;
@@ -42,9 +47,13 @@ pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
+pub use installed::{ensure_data_dir, read_installed_file};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
+pub use mcp_paths::{
+    DataDirs, McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
+};
 pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,

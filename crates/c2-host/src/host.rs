@@ -618,17 +618,15 @@ impl PluginHost {
     }
 
     /// Reads an installed bundle's manifest and registers its factory (replacing an older one).
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the host reads the manifest of a bundle the store installed"
-    )]
     pub(crate) fn load_bundle(
         &self,
         record: InstalledRecord,
     ) -> Result<Arc<BundleModule>, HostError> {
         let dir = self.shared.store.bundle_dir(&record.id)?;
         let path = dir.join("plugin.json");
-        let text = std::fs::read_to_string(&path).map_err(HostError::io("read", &path))?;
+        let limit = self.shared.options.limits.max_file_bytes;
+        let text = c2_bundle_collector::read_installed_file(&dir, "plugin.json", limit)
+            .map_err(HostError::io("read", &path))?;
         let report = c2_manifest::validate_manifest(&text, &self.shared.options.manifest);
         let first_error = report
             .diagnostics

@@ -447,10 +447,6 @@ impl RuntimeInstance {
     }
 
     /// Spawn, initialize, check the version and the exact command set, subscribe to events.
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the host creates the plugin's data directory before it spawns the runtime"
-    )]
     async fn activate(&self) -> Result<Arc<Live>, HostError> {
         let host = self
             .host
@@ -490,7 +486,7 @@ impl RuntimeInstance {
             ),
         };
         let data_dir = paths::data_dir(&host.options.plugins_dir, id, project_hash.as_deref());
-        std::fs::create_dir_all(&data_dir).map_err(|error| {
+        c2_bundle_collector::ensure_data_dir(&data_dir).map_err(|error| {
             failure(
                 ErrorKind::ActivationFailed,
                 format!(

@@ -8,6 +8,7 @@
 mod archive;
 mod collect;
 mod components;
+mod installed;
 mod marketplace;
 mod scaffold;
 mod store;

@@ -21,8 +21,6 @@
 //! joining it to a client's streams is not the host's job (c2-relay's MCP bridge).
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -147,195 +145,29 @@ pub(crate) fn mcp_data_dir(plugins_dir: &Path, id: &str) -> PathBuf {
     data_dir(plugins_dir, id, None).join(MCP_DATA_DIR)
 }
 
-/// One exact-occurrence, non-recursive replacement of both placeholders (Agent Plugins §9.2):
-/// text a replacement introduced is never scanned again, anything else stays literal.
-pub(crate) fn expand(text: &str, root: &str, data: &str) -> String {
-    const ROOT: &str = "${PLUGIN_ROOT}";
-    const DATA: &str = "${PLUGIN_DATA}";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix(ROOT) {
-            out.push_str(root);
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix(DATA) {
-            out.push_str(data);
-            rest = after;
-        } else {
-            let c = rest.chars().next().unwrap_or_default();
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
+impl From<c2_bundle_collector::ResolvedStdio> for StdioLaunch {
+    fn from(resolved: c2_bundle_collector::ResolvedStdio) -> Self {
+        Self {
+            program: resolved.program,
+            args: resolved.args,
+            cwd: resolved.cwd,
+            env: resolved.env,
+            plugin_root: resolved.plugin_root,
+            plugin_data: resolved.plugin_data,
         }
     }
-    out
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// The first executable `name` on `search` (a `PATH` value).
-fn search_path(name: &str, search: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(search?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable_file(candidate))
-}
-
-/// `path` resolved through links, required to stay under `base` (already resolved).
-fn contained(path: &Path, base: &Path, what: &str) -> Result<PathBuf, String> {
-    let real = std::fs::canonicalize(path)
-        .map_err(|e| format!("{what} {} cannot be resolved: {e}", path.display()))?;
-    if !real.starts_with(base) {
-        return Err(format!(
-            "{what} {} resolves to {}, outside {}",
-            path.display(),
-            real.display(),
-            base.display()
-        ));
-    }
-    Ok(real)
-}
-
-/// `path` resolved through links; the part that does not exist yet (a data directory made
-/// at launch) is appended as it is to its deepest existing ancestor, resolved.
-fn resolve_maybe_missing(path: &Path) -> std::io::Result<PathBuf> {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    loop {
-        match std::fs::canonicalize(existing) {
-            Ok(real) => {
-                return Ok(missing.iter().rev().fold(real, |p, part| p.join(part)));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
-                    return Err(e);
-                };
-                missing.push(name);
-                existing = parent;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Applies Agent Plugins §9 to a validated stdio entry. `Err` is the reason it is skipped.
-/// With `create`, `PLUGIN_DATA` (and a `cwd` inside it) is created, for a launch; without, a
-/// listing writes nothing.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the host creates PLUGIN_DATA and a cwd inside it before it spawns the server"
-)]
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the validated entry's fields, the two directories, the PATH and whether to create"
-)]
-pub(crate) fn resolve_stdio(
-    root: &Path,
-    data: &Path,
-    command: &str,
-    args: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<&str>,
-    search: Option<&std::ffi::OsStr>,
-    create: bool,
-) -> Result<StdioLaunch, String> {
-    let root = std::fs::canonicalize(root)
-        .map_err(|e| format!("the plugin root {} cannot be resolved: {e}", root.display()))?;
-    if create {
-        std::fs::create_dir_all(data)
-            .map_err(|e| format!("cannot create PLUGIN_DATA {}: {e}", data.display()))?;
-    }
-    let data = resolve_maybe_missing(data)
-        .map_err(|e| format!("PLUGIN_DATA {} cannot be resolved: {e}", data.display()))?;
-    let (root_text, data_text) = match (root.to_str(), data.to_str()) {
-        (Some(r), Some(d)) => (r.to_owned(), d.to_owned()),
-        _ => return Err("the plugin root or data path is not UTF-8".to_owned()),
-    };
-    let program = match command.strip_prefix("./") {
-        Some(rel) => {
-            let real = contained(&root.join(rel), &root, "command")?;
-            if !is_executable_file(&real) {
-                return Err(format!(
-                    "command {command} is not an executable file (chmod +x it)"
-                ));
-            }
-            real
-        }
-        None => search_path(command, search)
-            .ok_or_else(|| format!("command `{command}` is not found on PATH"))?,
-    };
-    let cwd = match cwd {
-        None => root.clone(),
-        Some(raw) => {
-            let expanded = expand(raw, &root_text, &data_text);
-            if raw.starts_with("${PLUGIN_DATA}") {
-                // The data directory is the host's to manage: a sub-directory is made on demand
-                // (at launch; a listing writes nothing and shows where it will be).
-                let inside = Path::new(&expanded).starts_with(&data);
-                if inside && create {
-                    std::fs::create_dir_all(&expanded)
-                        .map_err(|e| format!("cannot create cwd {expanded}: {e}"))?;
-                }
-                if inside && !create && !Path::new(&expanded).exists() {
-                    // Validation refused `..` in it, so the text is where it will be made.
-                    PathBuf::from(&expanded)
-                } else {
-                    contained(Path::new(&expanded), &data, "cwd")?
-                }
-            } else {
-                let path = match raw.strip_prefix("./") {
-                    Some(rel) => root.join(rel),
-                    None => PathBuf::from(&expanded),
-                };
-                contained(&path, &root, "cwd")?
-            }
-        }
-    };
-    let made_at_launch = !create && cwd.starts_with(&data) && !cwd.exists();
-    if !cwd.is_dir() && !made_at_launch {
-        return Err(format!("cwd {} is not a directory", cwd.display()));
-    }
-    let mut overlay: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.clone(), expand(v, &root_text, &data_text)))
-        .collect();
-    overlay.push(("PLUGIN_ROOT".to_owned(), root_text.clone()));
-    overlay.push(("PLUGIN_DATA".to_owned(), data_text.clone()));
-    Ok(StdioLaunch {
-        program,
-        args: args
-            .iter()
-            .map(|a| expand(a, &root_text, &data_text))
-            .collect(),
-        cwd,
-        env: overlay,
-        plugin_root: root,
-        plugin_data: data,
-    })
 }
 
 /// Reads the installed bundle's `mcp.json`, bounded by the collector's file limit (the
 /// collector refused a bigger one at install; one past it now is not read at all).
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the host reads, bounded, the mcp.json of a bundle the store installed"
-)]
 fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
-    let path = dir.join("mcp.json");
-    let file = std::fs::File::open(&path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(limit.saturating_add(1))
-        .read_to_string(&mut text)
-        .ok()?;
-    if text.len() as u64 > limit {
+    let bytes = c2_bundle_collector::read_contained_file(dir, "mcp.json", limit).ok()?;
+    if bytes.len() as u64 > limit {
+        let path = dir.join("mcp.json");
         tracing::warn!(path = %path.display(), limit, "mcp.json is past the file size limit; MCP is off for this bundle");
         return None;
     }
-    Some(text)
+    String::from_utf8(bytes).ok()
 }
 
 impl PluginHost {
@@ -471,18 +303,28 @@ impl PluginHost {
                         cwd,
                     } => {
                         let data = mcp_data_dir(&self.options().plugins_dir, &bundle.record.id);
-                        match resolve_stdio(
-                            &bundle.dir,
-                            &data,
+                        let entry = c2_bundle_collector::McpStdioEntry {
                             command,
                             args,
                             env,
-                            cwd.as_deref(),
+                            cwd: cwd.as_deref(),
+                        };
+                        match c2_bundle_collector::resolve_mcp_stdio(
+                            &bundle.dir,
+                            &data,
+                            entry,
                             search.as_deref(),
-                            launching == Some((bundle.record.id.as_str(), server.name.as_str())),
+                            if launching == Some((bundle.record.id.as_str(), server.name.as_str()))
+                            {
+                                c2_bundle_collector::DataDirs::Create
+                            } else {
+                                c2_bundle_collector::DataDirs::Leave
+                            },
                         ) {
-                            Ok(launch) => (McpStatus::Supported, Some(McpLaunch::Stdio(launch))),
-                            Err(why) => (McpStatus::Skipped(why), None),
+                            Ok(launch) => {
+                                (McpStatus::Supported, Some(McpLaunch::Stdio(launch.into())))
+                            }
+                            Err(why) => (McpStatus::Skipped(why.to_string()), None),
                         }
                     }
                     McpTransport::StreamableHttp { url, headers }
