@@ -33,6 +33,8 @@ export type RelayMethod =
   | "lsp/list"
   | "lsp/resolve"
   | "mcp/list"
+  | "skills/list"
+  | "scenes/list"
   | "connectors/list"
   | "connectors/registerProvider"
   | "connectors/invoke"
