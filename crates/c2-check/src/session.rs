@@ -4,7 +4,6 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use c2_lock::lock;
 use c2_manifest::{Manifest, RuntimeDecl};
@@ -310,14 +309,15 @@ impl Session<'_> {
             let name = invoke_name(id, args);
             let params = json!({ "name": id, "args": args });
             // A leader that exits fails the call at once, even if a descendant holds stdout.
-            let answer = tokio::time::timeout(
-                self.options.invoke_timeout,
-                until_exit(
-                    process,
-                    self.options.supervisor.exit_drain,
-                    peer.request_raw(method::COMMAND_INVOKE, &params),
-                ),
-            )
+            let answer = tokio::time::timeout(self.options.invoke_timeout, async {
+                process
+                    .until_exit(
+                        self.options.supervisor.exit_drain,
+                        peer.request_raw(method::COMMAND_INVOKE, &params),
+                    )
+                    .await
+                    .unwrap_or(Err(CallError::Closed(CloseReason::StreamClosed)))
+            })
             .await;
             let called = std::mem::take(&mut *lock(calls));
             let called = if called.is_empty() {
@@ -462,27 +462,5 @@ pub(crate) fn stderr_hint(process: &Process) -> String {
         "It wrote nothing to stderr.".to_owned()
     } else {
         format!("Last stderr lines:\n  {}", tail.join("\n  "))
-    }
-}
-
-/// Runs `request` until it is answered or the process's leader exits: a descendant may hold
-/// stdout open after the leader died, so EOF is not a reliable sign of the exit. After the exit
-/// the request gets `drain` to deliver an answer written before it; then the call fails as
-/// closed.
-async fn until_exit<T>(
-    process: &Process,
-    drain: Duration,
-    request: impl std::future::Future<Output = Result<T, CallError>>,
-) -> Result<T, CallError> {
-    let mut exit = process.exit_watch();
-    tokio::pin!(request);
-    tokio::select! {
-        biased;
-        result = &mut request => return result,
-        _ = exit.wait_for(Option::is_some) => {}
-    }
-    match tokio::time::timeout(drain, request).await {
-        Ok(result) => result,
-        Err(_) => Err(CallError::Closed(CloseReason::StreamClosed)),
     }
 }

@@ -236,11 +236,16 @@ impl RuntimeInstance {
             name: name.to_owned(),
             args,
         };
-        let request = until_exit(
-            &live.process,
-            self.exit_drain,
-            live.peer.request_raw(method::COMMAND_INVOKE, &params),
-        );
+        // A leader that exits fails the call as closed (`process_exited`) after the drain.
+        let request = async {
+            live.process
+                .until_exit(
+                    self.exit_drain,
+                    live.peer.request_raw(method::COMMAND_INVOKE, &params),
+                )
+                .await
+                .unwrap_or(Err(CallError::Closed(CloseReason::StreamClosed)))
+        };
         let result = match self.invoke_deadline {
             Some(limit) => match tokio::time::timeout(limit, request).await {
                 Ok(result) => result,
@@ -669,28 +674,6 @@ impl RuntimeInstance {
         if let Slot::Live(live) = previous {
             live.stop().await;
         }
-    }
-}
-
-/// Runs `request` until it is answered or the process's leader exits: a descendant may hold
-/// stdout open after the leader died, so EOF is not a reliable sign of the exit. After the exit
-/// the request gets `drain` to deliver an answer written before it; then the call fails as
-/// closed (`process_exited`).
-pub(crate) async fn until_exit<T>(
-    process: &Process,
-    drain: Duration,
-    request: impl std::future::Future<Output = Result<T, CallError>>,
-) -> Result<T, CallError> {
-    let mut exit = process.exit_watch();
-    tokio::pin!(request);
-    tokio::select! {
-        biased;
-        result = &mut request => return result,
-        _ = exit.wait_for(Option::is_some) => {}
-    }
-    match tokio::time::timeout(drain, request).await {
-        Ok(result) => result,
-        Err(_) => Err(CallError::Closed(CloseReason::StreamClosed)),
     }
 }
 

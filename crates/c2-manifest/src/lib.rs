@@ -1,8 +1,9 @@
 //! c2-manifest parses and validates the documents a C2 bundle declares itself with:
 //! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`,
-//! the root `mcp.json` and `SKILL.md` frontmatter. Every validator is pure: it takes text and
-//! options and returns a typed value (when valid) with every diagnostic, each carrying a stable
-//! code, a JSON pointer, and a line and column. It deliberately does no IO: it never opens a
+//! the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
+//! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
+//! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
+//! pointer, and a line and column. It deliberately does no IO: it never opens a
 //! path, walks a bundle, checks that an executable exists, or fetches a schema (that is
 //! c2-bundle-collector's job, which calls in here with the text it read). Any crate may depend
 //! on it; it depends on no other c2 crate.
@@ -19,6 +20,7 @@ mod check;
 mod codes;
 mod diagnostic;
 mod error;
+mod frontmatter;
 mod json;
 mod manifest;
 mod marketplace;
@@ -36,6 +38,7 @@ mod yaml;
 pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;
+pub use frontmatter::{Frontmatter, FrontmatterValue, parse_frontmatter};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,

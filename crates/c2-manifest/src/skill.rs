@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use crate::check::chars;
 use crate::diagnostic::{Diagnostic, Severity, Sink, has_errors, pointer_push};
+use crate::frontmatter::{self, Block};
 use crate::options::SkillOptions;
-use crate::yaml::{self, Value};
+use crate::yaml::Value;
 
 /// Frontmatter keys defined by Agent Skills; any other key is a warning.
 const KNOWN_KEYS: [&str; 6] = [
@@ -90,59 +91,30 @@ struct Field {
     value: Value,
 }
 
-/// Lines of `source` with their byte offsets, line endings removed.
-fn lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut at = 0;
-    source.split_inclusive('\n').map(move |raw| {
-        let start = at;
-        at += raw.len();
-        (start, raw.trim_end_matches(['\n', '\r']))
-    })
-}
-
 /// The frontmatter's top-level keys: the block between the first two `---` lines, read as
 /// one YAML document that must be a mapping.
 fn frontmatter(source: &str, sink: &mut Sink<'_>) -> Option<BTreeMap<String, Field>> {
-    let body = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let skip = source.len() - body.len();
-    let all: Vec<(usize, &str)> = lines(body).map(|(at, line)| (at + skip, line)).collect();
-    if all.first().map(|(_, l)| l.trim_end()) != Some("---") {
-        sink.error(
-            "frontmatter-missing",
-            "",
-            0,
-            "SKILL.md does not start with a `---` frontmatter block",
-            Some("start the file with `---`, then `name:` and `description:` lines, then `---`"),
-        );
-        return None;
-    }
-    let Some(close) = all.iter().skip(1).find(|(_, l)| l.trim_end() == "---") else {
-        sink.error(
-            "frontmatter-unterminated",
-            "",
-            0,
-            "the frontmatter block has no closing `---` line",
-            Some("add a `---` line after the last frontmatter key"),
-        );
-        return None;
-    };
-    let (start, close) = (all[1].0, close.0);
-    let root = yaml::parse(&source[start..close], start, sink)?;
-    let Value::Map(entries) = root.value else {
-        sink.error(
-            "frontmatter-not-mapping",
-            "",
-            root.at,
-            format!(
-                "the frontmatter is {}, not a mapping of keys to values",
-                root.value.kind()
-            ),
-            Some("write one `key: value` entry per field"),
-        );
-        return None;
+    let (start, close) = match frontmatter::locate(source) {
+        Block::Found { start, close, .. } => (start, close),
+        Block::Absent => {
+            sink.error(
+                "frontmatter-missing",
+                "",
+                0,
+                "SKILL.md does not start with a `---` frontmatter block",
+                Some(
+                    "start the file with `---`, then `name:` and `description:` lines, then `---`",
+                ),
+            );
+            return None;
+        }
+        Block::Unterminated => {
+            frontmatter::unterminated(sink);
+            return None;
+        }
     };
     let mut fields = BTreeMap::new();
-    for (key, key_at, node) in entries {
+    for (key, key_at, node) in frontmatter::entries(source, start, close, sink)? {
         fields.entry(key).or_insert(Field {
             key_at,
             value_at: node.at,

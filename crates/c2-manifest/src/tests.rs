@@ -1,4 +1,4 @@
-//! Unit tests of the renderer and the diagnostic conversions.
+//! Unit tests of the renderer, the diagnostic conversions and the frontmatter reader.
 
 use std::borrow::Cow;
 
@@ -185,4 +185,80 @@ fn plugin_text_cannot_drive_the_terminal_or_forge_a_host_line() {
             );
         }
     }
+}
+
+fn text(value: &str) -> crate::FrontmatterValue {
+    crate::FrontmatterValue::Text(value.to_owned())
+}
+
+fn list(items: &[&str]) -> crate::FrontmatterValue {
+    crate::FrontmatterValue::List(items.iter().map(|&i| i.to_owned()).collect())
+}
+
+#[test]
+fn frontmatter_reads_scalars_and_lists_as_text_and_leaves_out_nested_maps() {
+    let source = "\u{feff}---\nhint: [issue-number, 'two']\ntools:\n  - Read\n  - \"Grep\"\n\
+                  model: \"strong\"\nplain: 1.0\nnested:\n  a: b\nblock: |\n  one\n  two\n---\nBody.\n";
+    let front = crate::parse_frontmatter(source);
+    assert!(front.present && front.is_valid(), "{:?}", front.diagnostics);
+    assert_eq!(
+        front.fields,
+        [
+            ("hint".to_owned(), list(&["issue-number", "two"])),
+            ("tools".to_owned(), list(&["Read", "Grep"])),
+            ("model".to_owned(), text("strong")),
+            ("plain".to_owned(), text("1.0")),
+            ("block".to_owned(), text("one\ntwo\n")),
+        ]
+    );
+    assert_eq!(front.body, "Body.\n");
+}
+
+#[test]
+fn a_file_without_frontmatter_is_all_body() {
+    let front = crate::parse_frontmatter("# Title\n---\n");
+    assert!(!front.present && front.is_valid());
+    assert!(front.fields.is_empty());
+    assert_eq!(front.body, "# Title\n---\n");
+}
+
+#[test]
+fn an_unterminated_block_is_an_error_and_leaves_the_file_as_body() {
+    let front = crate::parse_frontmatter("---\ndescription: x\n");
+    assert!(front.present && !front.is_valid());
+    assert_eq!(front.diagnostics[0].code, "frontmatter-unterminated");
+    assert!(front.fields.is_empty());
+    assert_eq!(front.body, "---\ndescription: x\n");
+}
+
+#[test]
+fn invalid_yaml_is_a_syntax_error_at_its_line_and_column() {
+    let front = crate::parse_frontmatter("---\nok: 1\nbad: [a, b\n---\nBody.\n");
+    assert!(!front.is_valid());
+    let first = &front.diagnostics[0];
+    assert_eq!(first.code, "frontmatter-syntax");
+    assert!(first.line >= 3, "{first:?}");
+    assert!(front.fields.is_empty());
+    assert_eq!(front.body, "Body.\n");
+}
+
+#[test]
+fn a_frontmatter_over_its_bounds_or_not_a_mapping_is_an_error() {
+    let big = format!(
+        "---\nx: {}\n---\n",
+        "a".repeat(crate::MAX_FRONTMATTER_BYTES)
+    );
+    assert_eq!(
+        crate::parse_frontmatter(&big).diagnostics[0].code,
+        "frontmatter-too-large"
+    );
+    let scalar = crate::parse_frontmatter("---\njust text\n---\n");
+    assert_eq!(scalar.diagnostics[0].code, "frontmatter-not-mapping");
+    assert_eq!(
+        (scalar.diagnostics[0].line, scalar.diagnostics[0].column),
+        (2, 1)
+    );
+    let empty = crate::parse_frontmatter("---\n---\nBody.");
+    assert!(empty.is_valid() && empty.fields.is_empty());
+    assert_eq!(empty.body, "Body.");
 }

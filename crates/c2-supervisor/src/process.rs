@@ -608,6 +608,24 @@ impl Process {
         }
     }
 
+    /// Runs `request` until it completes or the child's leader exits: a descendant may hold
+    /// stdout open after the leader died, so EOF is not a reliable sign of the exit. After the
+    /// exit the request gets `drain` to complete with an answer written before it; then it is
+    /// dropped and the exit is returned.
+    pub async fn until_exit<F: std::future::Future>(
+        &self,
+        drain: Duration,
+        request: F,
+    ) -> Result<F::Output, Exit> {
+        tokio::pin!(request);
+        let exit = tokio::select! {
+            biased;
+            result = &mut request => return Ok(result),
+            exit = self.exited() => exit,
+        };
+        tokio::time::timeout(drain, request).await.map_err(|_| exit)
+    }
+
     /// A channel that turns `Some` when the child has ended, for `select!` loops.
     pub fn exit_watch(&self) -> watch::Receiver<Option<Exit>> {
         self.exit.clone()

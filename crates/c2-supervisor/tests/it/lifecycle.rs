@@ -97,6 +97,33 @@ async fn a_child_that_exits_by_itself_is_noticed_and_reaped() {
 }
 
 #[tokio::test]
+async fn until_exit_answers_while_the_child_runs_and_gives_up_after_its_exit_and_a_drain() {
+    let _guard = support::shared().await;
+    let spawned = spawn(&sh("read _; exit 3"));
+    let drain = Duration::from_millis(50);
+
+    assert_eq!(spawned.process.until_exit(drain, async { 1 }).await, Ok(1));
+    spawned.process.close_stdin();
+    let started = Instant::now();
+    let answer = tokio::time::timeout(
+        support::PATIENCE,
+        spawned
+            .process
+            .until_exit(drain, std::future::pending::<()>()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer, Err(Exit::Code(3)));
+    assert!(started.elapsed() >= drain);
+    let late = spawned.process.until_exit(drain, async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        2
+    });
+    assert_eq!(late.await, Ok(2), "an answer within the drain still counts");
+    spawned.process.stop().await;
+}
+
+#[tokio::test]
 async fn try_exit_is_none_while_the_child_runs() {
     let _guard = support::shared().await;
     let spawned = spawn(&sh("read _"));

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use c2_bundle_collector::{CollectedBundle, FileEntry};
-use c2_manifest::SkillOptions;
+use c2_manifest::{FrontmatterValue, SkillOptions};
 use serde_json::Value;
 
 use super::{LibraryKind, SceneKind, SceneStatus};
@@ -177,30 +177,35 @@ fn markdown_item(kind: LibraryKind, path: String, name: String, entry: &FileEntr
         item.problem = Some("the file is not UTF-8 text".to_owned());
         return item;
     };
-    match split_frontmatter(text) {
-        Ok((fields, body)) => {
-            for (key, value) in fields {
-                match (key.as_str(), value) {
-                    ("description", FieldValue::Text(text)) if !text.trim().is_empty() => {
-                        item.description = Some(text);
-                    }
-                    ("allowed-tools", FieldValue::Text(text)) => {
-                        item.allowed_tools = split_tools(&text);
-                    }
-                    ("allowed-tools", FieldValue::List(list)) => item.allowed_tools = list,
-                    ("name" | "description", _) => {}
-                    (_, FieldValue::Text(text)) => {
-                        item.fields.insert(key, text);
-                    }
-                    (_, FieldValue::List(list)) => {
-                        item.fields.insert(key, list.join(", "));
-                    }
-                }
-            }
-            item.instructions = Some(body.to_owned());
-        }
-        Err(why) => item.problem = Some(why),
+    let front = c2_manifest::parse_frontmatter(text);
+    if let Some(error) = front
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == c2_manifest::Severity::Error)
+    {
+        item.problem = Some(error.message.clone());
+        return item;
     }
+    for (key, value) in front.fields {
+        match (key.as_str(), value) {
+            ("description", FrontmatterValue::Text(text)) if !text.trim().is_empty() => {
+                item.description = Some(text);
+            }
+            ("allowed-tools", FrontmatterValue::Text(text)) => {
+                item.allowed_tools = split_tools(&text);
+            }
+            ("allowed-tools", FrontmatterValue::List(list)) => item.allowed_tools = list,
+            ("name" | "description", _) => {}
+            (_, FrontmatterValue::Text(text)) => {
+                item.fields.insert(key, text);
+            }
+            (_, FrontmatterValue::List(list)) => {
+                item.fields.insert(key, list.join(", "));
+            }
+            _ => {}
+        }
+    }
+    item.instructions = Some(front.body.to_owned());
     item
 }
 
@@ -242,113 +247,6 @@ fn first_line(body: &str) -> Option<String> {
         .find(|line| !line.is_empty())
         .map(|line| line.trim_start_matches('#').trim().to_owned())
         .filter(|line| !line.is_empty())
-}
-
-/// Frontmatter entries in source order.
-pub(crate) type Fields = Vec<(String, FieldValue)>;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FieldValue {
-    Text(String),
-    List(Vec<String>),
-}
-
-/// The top-level `key: value` entries of a Markdown file's frontmatter and the body after it.
-/// A file without a leading `---` line has no frontmatter: all of it is the body. Values are
-/// read as text (quotes removed), a `[a, b]` flow list or a `- item` block list as a list, a
-/// `|` or `>` block as its indented lines; nested maps are skipped.
-pub(crate) fn split_frontmatter(text: &str) -> Result<(Fields, &str), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    let Some(first) = lines.next() else {
-        return Ok((Vec::new(), text));
-    };
-    if first.trim_end() != "---" {
-        return Ok((Vec::new(), text));
-    }
-    let mut at = first.len();
-    let mut block: Vec<&str> = Vec::new();
-    let mut closed = None;
-    for line in lines {
-        at += line.len();
-        if line.trim_end() == "---" {
-            closed = Some(at);
-            break;
-        }
-        block.push(line.trim_end_matches(['\n', '\r']));
-    }
-    let Some(end) = closed else {
-        return Err("the frontmatter block has no closing `---` line".to_owned());
-    };
-    Ok((fields(&block), &text[end..]))
-}
-
-fn unquote(value: &str) -> String {
-    let value = value.trim();
-    for quote in ['"', '\''] {
-        if let Some(inner) = value
-            .strip_prefix(quote)
-            .and_then(|rest| rest.strip_suffix(quote))
-        {
-            return inner.to_owned();
-        }
-    }
-    value.to_owned()
-}
-
-fn fields(block: &[&str]) -> Fields {
-    let mut out: Fields = Vec::new();
-    let mut i = 0;
-    while i < block.len() {
-        let line = block[i];
-        i += 1;
-        if line.starts_with([' ', '\t', '#', '-']) || line.trim().is_empty() {
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let key = key.trim().to_owned();
-        let value = value.trim();
-        // The indented lines that belong to this key.
-        let start = i;
-        while i < block.len() && (block[i].starts_with([' ', '\t']) || block[i].trim().is_empty()) {
-            i += 1;
-        }
-        let nested: Vec<&str> = block[start..i]
-            .iter()
-            .map(|l| l.trim())
-            .filter(|l| !l.is_empty())
-            .collect();
-        let parsed = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
-        {
-            FieldValue::List(
-                inner
-                    .split(',')
-                    .map(unquote)
-                    .filter(|v| !v.is_empty())
-                    .collect(),
-            )
-        } else if value.starts_with(['|', '>']) {
-            let sep = if value.starts_with('|') { "\n" } else { " " };
-            FieldValue::Text(nested.join(sep))
-        } else if value.is_empty() {
-            if nested.is_empty() || !nested.iter().all(|l| l.starts_with('-')) {
-                // A nested map (or nothing): not a field a session reads here.
-                continue;
-            }
-            FieldValue::List(
-                nested
-                    .iter()
-                    .map(|l| unquote(l.trim_start_matches('-')))
-                    .collect(),
-            )
-        } else {
-            FieldValue::Text(unquote(value))
-        };
-        out.push((key, parsed));
-    }
-    out
 }
 
 /// A scene or pipeline file, checked as far as its version field and JSON shape allow.
