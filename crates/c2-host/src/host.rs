@@ -735,7 +735,7 @@ impl PluginHost {
 
     /// Pushes policy's desired state into the kernel, for the user realm and every known
     /// project realm. The trust gate is applied here: an untrusted bundle is never desired.
-    fn sync_desired(&self) {
+    pub(crate) fn sync_desired(&self) {
         let catalog = self.policy_catalog();
         let policy = lock(&self.shared.policy);
         let desired = |scope: &Scope| {
@@ -1145,6 +1145,7 @@ impl PluginHost {
             let (record, retired) = match self.bundle(id) {
                 Ok(_) => {
                     self.unload_locked(id).await?;
+                    self.run_reconcile_hooks();
                     let (record, retired) = self.shared.store.uninstall_deferred(id)?;
                     (Some(record), Some(retired))
                 }

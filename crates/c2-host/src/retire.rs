@@ -16,11 +16,15 @@ use crate::options::HostOptions;
 impl PluginHost {
     /// Unloads a loaded bundle in every realm (under the change lock): its commands disappear,
     /// its processes stop and its scopes' leases on the installed tree are dropped, so the
-    /// tree can then leave the store without this host waiting for itself.
+    /// tree can then leave the store without this host waiting for itself. The reconcile hooks
+    /// (the content library's `skills/changed`, ...) do not run here: this is a step of a
+    /// change, and the caller runs them once the change is complete, so a replace publishes
+    /// one change, not a removal and an addition.
     pub(crate) async fn unload_locked(&self, id: &str) -> Result<(), HostError> {
         self.shared.kernel.remove_factory(&module_name(id))?;
         lock(&self.shared.bundles).remove(id);
-        self.reconcile_locked().await;
+        self.sync_desired();
+        self.on_runtime(self.shared.kernel.reconcile()).await;
         Ok(())
     }
 

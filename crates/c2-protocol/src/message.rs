@@ -289,6 +289,18 @@ impl PartialEq for ErrorObject {
 }
 
 impl ErrorObject {
+    /// The `-32003` answer to a request over a peer's handler bounds, with the error kind
+    /// `host_busy` in `data` (the kind a host error of the same cause carries), so a client
+    /// reads one field.
+    pub(crate) fn host_busy(message: String) -> Self {
+        Self {
+            code: codes::HOST_BUSY,
+            message,
+            data: serde_json::value::RawValue::from_string(r#"{"kind":"host_busy"}"#.to_owned())
+                .ok(),
+        }
+    }
+
     /// An error without `data`.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         ErrorObject {

@@ -836,7 +836,7 @@ impl Peer {
             bump(&s.counters.busy_rejections, 1);
             let limit = s.options.max_incoming_requests;
             let message = format!("busy: {limit} requests are already being handled; retry later");
-            self.answer_at_once(request.id, busy(message));
+            self.answer_at_once(request.id, ErrorObject::host_busy(message));
             return;
         };
         let size = request.method.len() + request.params.as_ref().map_or(0, |p| p.get().len());
@@ -851,7 +851,7 @@ impl Peer {
             let limit = s.options.max_incoming_request_bytes;
             let message =
                 format!("busy: requests of {limit} bytes are already being handled; retry later");
-            self.answer_at_once(request.id, busy(message));
+            self.answer_at_once(request.id, ErrorObject::host_busy(message));
             // Given back once its answer is queued, so a flush cannot miss the answer.
             drop(bytes);
             return;
@@ -1143,16 +1143,6 @@ impl WarnLimiter {
 fn report_suppressed(count: u64) {
     if count > 0 {
         tracing::warn!(count, "dropped more lines that are not JSON-RPC messages");
-    }
-}
-
-/// The `-32003` answer to a request over the handler bounds, with the error kind `host_busy`
-/// in `data` (the kind a host error of the same cause carries), so a client reads one field.
-fn busy(message: String) -> ErrorObject {
-    ErrorObject {
-        code: codes::HOST_BUSY,
-        message,
-        data: serde_json::value::RawValue::from_string(r#"{"kind":"host_busy"}"#.to_owned()).ok(),
     }
 }
 

@@ -19,6 +19,7 @@ mod resilience;
 mod sdk;
 mod serve;
 mod serve_access;
+mod serve_interrupt;
 mod serve_realms;
 mod skills;
 mod sources;

@@ -16,7 +16,7 @@ use crate::resilience::{built, bundle};
 use crate::{Sandbox, git_repo, pack};
 
 /// How long anything may take on a loaded machine (a cold Node start, a build-heavy CI box).
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A relay client over any byte stream: one reader thread hands over each line.
 pub(crate) struct Client {
@@ -172,14 +172,14 @@ pub(crate) fn exit_code(child: &mut Child) -> i32 {
 }
 
 /// A process is gone when /proc no longer has it or it is a zombie waiting for its reaper.
-fn alive(pid: u64) -> bool {
+pub(crate) fn alive(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit_once(')')
             .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
     })
 }
 
-fn wait_gone(pid: u64) {
+pub(crate) fn wait_gone(pid: u64) {
     let deadline = Instant::now() + PATIENCE;
     while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -199,7 +199,7 @@ pub(crate) fn sigterm(child: &Child) {
     assert!(status.success());
 }
 
-fn runtime_pid(client: &mut Client, id: &str) -> Option<u64> {
+pub(crate) fn runtime_pid(client: &mut Client, id: &str) -> Option<u64> {
     client.ok("plugins/runtimePid", json!({"id": id}))["pid"].as_u64()
 }
 
@@ -1043,74 +1043,4 @@ fn the_cli_invokes_through_a_running_service_with_the_same_output_and_in_process
     // The service is gone: the CLI runs in-process again.
     let after = sandbox.run(&status);
     assert_eq!((after.code, &after.stdout), (0, &cold.stdout));
-}
-
-#[test]
-fn an_interrupted_cli_invoke_through_the_service_leaves_nothing_running_there() {
-    let sandbox = Sandbox::new();
-    let fixture = built("c2-fixture", "C2_FIXTURE_BIN");
-    let dir = bundle(
-        &sandbox,
-        "sleeper",
-        &fixture,
-        &["fixture.sleep"],
-        &[(
-            "C2_FIXTURE_COMMANDS",
-            json!([{"name": "fixture.sleep"}]).to_string(),
-        )],
-        "serve-interrupt",
-    );
-    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
-    let mut client = socket_client(&socket);
-    let id = client.ok(
-        "plugins/install",
-        json!({"source": dir, "trust": true, "enable": true}),
-    )["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test interrupts a CLI call it started, as a terminal would"
-    )]
-    let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"))
-        .args(["invoke", "fixture.sleep", "--args", r#"{"ms":600000}"#])
-        .current_dir(&sandbox.work)
-        .env("HOME", &sandbox.home)
-        .env("C2_PLUGINS_DIR", &sandbox.plugins)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    let pid = loop {
-        if let Some(pid) = runtime_pid(&mut client, &id) {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the CLI's call never reached the service"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test interrupts the CLI it started, as a terminal would"
-    )]
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &cli.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_eq!(exit_code(&mut cli), 130, "the in-process SIGINT exit");
-    wait_gone(pid);
-    // The service lives on and starts the runtime afresh for the next call.
-    client.ok(
-        "command/invoke",
-        json!({"command": "fixture.sleep", "args": {"ms": 1}}),
-    );
-    assert_ne!(runtime_pid(&mut client, &id), Some(pid));
-    sigterm(&service);
-    assert_eq!(exit_code(&mut service), 0);
 }

@@ -5,6 +5,7 @@
     reason = "test code may use the file system freely"
 )]
 
+mod chunked_reads;
 mod decode_cost;
 mod handshake;
 mod peer;

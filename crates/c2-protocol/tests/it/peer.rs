@@ -14,16 +14,16 @@ use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 /// Generous: these bound a hang, they never measure speed.
-const PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The other end of a peer's pipe, driven by hand.
-struct Raw {
+pub(crate) struct Raw {
     lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
     write: WriteHalf<DuplexStream>,
 }
 
 impl Raw {
-    async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.write.write_all(line.as_bytes()).await.unwrap();
         self.write.write_all(b"\n").await.unwrap();
     }
@@ -35,13 +35,13 @@ impl Raw {
             .unwrap()
     }
 
-    async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         let line = self.recv_line().await.expect("the peer closed its output");
         serde_json::from_str(&line).unwrap()
     }
 }
 
-fn raw_peer(
+pub(crate) fn raw_peer(
     options: PeerOptions,
     handler: impl RequestHandler,
     capacity: usize,
@@ -72,7 +72,7 @@ async fn eventually(mut condition: impl FnMut() -> bool) {
     .expect("the condition never held");
 }
 
-fn spawn_request(
+pub(crate) fn spawn_request(
     peer: &Peer,
     method: &str,
     params: Option<Value>,
@@ -82,7 +82,7 @@ fn spawn_request(
     tokio::spawn(async move { peer.request(&method, params).await })
 }
 
-async fn join<T>(task: tokio::task::JoinHandle<T>) -> T {
+pub(crate) async fn join<T>(task: tokio::task::JoinHandle<T>) -> T {
     timeout(PATIENCE, task)
         .await
         .expect("the call never finished")
@@ -1010,28 +1010,4 @@ async fn by_default_the_end_of_input_closes_everything_and_drops_unfinished_answ
         peer.flush(PATIENCE).await,
         Err(FlushError::Closed(CloseReason::StreamClosed))
     );
-}
-
-#[tokio::test]
-async fn frames_read_a_few_bytes_at_a_time_are_decoded_whole() {
-    // A read chunk smaller than every frame: each line arrives over many reads, two of them
-    // sharing one write, and the reads fill an unzeroed buffer that is reused every time.
-    let options = PeerOptions {
-        read_chunk_bytes: 3,
-        ..PeerOptions::default()
-    };
-    let (peer, mut notifications, mut raw) = raw_peer(options, RejectRequests, 64 * 1024);
-    let call = spawn_request(&peer, "demo/ask", Some(json!({"q": 1})));
-    let request = raw.recv().await;
-    assert_eq!(request["method"], "demo/ask");
-    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"text": "é".repeat(40)}});
-    let event = json!({"jsonrpc": "2.0", "method": "demo/said", "params": {"n": 2}});
-    raw.send(&format!("{answer}\n{event}")).await;
-    assert_eq!(join(call).await.unwrap(), json!({"text": "é".repeat(40)}));
-    let notification = timeout(PATIENCE, notifications.recv())
-        .await
-        .unwrap()
-        .expect("the notification was lost");
-    assert_eq!(notification.method, "demo/said");
-    assert_eq!(peer.stats().frames_in, 2);
 }
