@@ -597,3 +597,48 @@ async fn request_params_are_weighed_before_any_tree_is_built_from_them() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn plugins_install_resolves_a_name_through_the_configured_catalogs_as_the_cli_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = catalog.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "named/plugin.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "relay-named", "version": "1.0.0", "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}}"#,
+    );
+    write(
+        "marketplace.json",
+        r#"{"standardVersion": "1.0.0", "name": "relay-catalog", "plugins": [{"name": "relay-named", "version": "1.0.0", "source": {"kind": "local", "path": "named"}}]}"#,
+    );
+    let (conn, host) = connection(dir.path()).await;
+    host.marketplace_add(catalog.path().to_str().unwrap(), None)
+        .await
+        .unwrap();
+    ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": RELAY_VERSION}),
+    )
+    .await
+    .unwrap();
+    // A bare NAME (no `marketplace`) is an entry of the configured catalogs, as on the CLI.
+    let installed = ask(
+        &conn,
+        2,
+        "plugins/install",
+        json!({"source": "relay-named@1.0.0"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(installed["origin"]["entry"], "relay-named", "{installed:#}");
+    assert_eq!(
+        installed["origin"]["catalogName"], "relay-catalog",
+        "{installed:#}"
+    );
+}
