@@ -1,25 +1,27 @@
 //! The C2 plugin host: installed bundles become dormant, trust-gated, isolated runtimes.
 //!
-//! `PluginHost` wires the crates below it into one lifecycle. Each installed bundle is a kernel
-//! factory `bundle:<installed-id>`; when policy has it enabled and its exact content trusted, its
-//! manifest commands register as dormant stubs in the user realm and, for project-capable
-//! runtimes, in each project realm. The first call to a stub creates the data directory, spawns
-//! the runtime through c2-supervisor, speaks `initialize` through c2-protocol's `Peer`, checks the
-//! version and the exact command/schema confirmation, subscribes the events it named, then
-//! forwards the call. Unloading a scope (disable, untrust, uninstall, replace, shutdown) removes
-//! the commands at once and stops the process group, awaited. The host also carries the
-//! built-in `git.status` (the one extension-public command), the essential `plugins.*`
-//! management commands, UI descriptors and `host.actions`, connectors and their events, plugin
-//! language servers (resolved per project, owned by the bundle's scope), git sources, cross-process
-//! plan files, and launch-ready MCP server definitions for
-//! session composition (`mcp_servers`; nothing is started by the host itself), and the content library of skills, prompt commands, subagents and scenes per realm (`skill_library`, `scene_library`; the host publishes `skills/changed` and `scenes/changed` itself). Many hosts may
-//! share one plugins directory: a change committed by any of them reaches every other live host
-//! within a second ([`PluginHost::refresh`], [`StoreChanged`]).
+//! The core (`host`, `bundle`, `runtime`, `states`, `components`, `sync`, `plan`, ...) is the
+//! lifecycle. Each installed bundle is a kernel factory `bundle:<installed-id>`; when policy has
+//! it enabled and its exact content trusted, its manifest commands register as dormant stubs in
+//! the user realm and, for project-capable runtimes, in each project realm. The first call to a
+//! stub spawns the runtime through c2-supervisor, runs c2-protocol's handshake, then forwards the
+//! call. Unloading a scope (disable, untrust, uninstall, replace, shutdown) removes the commands
+//! at once and stops the process group, awaited. Many hosts may share one plugins directory: a
+//! change committed by any of them reaches every other live host within a second
+//! ([`PluginHost::refresh`], [`StoreChanged`]).
 //!
-//! It deliberately owns no mechanism of its own: validation is c2-manifest's and
-//! c2-bundle-collector's, processes are c2-supervisor's, the wire is c2-protocol's, registries
-//! and realms are c2-kernel's, durable intent is c2-policy's. The CLI and embedders (desktop,
-//! TUI, server) depend on it; no library crate does.
+//! What is built on the core reaches it through one seam (`seam.rs`) and registers itself from
+//! lib.rs's wiring list: the built-ins (`builtins/`: `git.status`, the `plugins.*` management
+//! commands) and the contributions (`contributions/`: UI descriptors and `host.actions`,
+//! connectors, language-server resolution, MCP listing and launch data, and the content library
+//! of skills, prompt commands, subagents and scenes, whose changes the host publishes as
+//! `skills/changed` and `scenes/changed`). No core file imports them.
+//!
+//! It owns no mechanism below the lifecycle: validation, the store and every file read are
+//! c2-manifest's and c2-bundle-collector's, sources are c2-sources', processes c2-supervisor's,
+//! the wire and the handshake c2-protocol's, registries and realms c2-kernel's, durable intent
+//! c2-policy's, and the JSON its callers print is c2-relay's. The CLI, c2-relay and embedders
+//! (desktop, TUI, server) depend on it; no crate below it does.
 
 #![warn(missing_docs)]
 
