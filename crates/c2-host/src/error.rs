@@ -510,7 +510,7 @@ impl Advice<'_> {
     }
 }
 
-/// A host failure raised through the kernel ([`HostError::into_kernel`]) keeps its kind: the
+/// A host failure raised through the kernel (`HostError::into_kernel`) keeps its kind: the
 /// kernel carries it as a typed source, and `From<c2_kernel::Error>` gets it back by downcast.
 impl c2_kernel::TypedFailure for HostError {
     fn kind(&self) -> &str {

@@ -20,7 +20,7 @@ pub mod method {
     pub const LOG: &str = "log";
     /// Plugin → host request: submit a batch of external feedback for a connector declaring the
     /// `observations` capability. A host that does not offer observations
-    /// ([`HostInfo::observations`] `false`) answers [`observations_off`](crate::observations_off).
+    /// ([`HostInfo::observations`](crate::HostInfo::observations) `false`) answers [`observations_off`](crate::observations_off).
     pub const OBSERVATION_RECORD: &str = "observation/record";
 }
 
