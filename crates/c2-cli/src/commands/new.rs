@@ -25,11 +25,11 @@ use crate::output::{Failure, Out};
 const MANIFEST: &str = include_str!("../../templates/plugin.json.tmpl");
 const README: &str = include_str!("../../templates/README.md.tmpl");
 const NODE_PLUGIN: &str = include_str!("../../templates/node/plugin.mjs");
-/// sdks/typescript/src/index.js, byte for byte.
-const NODE_SDK: &str = include_str!("../../templates/node/c2-plugin-sdk.mjs");
+/// The TypeScript SDK's single file, which a new bundle carries beside its runtime.
+const NODE_SDK: &str = include_str!("../../../../sdks/typescript/src/index.js");
 const PYTHON_PLUGIN: &str = include_str!("../../templates/python/plugin.py");
-/// sdks/python/src/c2_plugin_sdk/__init__.py, byte for byte.
-const PYTHON_SDK: &str = include_str!("../../templates/python/c2_plugin_sdk.py");
+/// The Python SDK's single file, which a new bundle carries beside its runtime.
+const PYTHON_SDK: &str = include_str!("../../../../sdks/python/src/c2_plugin_sdk/__init__.py");
 const RUST_CARGO: &str = include_str!("../../templates/rust/Cargo.toml.tmpl");
 const RUST_MAIN: &str = include_str!("../../templates/rust/main.rs.tmpl");
 const RUST_LAUNCHER: &str = include_str!("../../templates/rust/bin/run");

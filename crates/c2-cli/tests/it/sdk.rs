@@ -30,21 +30,16 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
-/// Each SDK's single-file source and the copies bundles carry of it.
+/// Each SDK's single-file source and the copies the example packs carry of it (`new` writes
+/// the source itself, embedded at build time).
 const VENDORED: [(&str, &[&str]); 2] = [
     (
         "sdks/typescript/src/index.js",
-        &[
-            "packs/hello-runtime/c2-plugin-sdk.mjs",
-            "crates/c2-cli/templates/node/c2-plugin-sdk.mjs",
-        ],
+        &["packs/hello-runtime/c2-plugin-sdk.mjs"],
     ),
     (
         "sdks/python/src/c2_plugin_sdk/__init__.py",
-        &[
-            "packs/hello-python/c2_plugin_sdk.py",
-            "crates/c2-cli/templates/python/c2_plugin_sdk.py",
-        ],
+        &["packs/hello-python/c2_plugin_sdk.py"],
     ),
 ];
 
