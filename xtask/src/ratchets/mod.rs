@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use allowances::{CLOSED_ENUMS, LITERAL_ALLOWANCE, LONG_FILES};
+use allowances::{CLOSED_ENUMS, HOST_SRC_CEILING, LITERAL_ALLOWANCE, LONG_FILES};
 use lexer::{bodies_after, is_ident, lex, line_of, test_spans, word_offsets};
 
 /// What a check found.
@@ -38,6 +38,7 @@ impl Findings {
 pub(crate) fn check_all(root: &Path) -> Result<Findings> {
     let mut findings = Findings::default();
     findings.extend(file_lengths(root)?);
+    findings.extend(host_size(root)?);
     findings.extend(dated_headings(root)?);
     findings.extend(host_core_imports(root)?);
     findings.extend(cli_name_literals(root)?);
@@ -82,6 +83,27 @@ pub(crate) fn file_lengths(root: &Path) -> Result<Findings> {
                 "{path} is in the long-file list but no longer exists: remove its entry"
             ));
         }
+    }
+    Ok(findings)
+}
+
+/// c2-host's `src/` holds no more than [`HOST_SRC_CEILING`] lines in all.
+pub(crate) fn host_size(root: &Path) -> Result<Findings> {
+    let mut findings = Findings::default();
+    let mut total = 0;
+    for file in files(root, &["crates/c2-host/src"], "rs")? {
+        total += read(&file)?.lines().count();
+    }
+    if total > HOST_SRC_CEILING {
+        findings.problems.push(format!(
+            "crates/c2-host/src holds {total} lines, more than its ceiling of {HOST_SRC_CEILING} \
+             (xtask/src/ratchets/allowances.rs): c2-host is the thin lifecycle; put the mechanism \
+             in the crate that owns it and keep only the wiring here"
+        ));
+    } else if total < HOST_SRC_CEILING {
+        findings.notes.push(format!(
+            "crates/c2-host/src is down to {total} lines: lower HOST_SRC_CEILING to it"
+        ));
     }
     Ok(findings)
 }
