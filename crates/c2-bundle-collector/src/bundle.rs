@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::inventory::Inventory;
 use crate::limits::{CollectOptions, Limits};
 use crate::tree::{FileEntry, Tree};
-use crate::walk::walk_dir;
+use crate::walk::{walk_dir, walk_tops};
 
 pub(crate) const MANIFEST: &str = "plugin.json";
 
@@ -152,6 +152,32 @@ impl CollectedBundle {
             .map(|d| from_document(d, MANIFEST))
             .collect()
     }
+}
+
+/// The files and directories under some top-level folders of a bundle directory (`skills`,
+/// `commands`, ...), read with the walk's refusals and limits and nothing else of the bundle:
+/// what a reader of one part of an installed bundle needs, without reading or hashing the
+/// rest. Nothing is checked against a digest here: the caller vouches for the tree first
+/// ([`crate::Store::current_digest`]).
+#[derive(Debug, Clone, Default)]
+pub struct BundleParts {
+    /// Every file under the folders, by bundle-relative path.
+    pub files: BTreeMap<String, FileEntry>,
+    /// Every directory under them, the folders themselves included.
+    pub directories: BTreeSet<String>,
+    /// A limit stopped the walk or an entry was refused: the parts are not the whole folders.
+    pub refused: bool,
+}
+
+/// Reads the parts of the bundle at `root` under the top-level folders `tops` (see
+/// [`BundleParts`]). `Err` only when the directory itself cannot be read.
+pub fn read_parts(root: &Path, limits: Limits, tops: &[&str]) -> Result<BundleParts> {
+    let tree = walk_tops(root, limits, tops)?;
+    Ok(BundleParts {
+        refused: tree.stopped || tree.diagnostics.iter().any(Diagnostic::is_error),
+        files: tree.files,
+        directories: tree.dirs,
+    })
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below

@@ -39,7 +39,9 @@ mod tree;
 mod walk;
 
 pub use archive_format::ArchiveFormat;
-pub use bundle::{CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_dir};
+pub use bundle::{
+    BundleParts, CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_dir, read_parts,
+};
 #[cfg(feature = "archive")]
 pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_bytes};
 pub use diagnostic::{Diagnostic, Severity, codes};

@@ -54,6 +54,8 @@ pub(crate) struct Tree {
     pub(crate) stat_only: bool,
     /// What a fingerprint walk saw of each regular file, in walk (sorted) order.
     pub(crate) stats: Vec<FileStat>,
+    /// Set for a partial walk: the only root entries walked (see `walk::walk_tops`).
+    pub(crate) tops: Option<Vec<String>>,
 }
 
 /// The identity and change stamps of one regular file, as `fstat` on its open handle gives
@@ -83,6 +85,7 @@ impl Tree {
             stopped: false,
             stat_only: false,
             stats: Vec::new(),
+            tops: None,
         }
     }
 

@@ -40,6 +40,15 @@ pub(crate) fn stat_dir(root: &Path, limits: Limits) -> Result<Tree> {
     walk_tree(root, tree)
 }
 
+/// The walk of [`walk_dir`] restricted to the top-level directories named in `tops`: every
+/// other root entry is passed over unread, and inside those directories the same refusals and
+/// limits hold.
+pub(crate) fn walk_tops(root: &Path, limits: Limits, tops: &[&str]) -> Result<Tree> {
+    let mut tree = Tree::new(limits);
+    tree.tops = Some(tops.iter().map(|top| (*top).to_owned()).collect());
+    walk_tree(root, tree)
+}
+
 fn walk_tree(root: &Path, mut tree: Tree) -> Result<Tree> {
     let meta = std::fs::metadata(root).map_err(Error::io("read", root))?;
     if !meta.is_dir() {
@@ -76,6 +85,12 @@ fn walk(root: &Path, mut dir: Dir, rel_dir: &str, tree: &mut Tree) -> Result<(),
     entries.sort_by(|a, b| a.file_name().cmp(b.file_name()));
     for entry in entries {
         let c_name = entry.file_name();
+        if rel_dir.is_empty()
+            && let Some(tops) = &tree.tops
+            && !tops.iter().any(|top| top.as_bytes() == c_name.to_bytes())
+        {
+            continue;
+        }
         let lossy = join(rel_dir, &String::from_utf8_lossy(c_name.to_bytes()));
         tree.count_entry(&lossy)?;
         let Ok(name) = c_name.to_str() else {

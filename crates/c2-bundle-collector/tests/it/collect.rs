@@ -1,6 +1,6 @@
 use std::os::unix::fs::PermissionsExt;
 
-use c2_bundle_collector::{Limits, codes, collect_dir};
+use c2_bundle_collector::{Limits, codes, collect_dir, read_parts};
 
 use crate::support::*;
 
@@ -502,4 +502,59 @@ fn without_the_archive_feature_an_archive_is_refused_with_a_clear_error() {
         "{error:?}"
     );
     assert!(error.to_string().contains("`archive` feature"), "{error}");
+}
+
+#[test]
+fn reading_parts_reads_only_the_named_top_level_folders() {
+    let dir = hello_bundle();
+    write(
+        dir.path(),
+        "skills/greet/SKILL.md",
+        "---\nname: greet\n---\nhi\n",
+    );
+    write(dir.path(), "skills/greet/scripts/run.sh", "echo hi\n");
+    write(dir.path(), "commands/hello.md", "say hello\n");
+    // Outside the named folders nothing is opened: a FIFO would block a read, a large file
+    // would pass the byte budget.
+    nix::unistd::mkfifo(
+        &dir.path().join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    let limits = Limits {
+        max_bundle_bytes: 4096,
+        ..Limits::default()
+    };
+    write(dir.path(), "lib/large.bin", &"x".repeat(8192));
+    let parts = read_parts(dir.path(), limits, &["skills", "commands"]).unwrap();
+    assert!(!parts.refused);
+    let paths: Vec<_> = parts.files.keys().map(String::as_str).collect();
+    assert_eq!(
+        paths,
+        [
+            "commands/hello.md",
+            "skills/greet/SKILL.md",
+            "skills/greet/scripts/run.sh"
+        ]
+    );
+    assert!(parts.directories.contains("skills/greet"));
+    assert!(!parts.directories.contains("lib"));
+}
+
+#[test]
+fn reading_parts_keeps_the_walks_refusals_inside_the_folders() {
+    let dir = hello_bundle();
+    write(
+        dir.path(),
+        "skills/greet/SKILL.md",
+        "---\nname: greet\n---\nhi\n",
+    );
+    nix::unistd::mkfifo(
+        &dir.path().join("skills/greet/pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    let parts = read_parts(dir.path(), Limits::default(), &["skills"]).unwrap();
+    assert!(parts.refused);
+    assert!(parts.files.contains_key("skills/greet/SKILL.md"));
 }

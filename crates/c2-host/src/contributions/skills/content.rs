@@ -1,10 +1,10 @@
-//! What one installed bundle offers a session, read once per content digest from the
-//! collector's in-memory tree (the collector alone walks bundle trees): its skills, its prompt
+//! What one installed bundle offers a session, read once per content digest from the parts of
+//! its tree the collector reads (the collector alone walks bundle trees): its skills, its prompt
 //! commands compiled to the Skill fallback, its subagents, and its scene and pipeline files.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2_bundle_collector::{CollectedBundle, FileEntry};
+use c2_bundle_collector::{BundleParts, FileEntry};
 use c2_manifest::{FrontmatterValue, SkillOptions};
 use serde_json::Value;
 
@@ -48,8 +48,11 @@ pub(crate) struct BundleContent {
 /// The major versions of the scene and pipeline documents this host reads.
 pub(crate) const SCENE_MAJOR: u64 = 1;
 
+/// The top-level folders whatever a bundle offers a session lives in: all [`read`] looks at.
+pub(crate) const FOLDERS: [&str; 4] = ["skills", "commands", "agents", "scenes"];
+
 /// Reads what `bundle` offers.
-pub(crate) fn read(bundle: &CollectedBundle, skill_options: &SkillOptions) -> BundleContent {
+pub(crate) fn read(bundle: &BundleParts, skill_options: &SkillOptions) -> BundleContent {
     let mut content = BundleContent::default();
     skills(bundle, skill_options, &mut content.items);
     for (path, name, entry) in children(&bundle.files, "commands/", ".md") {
@@ -87,7 +90,7 @@ fn children<'a>(
         .collect()
 }
 
-fn skills(bundle: &CollectedBundle, options: &SkillOptions, out: &mut Vec<RawItem>) {
+fn skills(bundle: &BundleParts, options: &SkillOptions, out: &mut Vec<RawItem>) {
     let names: BTreeSet<&str> = bundle
         .directories
         .iter()

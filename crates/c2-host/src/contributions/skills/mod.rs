@@ -255,13 +255,20 @@ impl PluginHost {
         {
             return Arc::clone(content);
         }
+        // The tree is vouched for as a whole (a settled stamp manifest makes that a stat walk),
+        // then only the folders the library reads are read.
         let options = self.collect_options();
-        let content = match c2_bundle_collector::collect_dir(&bundle.dir, &options) {
-            Ok(collected) if collected.digest == bundle.record.digest => {
-                content::read(&collected, &options.skills)
-            }
-            Ok(_) => unreadable(bundle, "its files changed since it was installed"),
-            Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
+        let content = match self.verify_content(bundle) {
+            Err(_) => unreadable(bundle, "its files changed since it was installed"),
+            Ok(()) => match c2_bundle_collector::read_parts(
+                &bundle.dir,
+                options.limits,
+                &content::FOLDERS,
+            ) {
+                Ok(parts) if !parts.refused => content::read(&parts, &options.skills),
+                Ok(_) => unreadable(bundle, "some of its files cannot be read"),
+                Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
+            },
         };
         let content = Arc::new(content);
         lock(&library.content).insert(
