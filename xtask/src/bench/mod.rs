@@ -22,6 +22,7 @@ mod procfs;
 mod relay;
 mod report;
 mod stats;
+mod store;
 
 use std::path::PathBuf;
 
@@ -46,8 +47,10 @@ pub(crate) struct Plan {
     cpu_iterations: usize,
     /// Collections per sample of the 2,000-file bundle.
     collect_iterations: usize,
-    /// Installed bundles for the memory figure.
+    /// Installed bundles for the memory figure and the large store of the store figures.
     dormant_bundles: usize,
+    /// Bundles of each store of `list_bytes_independence` (3 MB and 3 KB each).
+    heavy_bundles: usize,
     /// Pairs of memory probes.
     probe_rounds: usize,
     /// Calls per round of the relay figures (the CLI's are one process each).
@@ -68,6 +71,7 @@ impl Plan {
         cpu_iterations: 200,
         collect_iterations: 3,
         dormant_bundles: 1_000,
+        heavy_bundles: 60,
         probe_rounds: 3,
         relay_calls: 100,
         idle_seconds: 15,
@@ -82,6 +86,7 @@ impl Plan {
         cpu_iterations: 10,
         collect_iterations: 1,
         dormant_bundles: 20,
+        heavy_bundles: 4,
         probe_rounds: 1,
         relay_calls: 10,
         idle_seconds: 2,
@@ -102,6 +107,7 @@ const PHASES: &[&str] = &[
     "collect",
     "dispatch",
     "dormant",
+    "store",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,6 +325,13 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
     {
         return memory::probe(std::path::Path::new(dir));
     }
+    if let [flag, dir] = args {
+        match flag.as_str() {
+            "--probe-open" => return store::probe_open(std::path::Path::new(dir)),
+            "--probe-read" => return store::probe_read(std::path::Path::new(dir)),
+            _ => {}
+        }
+    }
     let options = parse_options(args)?;
     if cfg!(debug_assertions) {
         say("xtask: warning: bench-run is a debug build; run `cargo xtask bench` for real figures");
@@ -415,7 +428,20 @@ const BOTH_MODES: &[(&str, &[&str])] = &[
         ],
     ),
     ("64k", &["invoke_64k"]),
-    ("cold", &["cold_activation", "unload_p99"]),
+    (
+        "store",
+        &[
+            "host_open_1000",
+            "cli_list_1000",
+            "install_into_1000",
+            "list_bytes_independence",
+            "replace_installed",
+        ],
+    ),
+    (
+        "cold",
+        &["cold_activation", "unload_p99", "unload_vs_kill_p99"],
+    ),
     (
         "sdk",
         &[
@@ -425,6 +451,7 @@ const BOTH_MODES: &[(&str, &[&str])] = &[
             "sdk_invoke_64k",
             "sdk_cold_activation",
             "sdk_unload_p99",
+            "sdk_unload_vs_kill_p99",
         ],
     ),
     (
@@ -676,6 +703,14 @@ fn measure(
             plan.dormant_bundles
         ));
         memory::dormant(&runtime, fixture, plan, &mut figures)?;
+    }
+    if options.runs("store") {
+        say(&format!(
+            "xtask: bench: the store at {} bundles against 10 (free and pinned)",
+            plan.dormant_bundles
+        ));
+        let cli = built(CLI_BIN, "c2-plugins")?;
+        store::measure(&runtime, affinity, fixture, &cli, plan, &mut figures)?;
     }
     Ok(figures)
 }
