@@ -11,7 +11,8 @@
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
 //! access to a bundle: [`read_installed_file`], [`ensure_data_dir`] and the Agent Plugins §9
 //! path resolution of a stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch
-//! runs but starts nothing. c2-host, the c2-plugins CLI and xtask may depend on it; it depends
+//! runs but starts nothing, and what a bundle offers a session ([`read_parts`] then
+//! [`read_library`]). c2-host, the c2-plugins CLI and xtask may depend on it; it depends
 //! only on c2-manifest.
 //!
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
@@ -30,6 +31,7 @@ mod error;
 mod fault;
 mod installed;
 mod inventory;
+mod library;
 mod limits;
 mod marketplace;
 mod mcp_paths;
@@ -51,6 +53,10 @@ pub use error::{Error, Result};
 pub use fault::FaultPoint;
 pub use installed::{ensure_data_dir, read_installed_file};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
+pub use library::{
+    BundleLibrary, LIBRARY_FOLDERS, LibraryKind, LibraryPart, SCENE_MAJOR, SceneKind, ScenePart,
+    SceneStatus, read_library,
+};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use mcp_paths::{

@@ -16,7 +16,6 @@
 //! realm it already knew changed (`changed.rs`).
 
 mod changed;
-mod content;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -26,45 +25,13 @@ use c2_policy::Scope;
 use serde::Serialize;
 
 use crate::seam::{HostError, InstalledBundle, PluginHost, Registry, Target, lock, realm_scope};
-use content::{BundleContent, RawItem};
+use c2_bundle_collector::{BundleLibrary as BundleContent, LibraryPart as RawItem};
+pub use c2_bundle_collector::{LibraryKind, SceneKind, SceneStatus};
 
 /// The host event published when a realm's skill library changed.
 pub const SKILLS_CHANGED: &str = "skills/changed";
 /// The host event published when a realm's scene library changed.
 pub const SCENES_CHANGED: &str = "scenes/changed";
-
-/// What sort of library item it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum LibraryKind {
-    /// An Agent Skill: `skills/<name>/SKILL.md`.
-    Skill,
-    /// A prompt command compiled to the Skill fallback: `commands/<name>.md`.
-    PromptCommand,
-    /// A subagent: `agents/<name>.md`, delegated or followed inline.
-    Agent,
-}
-
-impl LibraryKind {
-    /// `skill`, `prompt-command` or `agent`.
-    pub fn text(self) -> &'static str {
-        match self {
-            Self::Skill => "skill",
-            Self::PromptCommand => "prompt-command",
-            Self::Agent => "agent",
-        }
-    }
-
-    /// Skills and prompt commands share one namespace (both are invoked as skills); subagents
-    /// have their own.
-    fn namespace(self) -> u8 {
-        match self {
-            Self::Skill | Self::PromptCommand => 0,
-            Self::Agent => 1,
-        }
-    }
-}
 
 /// Whether an item is offered to a session, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -126,48 +93,6 @@ pub struct LibraryItem {
     pub scripts: bool,
     /// Whether it is offered, and if not, why.
     pub status: LibraryStatus,
-}
-
-/// A scene or a pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum SceneKind {
-    /// `scenes/<name>.scene.json`.
-    Scene,
-    /// `scenes/<name>.pipeline.json`.
-    Pipeline,
-}
-
-impl SceneKind {
-    /// `scene` or `pipeline`.
-    pub fn text(self) -> &'static str {
-        match self {
-            Self::Scene => "scene",
-            Self::Pipeline => "pipeline",
-        }
-    }
-}
-
-/// Whether a scene file can be used.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
-#[non_exhaustive]
-pub enum SceneStatus {
-    /// A JSON object with a `version` of a major version this host reads.
-    Valid,
-    /// Why it cannot be used.
-    Invalid(String),
-}
-
-impl SceneStatus {
-    /// `valid` or `invalid: <why>`.
-    pub fn text(&self) -> String {
-        match self {
-            Self::Valid => "valid".to_owned(),
-            Self::Invalid(why) => format!("invalid: {why}"),
-        }
-    }
 }
 
 /// One scene or pipeline file of an enabled bundle.
@@ -263,9 +188,11 @@ impl PluginHost {
             Ok(()) => match c2_bundle_collector::read_parts(
                 &bundle.dir,
                 options.limits,
-                &content::FOLDERS,
+                &c2_bundle_collector::LIBRARY_FOLDERS,
             ) {
-                Ok(parts) if !parts.refused => content::read(&parts, &options.skills),
+                Ok(parts) if !parts.refused => {
+                    c2_bundle_collector::read_library(&parts, &options.skills)
+                }
                 Ok(_) => unreadable(bundle, "some of its files cannot be read"),
                 Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
             },
@@ -340,32 +267,7 @@ impl PluginHost {
 
 fn unreadable(bundle: &InstalledBundle, why: &str) -> BundleContent {
     tracing::warn!(bundle = %bundle.record.id, "the content library leaves the bundle out: {why}");
-    let mut content = BundleContent::default();
-    for c in &bundle.record.inventory.contributions {
-        let kind = match c.kind {
-            c2_bundle_collector::ContributionKind::Skill => LibraryKind::Skill,
-            c2_bundle_collector::ContributionKind::PromptCommand => LibraryKind::PromptCommand,
-            c2_bundle_collector::ContributionKind::Agent => LibraryKind::Agent,
-            _ => continue,
-        };
-        let path = c.path.clone().unwrap_or_default();
-        content.items.push(RawItem {
-            kind,
-            local_name: c.id.clone(),
-            description: c.description.clone(),
-            folder: path
-                .rsplit_once('/')
-                .map(|(d, _)| d.to_owned())
-                .unwrap_or_default(),
-            path,
-            fields: BTreeMap::new(),
-            allowed_tools: Vec::new(),
-            instructions: None,
-            scripts: false,
-            problem: Some(why.to_owned()),
-        });
-    }
-    content
+    BundleContent::unreadable(&bundle.record.inventory, why)
 }
 
 fn item(bundle: &InstalledBundle, raw: &RawItem, status: LibraryStatus) -> LibraryItem {

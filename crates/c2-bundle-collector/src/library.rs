@@ -1,59 +1,189 @@
-//! What one installed bundle offers a session, read once per content digest from the parts of
-//! its tree the collector reads (the collector alone walks bundle trees): its skills, its prompt
-//! commands compiled to the Skill fallback, its subagents, and its scene and pipeline files.
+//! What a bundle offers a session (plugin-standard §5; decisions.md, "The content library"),
+//! read from the parts of its tree under [`LIBRARY_FOLDERS`]: its skills, its prompt commands
+//! compiled to the Skill fallback, its subagents, and its scene and pipeline files, each with
+//! what a host needs to offer it or say why it cannot. Which items a realm offers, under which
+//! names, is the host's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2_bundle_collector::{BundleParts, FileEntry};
 use c2_manifest::{FrontmatterValue, SkillOptions};
+use serde::Serialize;
 use serde_json::Value;
 
-use super::{LibraryKind, SceneKind, SceneStatus};
+use crate::bundle::BundleParts;
+use crate::inventory::{ContributionKind, Inventory};
+use crate::tree::FileEntry;
 
-/// One item of a bundle before policy and names are applied.
+/// What sort of library item it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum LibraryKind {
+    /// An Agent Skill: `skills/<name>/SKILL.md`.
+    Skill,
+    /// A prompt command compiled to the Skill fallback: `commands/<name>.md`.
+    PromptCommand,
+    /// A subagent: `agents/<name>.md`, delegated or followed inline.
+    Agent,
+}
+
+impl LibraryKind {
+    /// `skill`, `prompt-command` or `agent`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Skill => "skill",
+            Self::PromptCommand => "prompt-command",
+            Self::Agent => "agent",
+        }
+    }
+
+    /// The namespace its names live in: skills and prompt commands share one (both are
+    /// invoked as skills); subagents have their own.
+    pub fn namespace(self) -> u8 {
+        match self {
+            Self::Skill | Self::PromptCommand => 0,
+            Self::Agent => 1,
+        }
+    }
+}
+
+/// A scene or a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SceneKind {
+    /// `scenes/<name>.scene.json`.
+    Scene,
+    /// `scenes/<name>.pipeline.json`.
+    Pipeline,
+}
+
+impl SceneKind {
+    /// `scene` or `pipeline`.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Scene => "scene",
+            Self::Pipeline => "pipeline",
+        }
+    }
+}
+
+/// Whether a scene file can be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[non_exhaustive]
+pub enum SceneStatus {
+    /// A JSON object with a `version` of a major version this host reads.
+    Valid,
+    /// Why it cannot be used.
+    Invalid(String),
+}
+
+impl SceneStatus {
+    /// `valid` or `invalid: <why>`.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Valid => "valid".to_owned(),
+            Self::Invalid(why) => format!("invalid: {why}"),
+        }
+    }
+}
+
+/// One skill, prompt command or subagent of a bundle, before a host applies policy and names.
 #[derive(Debug, Clone)]
-pub(crate) struct RawItem {
-    pub(crate) kind: LibraryKind,
-    pub(crate) local_name: String,
-    pub(crate) description: Option<String>,
+#[non_exhaustive]
+pub struct LibraryPart {
+    /// What sort of item it is.
+    pub kind: LibraryKind,
+    /// The bundle-local name: the skill's folder, the file's stem.
+    pub local_name: String,
+    /// The frontmatter's `description`; for a prompt command without one, its first line.
+    pub description: Option<String>,
     /// Bundle-relative path of the file.
-    pub(crate) path: String,
+    pub path: String,
     /// Bundle-relative path of its folder.
-    pub(crate) folder: String,
-    pub(crate) fields: BTreeMap<String, String>,
-    pub(crate) allowed_tools: Vec<String>,
-    pub(crate) instructions: Option<String>,
-    pub(crate) scripts: bool,
+    pub folder: String,
+    /// The other scalar frontmatter fields, a block list joined with `, `.
+    pub fields: BTreeMap<String, String>,
+    /// `allowed-tools`, as a list.
+    pub allowed_tools: Vec<String>,
+    /// For a prompt command or a subagent, the body after the frontmatter, verbatim.
+    pub instructions: Option<String>,
+    /// Whether the item's folder holds executable files (a skill's scripts).
+    pub scripts: bool,
     /// Why the item cannot be offered (invalid), when it cannot.
-    pub(crate) problem: Option<String>,
+    pub problem: Option<String>,
 }
 
 /// One scene or pipeline file of a bundle, checked.
 #[derive(Debug, Clone)]
-pub(crate) struct RawScene {
-    pub(crate) kind: SceneKind,
-    pub(crate) name: String,
-    pub(crate) path: String,
-    pub(crate) version: Option<String>,
-    pub(crate) status: SceneStatus,
+#[non_exhaustive]
+pub struct ScenePart {
+    /// Scene or pipeline.
+    pub kind: SceneKind,
+    /// The document's `name`, else the file's stem.
+    pub name: String,
+    /// Bundle-relative path of the file.
+    pub path: String,
+    /// The document's `version`, when it has one.
+    pub version: Option<String>,
+    /// Whether it can be used.
+    pub status: SceneStatus,
 }
 
-/// Everything a bundle offers, read from one collection of its files.
+/// Everything a bundle offers a session, read from its [`LIBRARY_FOLDERS`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct BundleContent {
-    pub(crate) items: Vec<RawItem>,
-    pub(crate) scenes: Vec<RawScene>,
+#[non_exhaustive]
+pub struct BundleLibrary {
+    /// Its skills, prompt commands and subagents.
+    pub items: Vec<LibraryPart>,
+    /// Its scene and pipeline files.
+    pub scenes: Vec<ScenePart>,
 }
 
-/// The major versions of the scene and pipeline documents this host reads.
-pub(crate) const SCENE_MAJOR: u64 = 1;
+impl BundleLibrary {
+    /// What a bundle whose files cannot be read offers: each skill, prompt command and
+    /// subagent its `inventory` recorded at install, with `why` as its problem.
+    pub fn unreadable(inventory: &Inventory, why: &str) -> Self {
+        let mut library = Self::default();
+        for c in &inventory.contributions {
+            let kind = match c.kind {
+                ContributionKind::Skill => LibraryKind::Skill,
+                ContributionKind::PromptCommand => LibraryKind::PromptCommand,
+                ContributionKind::Agent => LibraryKind::Agent,
+                _ => continue,
+            };
+            let path = c.path.clone().unwrap_or_default();
+            library.items.push(LibraryPart {
+                kind,
+                local_name: c.id.clone(),
+                description: c.description.clone(),
+                folder: path
+                    .rsplit_once('/')
+                    .map(|(d, _)| d.to_owned())
+                    .unwrap_or_default(),
+                path,
+                fields: BTreeMap::new(),
+                allowed_tools: Vec::new(),
+                instructions: None,
+                scripts: false,
+                problem: Some(why.to_owned()),
+            });
+        }
+        library
+    }
+}
 
-/// The top-level folders whatever a bundle offers a session lives in: all [`read`] looks at.
-pub(crate) const FOLDERS: [&str; 4] = ["skills", "commands", "agents", "scenes"];
+/// The major version of the scene and pipeline documents read as valid.
+pub const SCENE_MAJOR: u64 = 1;
 
-/// Reads what `bundle` offers.
-pub(crate) fn read(bundle: &BundleParts, skill_options: &SkillOptions) -> BundleContent {
-    let mut content = BundleContent::default();
+/// The top-level folders whatever a bundle offers a session lives in: all [`read_library`]
+/// looks at.
+pub const LIBRARY_FOLDERS: [&str; 4] = ["skills", "commands", "agents", "scenes"];
+
+/// Reads what `bundle` offers a session from its parts (see [`crate::read_parts`]).
+pub fn read_library(bundle: &BundleParts, skill_options: &SkillOptions) -> BundleLibrary {
+    let mut content = BundleLibrary::default();
     skills(bundle, skill_options, &mut content.items);
     for (path, name, entry) in children(&bundle.files, "commands/", ".md") {
         content.items.push(prompt_command(path, name, entry));
@@ -90,7 +220,7 @@ fn children<'a>(
         .collect()
 }
 
-fn skills(bundle: &BundleParts, options: &SkillOptions, out: &mut Vec<RawItem>) {
+fn skills(bundle: &BundleParts, options: &SkillOptions, out: &mut Vec<LibraryPart>) {
     let names: BTreeSet<&str> = bundle
         .directories
         .iter()
@@ -105,7 +235,7 @@ fn skills(bundle: &BundleParts, options: &SkillOptions, out: &mut Vec<RawItem>) 
             .range(format!("{folder}/")..)
             .take_while(|(p, _)| p.starts_with(&format!("{folder}/")))
             .any(|(_, entry)| entry.executable);
-        let mut item = RawItem {
+        let mut item = LibraryPart {
             kind: LibraryKind::Skill,
             local_name: name.to_owned(),
             description: None,
@@ -146,7 +276,7 @@ fn skills(bundle: &BundleParts, options: &SkillOptions, out: &mut Vec<RawItem>) 
 }
 
 /// `commands/<name>.md` compiled to the Skill fallback (decisions.md, "Prompt commands").
-fn prompt_command(path: String, name: String, entry: &FileEntry) -> RawItem {
+fn prompt_command(path: String, name: String, entry: &FileEntry) -> LibraryPart {
     let mut item = markdown_item(LibraryKind::PromptCommand, path, name, entry);
     if item.problem.is_none() && item.description.is_none() {
         item.description = item.instructions.as_deref().and_then(first_line);
@@ -156,15 +286,15 @@ fn prompt_command(path: String, name: String, entry: &FileEntry) -> RawItem {
 
 /// `agents/<name>.md`: the frontmatter for provider delegation, the body as the contract a
 /// session follows inline where it cannot delegate.
-fn agent(path: String, name: String, entry: &FileEntry) -> RawItem {
+fn agent(path: String, name: String, entry: &FileEntry) -> LibraryPart {
     markdown_item(LibraryKind::Agent, path, name, entry)
 }
 
-fn markdown_item(kind: LibraryKind, path: String, name: String, entry: &FileEntry) -> RawItem {
+fn markdown_item(kind: LibraryKind, path: String, name: String, entry: &FileEntry) -> LibraryPart {
     let folder = path
         .rsplit_once('/')
         .map_or_else(String::new, |(dir, _)| dir.to_owned());
-    let mut item = RawItem {
+    let mut item = LibraryPart {
         kind,
         local_name: name,
         description: None,
@@ -253,8 +383,8 @@ fn first_line(body: &str) -> Option<String> {
 }
 
 /// A scene or pipeline file, checked as far as its version field and JSON shape allow.
-fn scene(kind: SceneKind, path: String, name: String, entry: &FileEntry) -> RawScene {
-    let mut raw = RawScene {
+fn scene(kind: SceneKind, path: String, name: String, entry: &FileEntry) -> ScenePart {
+    let mut raw = ScenePart {
         kind,
         name,
         path,
