@@ -64,9 +64,7 @@ pub use contributions::skills::{
     LibraryItem, LibraryKind, LibraryStatus, SCENES_CHANGED, SKILLS_CHANGED, SceneEntry, SceneKind,
     SceneStatus,
 };
-pub use contributions::ui::{
-    DEFAULT_UI_SESSION, HostAction, UiContext, UiEntry, UiRequest, validate_host_actions,
-};
+pub use contributions::ui::{DEFAULT_UI_SESSION, UiContext, UiEntry, UiRequest};
 pub use error::{ErrorKind, HostError, PluginError};
 pub use events::Subscription;
 pub use host::{
@@ -76,7 +74,7 @@ pub use host::{
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::{Clock, HostActionsLimits, HostOptions, ManualClock, SystemClock};
+pub use options::{Clock, HostOptions, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
@@ -107,7 +105,9 @@ pub use c2_kernel::{
     BoxFuture, Error as KernelError, EventStream, Kernel, KernelOptions, Module, ModuleMeta, Realm,
     Role, ScopeContext, TypedStream,
 };
-pub use c2_manifest::{ManifestOptions, UiSlot};
+pub use c2_manifest::{
+    HostAction, HostActionsLimits, ManifestOptions, UiSlot, validate_host_actions,
+};
 pub use c2_protocol::PeerOptions;
 pub use c2_sources::{
     ConfiguredMarketplace, Fetched, HubOptions, OutdatedRow, OutdatedStatus, SearchHit, Source,
