@@ -158,7 +158,7 @@ pub struct HostOptions {
     /// How many times a change is planned again when another process committed first (3).
     pub stale_retries: u32,
     /// Catalog sources: programs, deadlines and size bounds (see [`crate::HubOptions`]).
-    pub hub: crate::hub::HubOptions,
+    pub hub: c2_sources::HubOptions,
 }
 
 impl Default for HostOptions {
@@ -194,7 +194,7 @@ impl Default for HostOptions {
             refresh_debounce: Duration::from_millis(20),
             retire_wait: Duration::from_secs(5),
             stale_retries: 3,
-            hub: crate::hub::HubOptions::default(),
+            hub: c2_sources::HubOptions::default(),
         }
     }
 }
