@@ -5,86 +5,26 @@
 //! activates the process through that realm's [`RuntimeInstance`]. Everything belongs to the
 //! module's scope: disposing it removes the stubs at once and stops the process.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
-use c2_bundle_collector::InstalledRecord;
 use c2_kernel::{
     BoxFuture, CommandSpec, DefaultState, Error as KernelError, Module, ModuleMeta, Realm, Role,
     ScopeContext, ScopeKind, command_handler,
 };
 use c2_lock::lock;
-use c2_manifest::{Manifest, ScopeKind as ManifestScope};
 
+use crate::env::RuntimeEnv;
 use crate::error::{ErrorKind, raise};
-use crate::host::Shared;
 use crate::runtime::RuntimeInstance;
 
-/// The prefix of every bundle module name.
-pub const BUNDLE_PREFIX: &str = "bundle:";
-
-/// The kernel module name of an installed bundle.
-pub fn module_name(installed_id: &str) -> String {
-    format!("{BUNDLE_PREFIX}{installed_id}")
-}
-
-/// An installed bundle as the host holds it: its record, validated manifest and files.
-#[derive(Debug)]
-pub(crate) struct InstalledBundle {
-    pub(crate) record: InstalledRecord,
-    pub(crate) manifest: Manifest,
-    pub(crate) dir: PathBuf,
-}
-
-impl InstalledBundle {
-    pub(crate) fn module_name(&self) -> String {
-        module_name(&self.record.id)
-    }
-
-    pub(crate) fn has_runtime(&self) -> bool {
-        self.manifest.codetwo.runtime.is_some()
-    }
-
-    /// Whether the bundle's module lives in project realms too, so that a project may enable
-    /// or disable it on its own: a runtime that declares project scope, or language servers,
-    /// which always run in a project (plugin-standard.md §2: a conflict stays "until policy
-    /// removes the conflict", per project as well as user-wide). In a project realm the module
-    /// of a bundle whose runtime is user-only (or that has none) starts no process and
-    /// registers no command ([`Self::runtime_in`]); its project scope owns the servers started
-    /// there, and the runtime stays the user realm's.
-    pub(crate) fn project_capable(&self) -> bool {
-        self.runtime_project_capable() || !self.manifest.codetwo.language_servers.is_empty()
-    }
-
-    /// Whether the runtime declares project scope (`scopeSupport` contains `project`).
-    pub(crate) fn runtime_project_capable(&self) -> bool {
-        self.manifest
-            .codetwo
-            .runtime
-            .as_ref()
-            .is_some_and(|runtime| runtime.scope_support.contains(&ManifestScope::Project))
-    }
-
-    /// Whether the runtime (its stubs and process) belongs in `realm`: always the user realm,
-    /// a project realm only when the runtime declares project scope. A user-only runtime is
-    /// never started for a project: that project's calls resolve by the kernel's fallback to
-    /// the user realm's commands (blocked where the project disables the bundle).
-    pub(crate) fn runtime_in(&self, realm: &Realm) -> bool {
-        self.has_runtime() && (matches!(realm, Realm::Global) || self.runtime_project_capable())
-    }
-
-    /// The factory revision: the content digest, so replacing the content rebuilds the runtime.
-    pub(crate) fn revision(&self) -> u64 {
-        let digest = &self.record.digest;
-        u64::from_str_radix(digest.get(..16).unwrap_or("0"), 16).unwrap_or(0)
-    }
-}
+pub(crate) use crate::installed::InstalledBundle;
+pub use crate::installed::{BUNDLE_PREFIX, module_name};
 
 /// The kernel module of one installed bundle.
 pub(crate) struct BundleModule {
     name: String,
     bundle: Arc<InstalledBundle>,
-    host: Weak<Shared>,
+    host: Weak<dyn RuntimeEnv>,
     /// The runtime instances of the live scopes, by realm, for listings.
     instances: Mutex<Vec<(Realm, Weak<RuntimeInstance>)>>,
 }
@@ -98,7 +38,7 @@ impl std::fmt::Debug for BundleModule {
 }
 
 impl BundleModule {
-    pub(crate) fn new(bundle: Arc<InstalledBundle>, host: Weak<Shared>) -> Self {
+    pub(crate) fn new(bundle: Arc<InstalledBundle>, host: Weak<dyn RuntimeEnv>) -> Self {
         Self {
             name: bundle.module_name(),
             bundle,
@@ -172,7 +112,7 @@ impl Module for BundleModule {
             // replace deletes it only after this scope (its processes and language servers)
             // is gone. Registered first, so it is released last.
             if let Some(shared) = self.host.upgrade() {
-                match shared.store.lease(&self.bundle.record.id) {
+                match shared.lease(&self.bundle.record.id) {
                     Ok(lease) => ctx.on_cleanup(move || async move { drop(lease) })?,
                     Err(error @ c2_bundle_collector::Error::NotInstalled { .. }) => {
                         return Err(raise(

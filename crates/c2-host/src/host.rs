@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use c2_bundle_collector::{CollectedBundle, InstallRequest, InstalledRecord, Store};
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
+use crate::env::{Counters, EventHook, RuntimeEnv};
 use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
@@ -29,13 +30,6 @@ use crate::states::{BundleState, CommandState, CommandVisibility};
 pub(crate) use c2_lock::lock;
 
 pub(crate) use crate::states::realm_text;
-
-/// Counters a host exposes for tests, benchmarks and diagnostics.
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(crate) spawns: AtomicU64,
-    pub(crate) dropped_events: AtomicU64,
-}
 
 /// A snapshot of [`PluginHost::stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +98,36 @@ impl Shared {
                 "the installed files of {id} cannot be checked against its digest: {error}; {what_to_do}"
             )),
         }
+    }
+}
+
+impl RuntimeEnv for Shared {
+    fn options(&self) -> &HostOptions {
+        &self.options
+    }
+
+    fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    fn counters(&self) -> &Arc<Counters> {
+        &self.stats
+    }
+
+    fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
+        Shared::is_trusted(self, bundle)
+    }
+
+    fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
+        Shared::verify_content(self, bundle)
+    }
+
+    fn lease(&self, id: &str) -> Result<c2_bundle_collector::Lease, c2_bundle_collector::Error> {
+        self.store.lease(id)
+    }
+
+    fn event_hooks(&self) -> &[Arc<dyn EventHook>] {
+        self.wired.get().map_or(&[], |wired| wired.hooks())
     }
 }
 
@@ -654,7 +678,7 @@ impl PluginHost {
         });
         let module = Arc::new(BundleModule::new(
             bundle.clone(),
-            Arc::downgrade(&self.shared),
+            Arc::downgrade(&self.shared) as Weak<dyn RuntimeEnv>,
         ));
         self.shared
             .kernel

@@ -8,7 +8,6 @@
 //! directories are kept, trust is dropped when the content changed.
 
 use c2_bundle_collector::{CollectOptions, InstalledRecord};
-pub(crate) use c2_sources::HubOptions;
 use c2_sources::{
     Catalogs, ConfiguredMarketplace, EntryLookup, FetchOptions, Fetched, OutdatedRow, SearchHit,
     Source,

@@ -26,11 +26,10 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use self::deadline::Expiry;
-use crate::bundle::InstalledBundle;
+use crate::env::{RuntimeEnv, RuntimeHooks};
 use crate::error::{Advice, ErrorKind, HostError, raise};
-use crate::host::Shared;
+use crate::installed::InstalledBundle;
 use crate::paths;
-use crate::seam::RuntimeHooks;
 
 mod deadline;
 
@@ -41,7 +40,7 @@ fn host_protocol() -> c2_protocol::ProtocolVersion {
 }
 
 pub(crate) struct RuntimeInstance {
-    host: Weak<Shared>,
+    host: Weak<dyn RuntimeEnv>,
     bundle: Arc<InstalledBundle>,
     scope: ScopeHandle,
     realm: Realm,
@@ -169,7 +168,7 @@ impl std::fmt::Debug for RuntimeInstance {
 
 impl RuntimeInstance {
     pub(crate) fn new(
-        host: Weak<Shared>,
+        host: Weak<dyn RuntimeEnv>,
         bundle: Arc<InstalledBundle>,
         scope: ScopeHandle,
         config: Value,
@@ -182,12 +181,12 @@ impl RuntimeInstance {
             .as_ref()
             .and_then(|runtime| runtime.command_timeout_ms)
             .map(Duration::from_millis)
-            .or_else(|| host.upgrade().and_then(|h| h.options.invoke_deadline));
+            .or_else(|| host.upgrade().and_then(|h| h.options().invoke_deadline));
         let max_value_tree_bytes = host
             .upgrade()
-            .map_or(32 * 1024 * 1024, |h| h.options.max_value_tree_bytes);
+            .map_or(32 * 1024 * 1024, |h| h.options().max_value_tree_bytes);
         let exit_drain = host.upgrade().map_or(Duration::from_millis(200), |h| {
-            h.options.supervisor.exit_drain
+            h.options().supervisor.exit_drain
         });
         Self {
             invoke_deadline,
@@ -429,7 +428,7 @@ impl RuntimeInstance {
         self.host
             .upgrade()
             .map_or((3, Duration::from_secs(60)), |h| {
-                (h.options.crash_limit, h.options.crash_window)
+                (h.options().crash_limit, h.options().crash_window)
             })
     }
 
@@ -439,7 +438,7 @@ impl RuntimeInstance {
         let now = self
             .host
             .upgrade()
-            .map_or_else(Instant::now, |h| h.options.clock.now());
+            .map_or_else(Instant::now, |h| h.options().clock.now());
         let mut crashes = lock(&self.crashes);
         crashes.push_back(now);
         while crashes
@@ -490,7 +489,7 @@ impl RuntimeInstance {
                 Some(blake3::hash(key.as_str().as_bytes()).to_hex().to_string()),
             ),
         };
-        let data_dir = paths::data_dir(&host.options.plugins_dir, id, project_hash.as_deref());
+        let data_dir = paths::data_dir(&host.options().plugins_dir, id, project_hash.as_deref());
         c2_bundle_collector::ensure_data_dir(&data_dir).map_err(|error| {
             failure(
                 ErrorKind::ActivationFailed,
@@ -517,9 +516,9 @@ impl RuntimeInstance {
             spec = spec.env(name, value);
         }
         let spawned_at = tokio::time::Instant::now();
-        let spawned = c2_supervisor::spawn(&spec, &host.options.supervisor)
+        let spawned = c2_supervisor::spawn(&spec, &host.options().supervisor)
             .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
-        host.stats.spawns.fetch_add(1, Ordering::Relaxed);
+        host.counters().spawns.fetch_add(1, Ordering::Relaxed);
         let expiry = Arc::new(Expiry::default());
         let (peer, notifications) = Peer::new(
             spawned.stdout,
@@ -528,7 +527,7 @@ impl RuntimeInstance {
                 extension_handler(self.scope.clone(), self.max_value_tree_bytes),
                 self.invoke_deadline.map(|limit| (limit, expiry.clone())),
             ),
-            host.options.peer,
+            host.options().peer,
         );
         let live = Arc::new(Live {
             peer,
@@ -542,10 +541,10 @@ impl RuntimeInstance {
         let params = InitializeParams {
             protocol_version: PROTOCOL_VERSION.to_owned(),
             host: HostInfo {
-                name: host.options.host_name.clone(),
-                version: host.options.host_version.clone(),
+                name: host.options().host_name.clone(),
+                version: host.options().host_version.clone(),
                 commands: host
-                    .kernel
+                    .kernel()
                     .extension_commands(&self.realm)
                     .into_iter()
                     .map(|c| c.name)
@@ -558,8 +557,8 @@ impl RuntimeInstance {
             project_path,
         };
         let handshake = HandshakeOptions::new()
-            .with_peer(host.options.peer)
-            .with_timeout(host.options.handshake_timeout)
+            .with_peer(host.options().peer)
+            .with_timeout(host.options().handshake_timeout)
             .with_host_version(host_protocol());
         let mut stopping = self.stopping.subscribe();
         let answer = tokio::select! {
@@ -613,7 +612,8 @@ impl RuntimeInstance {
         events: BTreeSet<String>,
         notifications: Notifications,
     ) -> Result<(), KernelError> {
-        let counters = self.host.upgrade().map(|h| h.stats.clone());
+        let host = self.host.upgrade();
+        let counters = host.as_ref().map(|h| Arc::clone(h.counters()));
         for name in events {
             let mut stream = self.scope.subscribe(name.clone())?;
             let peer = live.peer.clone();
@@ -635,11 +635,14 @@ impl RuntimeInstance {
         let log_message_max = self
             .host
             .upgrade()
-            .map_or(64 * 1024, |h| h.options.log_message_max_bytes);
+            .map_or(64 * 1024, |h| h.options().log_message_max_bytes);
         let pump = NotificationPump {
             scope: self.scope.clone(),
             bundle_id: self.bundle.record.id.clone(),
-            hooks: RuntimeHooks::start(&self.host, &self.bundle),
+            hooks: host
+                .as_ref()
+                .map(|h| RuntimeHooks::start(h.event_hooks(), &self.bundle))
+                .unwrap_or_default(),
             log_message_max,
             max_value_tree_bytes: self.max_value_tree_bytes,
         };

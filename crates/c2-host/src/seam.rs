@@ -44,13 +44,12 @@ use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 
-use c2_kernel::{Kernel, Module, Realm};
-use c2_manifest::Manifest;
+use c2_kernel::{Module, Realm};
 use c2_policy::{DesiredState, Scope};
-use serde_json::Value;
 
 pub(crate) use crate::bundle::InstalledBundle;
 pub(crate) use crate::components::{component_id, realm_scope};
+pub(crate) use crate::env::{EventHook, RuntimeHook};
 pub(crate) use crate::error::{Advice, ErrorKind, HostError};
 pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
 pub(crate) use crate::options::HostOptions;
@@ -144,71 +143,6 @@ impl WeakHost {
     }
 }
 
-/// A contribution's handler for one reserved plugin event name.
-pub(crate) trait EventHook: Send + Sync {
-    /// The reserved name, e.g. `connector/event`. Plugins may emit it; it never reaches the
-    /// public bus.
-    fn name(&self) -> &'static str;
-
-    /// The per-runtime state for one running bundle.
-    fn start(&self, manifest: &Manifest) -> Box<dyn RuntimeHook>;
-}
-
-/// The per-runtime half of an [`EventHook`].
-pub(crate) trait RuntimeHook: Send {
-    /// One `event/emit` of the hook's name from the bundle `bundle_id`.
-    fn accept(&mut self, kernel: &Kernel, bundle_id: &str, payload: Value);
-}
-
-/// The hooks of one running bundle, made when its runtime starts.
-#[derive(Default)]
-pub(crate) struct RuntimeHooks(Vec<(&'static str, Box<dyn RuntimeHook>)>);
-
-impl std::fmt::Debug for RuntimeHooks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|(name, _)| name))
-            .finish()
-    }
-}
-
-impl RuntimeHooks {
-    /// The hooks registered with `host` (none once it shut down), started for `bundle`.
-    pub(crate) fn start(host: &Weak<Shared>, bundle: &InstalledBundle) -> Self {
-        let Some(shared) = host.upgrade() else {
-            return Self::default();
-        };
-        let Some(wired) = shared.wired.get() else {
-            return Self::default();
-        };
-        Self(
-            wired
-                .hooks
-                .iter()
-                .map(|hook| (hook.name(), hook.start(&bundle.manifest)))
-                .collect(),
-        )
-    }
-
-    /// Hands an emitted event to the hook that claimed its name; gives the payload back when
-    /// none did, for the public bus.
-    pub(crate) fn intercept(
-        &mut self,
-        kernel: &Kernel,
-        bundle_id: &str,
-        name: &str,
-        payload: Value,
-    ) -> Option<Value> {
-        match self.0.iter_mut().find(|(claimed, _)| *claimed == name) {
-            Some((_, hook)) => {
-                hook.accept(kernel, bundle_id, payload);
-                None
-            }
-            None => Some(payload),
-        }
-    }
-}
-
 /// What the installers registered, kept by the core without knowing any of its types.
 #[derive(Default)]
 pub(crate) struct Wired {
@@ -216,6 +150,13 @@ pub(crate) struct Wired {
     state: Vec<Arc<dyn Any + Send + Sync>>,
     uninstall: Vec<UninstallHook>,
     reconciled: Vec<ReconcileHook>,
+}
+
+impl Wired {
+    /// The event hooks, in registration order.
+    pub(crate) fn hooks(&self) -> &[Arc<dyn EventHook>] {
+        &self.hooks
+    }
 }
 
 impl std::fmt::Debug for Wired {
