@@ -33,6 +33,7 @@ mod inventory;
 mod limits;
 mod marketplace;
 mod mcp_paths;
+mod provenance;
 mod scaffold;
 mod store;
 mod tree;
@@ -54,6 +55,7 @@ pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use mcp_paths::{
     DataDirs, McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
 };
+pub use provenance::{NpmProvenance, Provenance, ProvenanceKind, rfc3339};
 pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
