@@ -88,12 +88,16 @@ enum Command {
         /// A bundle directory, a .tar.gz/.tgz/.zip archive, git+URL#REF:SUBDIR, or a GitHub
         /// repository or /tree/<ref>/<path> URL; with --marketplace (or configured catalogs),
         /// a catalog entry NAME[@VERSION]
-        #[arg(value_name = "SOURCE")]
-        source: String,
+        #[arg(value_name = "SOURCE", required_unless_present = "locked")]
+        source: Option<String>,
         /// The catalog to install NAME[@VERSION] from: a marketplace.json, a directory holding
         /// one, a git+URL#REF:DIR, a GitHub URL, or the name of a configured catalog
         #[arg(long, value_name = "PATH|URL|NAME")]
         marketplace: Option<String>,
+        /// Install exactly the set a lock file records, each fetched from its recorded source
+        /// and verified against its digest before anything is stored
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "marketplace", "trust", "enable"])]
+        locked: Option<PathBuf>,
         /// Trust the installed content right away (trust is bound to its digest)
         #[arg(long)]
         trust: bool,
@@ -109,6 +113,20 @@ enum Command {
     },
     /// List installed bundles: trust, enablement, state and contributions
     List,
+    /// One installed bundle in full: provenance, digest, trust, enablement, components
+    Info {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Write the installed set as a lock file (or, with `verify`, compare one with the store)
+    Lock {
+        /// Write the lock file here [default: stdout]
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(subcommand)]
+        action: Option<LockAction>,
+    },
     /// The configured catalogs (marketplace.json) kept in the plugin store
     Marketplace {
         #[command(subcommand)]
@@ -373,6 +391,17 @@ enum MarketplaceAction {
     List,
 }
 
+/// `lock` subcommands.
+#[derive(Debug, Subcommand)]
+enum LockAction {
+    /// Report how the store differs from a lock file (exit 1 on any difference)
+    Verify {
+        /// The lock file
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
 /// `mcp` subcommands.
 #[derive(Debug, Subcommand)]
 enum McpAction {
@@ -584,7 +613,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         // A refused local bundle leaves no trace, not even a new store directory; a valid one
         // is collected here once and stored as it is.
         Command::Install {
-            source,
+            source: Some(source),
             marketplace: None,
             ..
         } => preflighted = commands::install::preflight(out, source)?,
@@ -606,11 +635,16 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
     let result = session::until_signal(async {
         match command {
             Command::Install {
+                locked: Some(file), ..
+            } => commands::lock::install(out, host, &session.store, file).await,
+            Command::Install {
                 source,
                 trust,
                 enable,
                 marketplace,
+                ..
             } => {
+                let source = source.as_deref().unwrap_or_default();
                 let options = InstallOptions::default()
                     .with_trust(*trust)
                     .with_enable(*enable);
@@ -648,6 +682,12 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 commands::uninstall::run(out, host, &session.store, id).await
             }
             Command::List => commands::list::run(out, host, &session.store),
+            Command::Info { id } => commands::info::run(out, host, id),
+            Command::Lock {
+                action: Some(LockAction::Verify { file }),
+                ..
+            } => commands::lock::verify(out, host, file),
+            Command::Lock { output, .. } => commands::lock::write(out, host, output.as_deref()),
             Command::Trust { id } => {
                 commands::policy::run(out, host, id, Change::Trust, None).await
             }
