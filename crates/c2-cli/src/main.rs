@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use c2_host::{InstallOptions, StateChange};
 use clap::{Parser, Subcommand};
 
+use crate::commands::hub::MarketplaceAction;
 use crate::commands::install::Installing;
 use crate::commands::policy::Change;
 use crate::output::{Failure, Format, Out};
@@ -120,13 +121,7 @@ enum Command {
         id: String,
     },
     /// Write the installed set as a lock file (or, with `verify`, compare one with the store)
-    Lock {
-        /// Write the lock file here [default: stdout]
-        #[arg(long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        #[command(subcommand)]
-        action: Option<LockAction>,
-    },
+    Lock(commands::lock::LockArgs),
     /// The configured catalogs (marketplace.json) kept in the plugin store
     Marketplace {
         #[command(subcommand)]
@@ -366,39 +361,6 @@ enum Command {
         /// Where to create the bundle directory [default: the current directory]
         #[arg(long, value_name = "PARENT")]
         dir: Option<PathBuf>,
-    },
-}
-
-/// `marketplace` subcommands.
-#[derive(Debug, Subcommand)]
-enum MarketplaceAction {
-    /// Read and validate a catalog, then add it to the configured catalogs
-    Add {
-        /// A marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL
-        #[arg(value_name = "PATH|URL")]
-        location: String,
-        /// The name to keep it under [default: the catalog's `name`]
-        #[arg(long, value_name = "NAME")]
-        name: Option<String>,
-    },
-    /// Remove a configured catalog (installed bundles keep their origin)
-    Remove {
-        /// The configured catalog's name
-        #[arg(value_name = "NAME")]
-        name: String,
-    },
-    /// The configured catalogs
-    List,
-}
-
-/// `lock` subcommands.
-#[derive(Debug, Subcommand)]
-enum LockAction {
-    /// Report how the store differs from a lock file (exit 1 on any difference)
-    Verify {
-        /// The lock file
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
     },
 }
 
@@ -683,11 +645,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             }
             Command::List => commands::list::run(out, host, &session.store),
             Command::Info { id } => commands::info::run(out, host, id),
-            Command::Lock {
-                action: Some(LockAction::Verify { file }),
-                ..
-            } => commands::lock::verify(out, host, file),
-            Command::Lock { output, .. } => commands::lock::write(out, host, output.as_deref()),
+            Command::Lock(args) => commands::lock::run(out, host, args),
             Command::Trust { id } => {
                 commands::policy::run(out, host, id, Change::Trust, None).await
             }

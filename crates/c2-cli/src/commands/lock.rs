@@ -7,7 +7,7 @@
 //! bundle and trusts and enables it as the lock records: the lock binds trust to the digest
 //! it names, and only content with that digest is stored.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use c2_host::{HostError, InstallOptions, PluginHost};
@@ -18,6 +18,34 @@ use crate::CmdResult;
 use crate::output::{Failure, Lines, Out, terminal_text};
 use crate::report;
 use crate::session;
+
+/// `lock [--output FILE]` and `lock verify FILE`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LockArgs {
+    /// Write the lock file here [default: stdout]
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(subcommand)]
+    action: Option<LockAction>,
+}
+
+/// `lock` subcommands.
+#[derive(Debug, clap::Subcommand)]
+enum LockAction {
+    /// Report how the store differs from a lock file (exit 1 on any difference)
+    Verify {
+        /// The lock file
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+pub(crate) fn run(out: &mut Out, host: &PluginHost, args: &LockArgs) -> CmdResult {
+    match &args.action {
+        Some(LockAction::Verify { file }) => verify(out, host, file),
+        None => write(out, host, args.output.as_deref()),
+    }
+}
 
 fn source_failure(error: c2_sources::SourceError) -> Failure {
     session::failure(HostError::from(error))
@@ -34,7 +62,7 @@ fn current(host: &PluginHost) -> Result<LockFile, Failure> {
     Ok(LockFile::new(entries))
 }
 
-pub(crate) fn write(out: &mut Out, host: &PluginHost, output: Option<&Path>) -> CmdResult {
+fn write(out: &mut Out, host: &PluginHost, output: Option<&Path>) -> CmdResult {
     let lock = current(host)?;
     let text = lock.to_text();
     let Some(path) = output else {
@@ -61,7 +89,7 @@ pub(crate) fn write(out: &mut Out, host: &PluginHost, output: Option<&Path>) -> 
     Ok(out.success(value, &human))
 }
 
-pub(crate) fn verify(out: &mut Out, host: &PluginHost, file: &Path) -> CmdResult {
+fn verify(out: &mut Out, host: &PluginHost, file: &Path) -> CmdResult {
     let lock = LockFile::read(file).map_err(source_failure)?;
     let records: Vec<_> = host.list().into_iter().map(|s| s.record).collect();
     let drift = c2_sources::drift(&lock, &records);
