@@ -309,6 +309,12 @@ async fn fetch_entry(entry: &LockEntry, options: &FetchOptions) -> Result<Fetche
             fetched
         }
         ProvenanceKind::Npm => {
+            if let Some(why) = npm_refusal(&p.location) {
+                return Err(SourceError::Unsafe(format!(
+                    "{}: the npm source cannot be used: {why}; nothing was fetched",
+                    entry.id
+                )));
+            }
             let integrity = p.npm.as_ref().map(|n| n.integrity.as_str());
             let packed = crate::remote::npm_pack(&p.location, integrity, options).await?;
             let bytes = &packed.bytes;
@@ -377,4 +383,22 @@ async fn fetch_entry(entry: &LockEntry, options: &FetchOptions) -> Result<Fetche
     fetched.request.source = entry.source.clone();
     fetched.request.origin.clone_from(&p.catalog);
     Ok(fetched)
+}
+
+/// Why a locked npm spec is not one of the two forms a fetch records, if it is not: an
+/// absolute package directory or tarball, or a registry name at an exact version. Git, URL,
+/// `file:`, alias and tag specs are refused like a catalog's.
+pub(crate) fn npm_refusal(location: &str) -> Option<String> {
+    if location.starts_with('/') {
+        return None;
+    }
+    if location.starts_with('.') {
+        return Some(format!("`{location}` is a relative path"));
+    }
+    match location.rsplit_once('@') {
+        Some((name, version)) if !name.is_empty() => {
+            crate::catalog::npm_spec_refusal(name, Some(version))
+        }
+        _ => crate::catalog::npm_spec_refusal(location, None),
+    }
 }

@@ -451,4 +451,23 @@ mod lock {
         assert_eq!(newer.provenance, None);
         assert_eq!(newer.digest, "11");
     }
+
+    #[test]
+    fn a_locked_npm_spec_is_an_absolute_path_or_an_exact_registry_version() {
+        use crate::lock::npm_refusal;
+        assert_eq!(npm_refusal("/work/hub/pkg-1.0.0.tgz"), None);
+        assert_eq!(npm_refusal("left-pad@1.3.0"), None);
+        assert_eq!(npm_refusal("@scope/pkg@2.0.0"), None);
+        for bad in [
+            "left-pad",
+            "left-pad@^1.0.0",
+            "left-pad@latest",
+            "git+https://example.invalid/x.git",
+            "file:../x",
+            "./relative",
+            "alias@npm:other@1.0.0",
+        ] {
+            assert!(npm_refusal(bad).is_some(), "{bad}");
+        }
+    }
 }
