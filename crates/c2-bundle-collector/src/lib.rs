@@ -5,7 +5,9 @@
 //! bundle into memory under [`Limits`] (never following or storing a symlink, never reading a
 //! FIFO or device, never extracting an archive to disk), runs the checks the manifest crate
 //! cannot do alone, inventories the contributions, computes the content digest, and installs,
-//! updates and removes bundles atomically in a [`Store`]. Every refusal is a [`Diagnostic`].
+//! updates and removes bundles atomically in a [`Store`], each with the [`Provenance`] its
+//! fetcher recorded (kept in `installed.json`, written with the bundle). Every refusal is a
+//! [`Diagnostic`].
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
