@@ -54,6 +54,16 @@ pub struct LockEntry {
     pub enabled: LockEnablement,
 }
 
+impl LockEnablement {
+    /// Enabled for the user or not, with no project choices.
+    pub fn user(user: bool) -> Self {
+        Self {
+            user,
+            projects: BTreeMap::new(),
+        }
+    }
+}
+
 /// Where a locked bundle is enabled.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -61,6 +71,9 @@ pub struct LockEntry {
 pub struct LockEnablement {
     /// Enabled for the user (every realm that inherits the user's choice).
     pub user: bool,
+    /// Projects (by normalized directory) with their own choice: enabled or disabled there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub projects: BTreeMap<String, bool>,
 }
 
 impl LockEntry {
@@ -70,7 +83,7 @@ impl LockEntry {
     pub fn from_record(
         record: &InstalledRecord,
         trusted: bool,
-        enabled: bool,
+        enabled: LockEnablement,
     ) -> Result<Self, SourceError> {
         let mut provenance = match (&record.provenance, &record.source) {
             (Some(provenance), _) => provenance.clone(),
@@ -102,7 +115,7 @@ impl LockEntry {
             source: record.source.clone(),
             provenance,
             trusted,
-            enabled: LockEnablement { user: enabled },
+            enabled,
         })
     }
 }

@@ -276,7 +276,8 @@ mod lock {
 
     use crate::remote::{sha256_hex, sha512_integrity};
     use crate::{
-        DriftKind, LOCK_VERSION, LockEntry, LockFile, MAX_LOCK_BYTES, SourceErrorKind, drift,
+        DriftKind, LOCK_VERSION, LockEnablement, LockEntry, LockFile, MAX_LOCK_BYTES,
+        SourceErrorKind, drift,
     };
 
     fn record(id: &str, digest: &str, version: &str) -> InstalledRecord {
@@ -296,7 +297,7 @@ mod lock {
         LockFile::new(
             records
                 .iter()
-                .map(|r| LockEntry::from_record(r, true, false).unwrap())
+                .map(|r| LockEntry::from_record(r, true, LockEnablement::user(false)).unwrap())
                 .collect(),
         )
     }
@@ -409,11 +410,12 @@ mod lock {
     fn a_record_without_provenance_locks_only_when_its_source_implies_one() {
         let mut git = record("a", "11", "1.0.0");
         git.provenance = None;
-        let entry = LockEntry::from_record(&git, false, true).unwrap();
+        let entry = LockEntry::from_record(&git, false, LockEnablement::user(true)).unwrap();
         assert_eq!(entry.provenance.commit, git.commit);
         let mut archive = git.clone();
         archive.source = SourceIdentity::archive(b"bytes");
-        let error = LockEntry::from_record(&archive, false, true).unwrap_err();
+        let error =
+            LockEntry::from_record(&archive, false, LockEnablement::user(true)).unwrap_err();
         assert_eq!(error.kind(), SourceErrorKind::InvalidLock);
     }
 

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use c2_host::{HostError, InstallOptions, PluginHost};
-use c2_sources::{Drift, LockEntry, LockFile};
+use c2_host::{HostError, InstallOptions, PluginHost, StateChange, Target};
+use c2_policy::{PolicyOptions, PolicyStore, Switch};
+use c2_sources::{Drift, LockEnablement, LockEntry, LockFile};
 use serde_json::{Value, json};
 
 use crate::CmdResult;
@@ -51,12 +52,28 @@ fn source_failure(error: c2_sources::SourceError) -> Failure {
     session::failure(HostError::from(error))
 }
 
-/// The lock of what the host has installed.
+/// The lock of what the host has installed, with each project's own choice read from the
+/// policy file.
 fn current(host: &PluginHost) -> Result<LockFile, Failure> {
+    let policy = PolicyStore::open(&host.options().plugins_dir, PolicyOptions::default());
+    let projects = policy
+        .document()
+        .map(|d| d.projects.clone())
+        .unwrap_or_default();
     let entries = host
         .list()
         .iter()
-        .map(|s| LockEntry::from_record(&s.record, s.trusted, s.enabled))
+        .map(|s| {
+            let mut enabled = LockEnablement::user(s.enabled);
+            for (project, entries) in &projects {
+                match entries.get(&s.module).map(|e| e.state) {
+                    Some(Switch::Enabled) => enabled.projects.insert(project.clone(), true),
+                    Some(Switch::Disabled) => enabled.projects.insert(project.clone(), false),
+                    _ => None,
+                };
+            }
+            LockEntry::from_record(&s.record, s.trusted, enabled)
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(source_failure)?;
     Ok(LockFile::new(entries))
@@ -153,6 +170,16 @@ pub(crate) async fn install(
             .install_fetched(fetched, options)
             .await
             .map_err(session::failure)?;
+        for (project, on) in &entry.enabled.projects {
+            let (target, state) = (Target::Project(PathBuf::from(project)), switch(*on));
+            if let Err(error) = host.set_state(&entry.id, &target, state).await {
+                out.progress(&format!(
+                    "warning: {} not {} in {project}: {error}",
+                    entry.id,
+                    if *on { "enabled" } else { "disabled" }
+                ));
+            }
+        }
         for note in &outcome.notes {
             out.progress(&format!(
                 "warning: {}",
@@ -170,4 +197,12 @@ pub(crate) async fn install(
     out.progress(&human);
     let ids: Vec<&str> = lock.plugins.iter().map(|e| e.id.as_str()).collect();
     Ok(out.success(json!({"installed": installed}), &ids.join("\n")))
+}
+
+fn switch(on: bool) -> StateChange {
+    if on {
+        StateChange::Enable
+    } else {
+        StateChange::Disable
+    }
 }

@@ -132,10 +132,14 @@ fn sources(sandbox: &Sandbox) -> Sources {
         .to_string(),
     );
 
-    sandbox.write(
-        "arch/arch-three/plugin.json",
-        &bundle_json("arch-three", "3.0.0"),
-    );
+    // A language server makes the bundle's enablement a per-project choice.
+    let manifest = json!({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": "arch-three", "version": "3.0.0",
+        "extensions": {"dev.codetwo": {"standardVersion": "1.2.0",
+            "languageServers": [{"id": "zls", "languages": ["zig"], "command": "python3"}]}}
+    });
+    sandbox.write("arch/arch-three/plugin.json", &manifest.to_string());
     sandbox.write("arch/arch-three/README.md", "# arch-three\n");
     let archive = sandbox.work.join("arch-three.tar.gz");
     tool(
@@ -236,6 +240,18 @@ fn provenance_is_recorded_and_a_lock_reproduces_the_set_byte_for_byte() {
     assert_eq!(missing.code, 1);
     assert_eq!(missing.json()["error"]["kind"], "not_installed");
 
+    // A project's own choice is part of the lock too.
+    let project = sandbox.work.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let arch_id = listed["arch-three"]["id"].as_str().unwrap().to_owned();
+    let project_arg = project.to_str().unwrap();
+    let run = on(
+        &sandbox,
+        &store,
+        &["disable", &arch_id, "--project", project_arg],
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+
     // The lock, written and reproduced on a fresh store.
     let lock_path = sandbox.work.join("c2-plugins.lock.json");
     let run = on(
@@ -256,6 +272,15 @@ fn provenance_is_recorded_and_a_lock_reproduces_the_set_byte_for_byte() {
         .map(|e| e["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, stored(&store), "every installed bundle, sorted by id");
+    let plugins = lock["plugins"].as_array().unwrap();
+    let arch = plugins
+        .iter()
+        .find(|e| e["id"] == arch_id.as_str())
+        .unwrap();
+    assert_eq!(arch["enabled"]["user"], true);
+    let projects = arch["enabled"]["projects"].as_object().unwrap();
+    assert_eq!(projects.len(), 1, "{arch:#}");
+    assert_eq!(projects.values().next().unwrap(), false);
 
     let fresh = sandbox.work.join("fresh");
     let run = on(
@@ -286,6 +311,9 @@ fn provenance_is_recorded_and_a_lock_reproduces_the_set_byte_for_byte() {
         }
         assert_eq!(copy["provenance"]["kind"], record["provenance"]["kind"]);
     }
+    // Locking the fresh store gives the same document, byte for byte: same ids, digests,
+    // sources, provenance, trust and enablement (project choices included).
+    assert_eq!(on(&sandbox, &fresh, &["lock"]).stdout, text);
     let verify = on(
         &sandbox,
         &fresh,
