@@ -99,15 +99,15 @@ pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, Sour
             let mut options = FetchOptions::new(".");
             options.collect = collect.clone();
             let bytes = crate::remote::read_local_file(&resolved, &options)?;
-            if blake3_hex(&bytes) != *digest {
+            let identity = SourceIdentity::Archive {
+                digest: digest.clone(),
+            };
+            if SourceIdentity::archive(&bytes) != identity {
                 return Err(SourceError::FetchFailed(format!(
                     "{} changed while it was read; nothing was stored",
                     path.display()
                 )));
             }
-            let identity = SourceIdentity::Archive {
-                digest: digest.clone(),
-            };
             let sha256 = crate::remote::sha256_hex(&bytes);
             (identity, ProvenanceKind::Archive, Some(sha256))
         }
@@ -127,13 +127,6 @@ pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, Sour
         request,
         collected_with: collect.clone(),
     })
-}
-
-fn blake3_hex(bytes: &[u8]) -> String {
-    match SourceIdentity::archive(bytes) {
-        SourceIdentity::Archive { digest } => digest,
-        _ => String::new(),
-    }
 }
 
 /// A private temporary directory inside the store, removed when dropped.
