@@ -101,7 +101,7 @@ fn write(out: &mut Out, host: &PluginHost, output: Option<&Path>) -> CmdResult {
         )
     })?;
     let count = lock.plugins.len();
-    let human = format!("locked {count} bundles in {}", path.display());
+    let human = format!("locked {} in {}", bundles(count), path.display());
     let value = json!({"path": path, "plugins": count});
     Ok(out.success(value, &human))
 }
@@ -122,9 +122,9 @@ fn verify(out: &mut Out, host: &PluginHost, file: &Path) -> CmdResult {
     }
     if drift.is_empty() {
         out.print(&format!(
-            "the store matches {} ({} bundles)",
+            "the store matches {} ({})",
             file.display(),
-            lock.plugins.len()
+            bundles(lock.plugins.len())
         ));
         return Ok(code);
     }
@@ -189,8 +189,8 @@ pub(crate) async fn install(
         installed.push(c2_relay::json::install_outcome(&outcome, options));
     }
     let human = format!(
-        "installed {} bundles from {} into {}",
-        installed.len(),
+        "installed {} from {} into {}",
+        bundles(installed.len()),
         file.display(),
         store.display()
     );
@@ -204,5 +204,13 @@ fn switch(on: bool) -> StateChange {
         StateChange::Enable
     } else {
         StateChange::Disable
+    }
+}
+
+fn bundles(count: usize) -> String {
+    if count == 1 {
+        "1 bundle".to_owned()
+    } else {
+        format!("{count} bundles")
     }
 }
