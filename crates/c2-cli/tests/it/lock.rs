@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::serve::{exit_code, serve_on_socket, sigterm, socket_client};
 use crate::{Run, Sandbox, git_repo};
 
 fn bundle_json(name: &str, version: &str) -> String {
@@ -212,6 +213,18 @@ fn provenance_is_recorded_and_a_lock_reproduces_the_set_byte_for_byte() {
     let sha = tool(&sandbox.work, "sha256sum", &[s.archive.to_str().unwrap()]);
     assert_eq!(archive["kind"], "archive", "{archive:#}");
     assert_eq!(archive["sha256"], sha.split_whitespace().next().unwrap());
+
+    // The relay's listing carries the same provenance.
+    let (mut service, socket) = serve_on_socket(&sandbox, "lock-serve.log");
+    let mut client = socket_client(&socket);
+    let relayed = client.ok("plugins/list", json!({}));
+    for record in relayed.as_array().unwrap() {
+        let name = record["name"].as_str().unwrap();
+        assert_eq!(record["provenance"], listed[name]["provenance"], "{name}");
+    }
+    drop(client);
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
 
     // `info` shows it, in both formats.
     let git_id = listed["git-one"]["id"].as_str().unwrap().to_owned();
