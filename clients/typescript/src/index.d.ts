@@ -82,6 +82,8 @@ export interface BundleStatus {
   digest: string;
   /** Each component a choice can name, with its user-scope state. */
   components: { component: string; state: "enabled" | "disabled" }[];
+  /** Where the bytes came from; `null` when unknown (installed by an older version). */
+  provenance: Provenance | null;
   [key: string]: unknown;
 }
 
@@ -94,7 +96,29 @@ export interface InstallResult {
   trusted: boolean;
   enabled: boolean;
   notes: string[];
+  /** Where the bytes came from. */
+  provenance: Provenance | null;
   [key: string]: unknown;
+}
+
+/** Where an installed bundle's bytes came from (docs/supply-chain.md). */
+export interface Provenance {
+  kind: "directory" | "archive" | "git" | "github" | "npm" | "https";
+  /** The absolute path, clone URL, download URL or npm package spec fetched. */
+  location: string;
+  /** The branch, tag or commit asked for (git). */
+  reference?: string;
+  /** The exact commit checked out (git). */
+  commit?: string;
+  /** The bundle's directory in the repository (git). */
+  subdir?: string;
+  npm?: { name: string; version: string; integrity: string };
+  /** Hex SHA-256 of the archive or tarball bytes. */
+  sha256?: string;
+  /** The catalog entry that named the source. */
+  catalog?: CatalogOrigin;
+  /** RFC 3339, UTC. */
+  installedAt: string;
 }
 
 /** The catalog entry a bundle was installed from. */

@@ -5,7 +5,9 @@
 //! bundle into memory under [`Limits`] (never following or storing a symlink, never reading a
 //! FIFO or device, never extracting an archive to disk), runs the checks the manifest crate
 //! cannot do alone, inventories the contributions, computes the content digest, and installs,
-//! updates and removes bundles atomically in a [`Store`]. Every refusal is a [`Diagnostic`].
+//! updates and removes bundles atomically in a [`Store`], each with the [`Provenance`] its
+//! fetcher recorded (kept in `installed.json`, written with the bundle). Every refusal is a
+//! [`Diagnostic`].
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
@@ -35,6 +37,7 @@ mod library;
 mod limits;
 mod marketplace;
 mod mcp_paths;
+mod provenance;
 mod scaffold;
 mod store;
 mod tree;
@@ -62,6 +65,7 @@ pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
 pub use mcp_paths::{
     DataDirs, McpPathError, McpStdioEntry, ResolvedStdio, expand_plugin_paths, resolve_mcp_stdio,
 };
+pub use provenance::{NpmProvenance, Provenance, ProvenanceKind, rfc3339};
 pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,

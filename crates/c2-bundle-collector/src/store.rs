@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::fault::Step;
 use crate::inventory::Inventory;
 use crate::limits::Limits;
+use crate::provenance::Provenance;
 use crate::walk::{open_nofollow, read_bounded};
 
 mod stamps;
@@ -68,6 +69,8 @@ pub struct InstallRequest {
     pub installed_at: SystemTime,
     /// The catalog entry it was installed from, if any.
     pub origin: Option<CatalogOrigin>,
+    /// Where the bytes came from, recorded as [`InstalledRecord::provenance`].
+    pub provenance: Option<Provenance>,
 }
 
 /// The catalog entry a bundle was installed from, recorded in `installed.json` so `outdated`
@@ -96,6 +99,7 @@ impl InstallRequest {
             commit: None,
             installed_at: SystemTime::now(),
             origin: None,
+            provenance: None,
         }
     }
 }
@@ -124,6 +128,10 @@ pub struct InstalledRecord {
     pub origin: Option<CatalogOrigin>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
+    /// Where the bytes came from; `None` is unknown (recorded by an older version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "crate::provenance::lenient")]
+    pub provenance: Option<Provenance>,
     /// The contributions found when the bundle was collected for this install.
     pub inventory: Inventory,
 }
@@ -234,6 +242,7 @@ impl Store {
                 .installed_at
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |since| since.as_secs()),
+            provenance: request.provenance.clone(),
             inventory: bundle.inventory.clone(),
         };
         let _lock = self.lock(FlockArg::LockExclusive)?;

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use c2_host::{InstallOptions, StateChange};
 use clap::{Parser, Subcommand};
 
+use crate::commands::hub::MarketplaceAction;
 use crate::commands::install::Installing;
 use crate::commands::policy::Change;
 use crate::output::{Failure, Format, Out};
@@ -88,12 +89,16 @@ enum Command {
         /// A bundle directory, a .tar.gz/.tgz/.zip archive, git+URL#REF:SUBDIR, or a GitHub
         /// repository or /tree/<ref>/<path> URL; with --marketplace (or configured catalogs),
         /// a catalog entry NAME[@VERSION]
-        #[arg(value_name = "SOURCE")]
-        source: String,
+        #[arg(value_name = "SOURCE", required_unless_present = "locked")]
+        source: Option<String>,
         /// The catalog to install NAME[@VERSION] from: a marketplace.json, a directory holding
         /// one, a git+URL#REF:DIR, a GitHub URL, or the name of a configured catalog
         #[arg(long, value_name = "PATH|URL|NAME")]
         marketplace: Option<String>,
+        /// Install exactly the set a lock file records, each fetched from its recorded source
+        /// and verified against its digest before anything is stored
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "marketplace", "trust", "enable"])]
+        locked: Option<PathBuf>,
         /// Trust the installed content right away (trust is bound to its digest)
         #[arg(long)]
         trust: bool,
@@ -109,6 +114,14 @@ enum Command {
     },
     /// List installed bundles: trust, enablement, state and contributions
     List,
+    /// One installed bundle in full: provenance, digest, trust, enablement, components
+    Info {
+        /// The installed bundle's id
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Write the installed set as a lock file (or, with `verify`, compare one with the store)
+    Lock(commands::lock::LockArgs),
     /// The configured catalogs (marketplace.json) kept in the plugin store
     Marketplace {
         #[command(subcommand)]
@@ -351,28 +364,6 @@ enum Command {
     },
 }
 
-/// `marketplace` subcommands.
-#[derive(Debug, Subcommand)]
-enum MarketplaceAction {
-    /// Read and validate a catalog, then add it to the configured catalogs
-    Add {
-        /// A marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL
-        #[arg(value_name = "PATH|URL")]
-        location: String,
-        /// The name to keep it under [default: the catalog's `name`]
-        #[arg(long, value_name = "NAME")]
-        name: Option<String>,
-    },
-    /// Remove a configured catalog (installed bundles keep their origin)
-    Remove {
-        /// The configured catalog's name
-        #[arg(value_name = "NAME")]
-        name: String,
-    },
-    /// The configured catalogs
-    List,
-}
-
 /// `mcp` subcommands.
 #[derive(Debug, Subcommand)]
 enum McpAction {
@@ -584,7 +575,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         // A refused local bundle leaves no trace, not even a new store directory; a valid one
         // is collected here once and stored as it is.
         Command::Install {
-            source,
+            source: Some(source),
             marketplace: None,
             ..
         } => preflighted = commands::install::preflight(out, source)?,
@@ -606,11 +597,16 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
     let result = session::until_signal(async {
         match command {
             Command::Install {
+                locked: Some(file), ..
+            } => commands::lock::install(out, host, &session.store, file).await,
+            Command::Install {
                 source,
                 trust,
                 enable,
                 marketplace,
+                ..
             } => {
+                let source = source.as_deref().unwrap_or_default();
                 let options = InstallOptions::default()
                     .with_trust(*trust)
                     .with_enable(*enable);
@@ -648,6 +644,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 commands::uninstall::run(out, host, &session.store, id).await
             }
             Command::List => commands::list::run(out, host, &session.store),
+            Command::Info { id } => commands::info::run(out, host, id),
+            Command::Lock(args) => commands::lock::run(out, host, args),
             Command::Trust { id } => {
                 commands::policy::run(out, host, id, Change::Trust, None).await
             }

@@ -184,6 +184,10 @@ error_kinds! {
     NotFromCatalog => "not_from_catalog",
     /// `npm pack` failed or left no tarball.
     NpmFailed => "npm_failed",
+    /// An npm tarball's sha512 integrity is not the recorded or reported one.
+    IntegrityMismatch => "integrity_mismatch",
+    /// A lock file that cannot be read (another `lockVersion`, an unknown field, too large).
+    InvalidLock => "invalid_lock",
     /// The configured list of catalogs is full (`HubOptions::max_marketplaces`).
     TooManyMarketplaces => "too_many_marketplaces",
     /// No configured catalog has that name.
@@ -580,6 +584,8 @@ fn source_kind(kind: c2_sources::SourceErrorKind) -> ErrorKind {
         Source::DigestMismatch => ErrorKind::DigestMismatch,
         Source::FetchFailed => ErrorKind::FetchFailed,
         Source::NpmFailed => ErrorKind::NpmFailed,
+        Source::IntegrityMismatch => ErrorKind::IntegrityMismatch,
+        Source::InvalidLock => ErrorKind::InvalidLock,
         Source::NotFromCatalog => ErrorKind::NotFromCatalog,
         Source::StoreFailed => ErrorKind::StoreFailed,
         Source::Io => ErrorKind::Io,

@@ -9,8 +9,8 @@
 
 use c2_bundle_collector::{CollectOptions, InstalledRecord};
 use c2_sources::{
-    Catalogs, ConfiguredMarketplace, EntryLookup, FetchOptions, Fetched, OutdatedRow, SearchHit,
-    Source,
+    Catalogs, ConfiguredMarketplace, EntryLookup, FetchOptions, Fetched, LockFile, OutdatedRow,
+    SearchHit, Source,
 };
 use serde::Serialize;
 
@@ -141,6 +141,12 @@ impl PluginHost {
         let checked = fetched.collected_with == self.collect_options();
         self.install_checked(&fetched.bundle, fetched.request, options, checked)
             .await
+    }
+
+    /// Fetches every entry of a lock file from its recorded provenance with the host's
+    /// options, verifying each ([`c2_sources::fetch_locked`]); stores nothing.
+    pub async fn fetch_locked(&self, lock: &LockFile) -> Result<Vec<Fetched>, HostError> {
+        Ok(c2_sources::fetch_locked(lock, &self.fetch_options()).await?)
     }
 
     /// The configured catalogs, in the order they were added.

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use c2_bundle_collector::{CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck};
+use c2_bundle_collector::{
+    CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck, Provenance,
+};
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
     ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,
@@ -170,6 +172,7 @@ pub fn bundle_status(status: &BundleStatus, languages: &LanguageListing) -> Valu
         "source": record.source,
         "commit": record.commit,
         "installedAt": record.installed_at,
+        "provenance": provenance(record.provenance.as_ref()),
         "contributions": mark_disabled(contributions(&record.inventory), status),
         "components": components(&status.components),
         "unsupported": unsupported(&record.inventory),
@@ -275,6 +278,7 @@ pub fn install_outcome(outcome: &InstallOutcome, options: InstallOptions) -> Val
         "digest": record.digest,
         "source": record.source,
         "commit": record.commit,
+        "provenance": provenance(record.provenance.as_ref()),
         "replaced": outcome.replaced,
         "trusted": options.trust,
         "enabled": options.enable,
@@ -700,6 +704,13 @@ pub fn search_hits(hits: &[SearchHit]) -> Value {
 /// `OutdatedRow`.)
 pub fn outdated_rows(rows: &[OutdatedRow]) -> Value {
     serde_json::to_value(rows).unwrap_or_default()
+}
+
+/// Where an installed bundle's bytes came from: `{kind, location, reference?, commit?, subdir?,
+/// npm?: {name, version, integrity}, sha256?, catalog?, installedAt}`, `null` when unknown
+/// (installed by an older version). (The serde form of the collector's `Provenance`.)
+pub fn provenance(provenance: Option<&Provenance>) -> Value {
+    serde_json::to_value(provenance).unwrap_or_default()
 }
 
 /// The catalog entry a bundle was installed from (`origin`). (Still the serde form of the

@@ -14,15 +14,15 @@
 use std::path::{Path, PathBuf};
 
 use c2_bundle_collector::{
-    ArchiveFormat, CatalogOrigin, InstallRequest, SourceIdentity, read_contained_file,
+    ArchiveFormat, CatalogOrigin, InstallRequest, Provenance, ProvenanceKind, SourceIdentity,
+    read_contained_file,
 };
 use c2_manifest::{Marketplace, MarketplaceEntry, MarketplaceSource};
-use c2_supervisor::{ProcessSpec, RunOptions};
-use serde::Deserialize;
+use c2_supervisor::RunOptions;
 
 use crate::catalogs::Catalogs;
 use crate::error::SourceError;
-use crate::fetch::{Fetched, WorkDir};
+use crate::fetch::Fetched;
 use crate::git::{self, Checkout};
 use crate::source::{GitSource, normalize_subdir, parse_git};
 
@@ -306,7 +306,12 @@ impl Catalogs<'_> {
                 let dir = c2_bundle_collector::resolve_subdirectory(&catalog.dir, &rel)
                     .map_err(|why| escapes(entry, path, &why.to_string()))?;
                 let bundle = c2_bundle_collector::collect_dir(&dir, &options.collect)?;
-                let request = InstallRequest::new(SourceIdentity::local(&dir)?);
+                let mut request = InstallRequest::new(SourceIdentity::local(&dir)?);
+                request.provenance = Some(Provenance::new(
+                    ProvenanceKind::Directory,
+                    dir.display().to_string(),
+                    request.installed_at,
+                ));
                 Fetched::new(bundle, request, options)
             }
             MarketplaceSource::Github { repo, r#ref, path } => {
@@ -351,13 +356,17 @@ impl Catalogs<'_> {
             catalog: catalog.location.clone(),
             entry: entry.name.clone(),
         };
-        fetched.request.origin = Some(CatalogOrigin {
+        let origin = CatalogOrigin {
             catalog: catalog.location.clone(),
             catalog_name: catalog.marketplace.name.clone(),
             entry: entry.name.clone(),
             version: entry.version.clone(),
             source_kind: source_kind(&entry.source).to_owned(),
-        });
+        };
+        if let Some(provenance) = &mut fetched.request.provenance {
+            provenance.catalog = Some(origin.clone());
+        }
+        fetched.request.origin = Some(origin);
         Ok(fetched)
     }
 
@@ -412,63 +421,14 @@ impl Catalogs<'_> {
                 None => package.to_owned(),
             }
         };
-        if spec.starts_with('-') {
-            return Err(SourceError::Unsafe(format!(
-                "the npm package `{spec}` starts with `-`; nothing was fetched"
-            )));
-        }
-        let work = WorkDir::new(options)?;
-        let (cwd, cache, dest) = (
-            work.subdir("cwd")?,
-            work.subdir("cache")?,
-            work.subdir("dest")?,
-        );
-        let process = ProcessSpec::new(&self.hub().npm_program, &cwd)
-            .args(["pack", "--ignore-scripts", "--json", "--pack-destination"])
-            .args([dest.as_os_str()])
-            .args(["--", spec.as_str()])
-            .env("npm_config_ignore_scripts", "true")
-            .env("npm_config_cache", cache.as_os_str())
-            .env("npm_config_audit", "false")
-            .env("npm_config_fund", "false")
-            .env("npm_config_update_notifier", "false")
-            .env("npm_config_loglevel", "error")
-            .label("npm");
-        let output = c2_supervisor::run(&process, &self.hub().fetch_run)
-            .await
-            .map_err(|error| SourceError::NpmFailed(format!("npm pack {spec}: {error}")))?;
-        if !output.exit.success() {
-            return Err(SourceError::NpmFailed(format!(
-                "`npm pack {spec}` {}: {}; nothing was stored",
-                output.exit,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
-        }
-        #[derive(Deserialize)]
-        struct Packed {
-            filename: String,
-        }
-        let packed: Vec<Packed> = serde_json::from_slice(&output.stdout).map_err(|error| {
-            SourceError::NpmFailed(format!(
-                "`npm pack {spec}` printed no package list ({error})"
-            ))
-        })?;
-        let [packed] = packed.as_slice() else {
-            return Err(SourceError::NpmFailed(format!(
-                "`npm pack {spec}` packed {} packages, not one",
-                packed.len()
-            )));
-        };
-        // npm names a scoped package's tarball `scope-name-1.0.0.tgz`: a plain file name.
-        let max = options.collect.limits.max_archive_bytes;
-        let bytes = read_contained_file(&dest, &packed.filename, max).map_err(|why| {
-            SourceError::NpmFailed(format!(
-                "`npm pack {spec}` left no tarball {}: {why}",
-                packed.filename
-            ))
-        })?;
-        let bundle = c2_bundle_collector::collect_npm_tarball_bytes(&bytes, &options.collect);
-        let request = InstallRequest::new(SourceIdentity::archive(&bytes));
+        let packed = crate::remote::npm_pack(&spec, None, options).await?;
+        let bundle =
+            c2_bundle_collector::collect_npm_tarball_bytes(&packed.bytes, &options.collect);
+        let mut request = InstallRequest::new(SourceIdentity::archive(&packed.bytes));
+        let mut provenance = Provenance::new(ProvenanceKind::Npm, spec, request.installed_at);
+        provenance.sha256 = Some(packed.sha256);
+        provenance.npm = Some(packed.npm);
+        request.provenance = Some(provenance);
         Ok(Fetched::new(bundle, request, options))
     }
 
@@ -489,59 +449,30 @@ impl Catalogs<'_> {
                         entry.name
                     ))
                 })?;
-        let bytes = if url.starts_with("https://") {
-            let run = RunOptions {
-                stdout_max: usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1),
-                ..self.hub().fetch_run.clone()
-            };
-            let process = ProcessSpec::new(&self.hub().curl_program, &options.work_dir)
-                .args([
-                    "--silent",
-                    "--show-error",
-                    "--fail",
-                    "--location",
-                    "--proto",
-                    "=https",
-                    "--proto-redir",
-                    "=https",
-                    "--max-redirs",
-                    "5",
-                    "--max-filesize",
-                ])
-                .args([max.to_string()])
-                .args(["--", url])
-                .label("curl");
-            let output = c2_supervisor::run(&process, &run)
-                .await
-                .map_err(|error| SourceError::FetchFailed(format!("download {url}: {error}")))?;
-            if !output.exit.success() {
-                return Err(SourceError::FetchFailed(format!(
-                    "download {url} {}: {}; nothing was stored",
-                    output.exit,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )));
-            }
-            output.stdout
+        let (kind, location, bytes) = if url.starts_with("https://") {
+            let bytes = crate::remote::download(url, options).await?;
+            (ProvenanceKind::Https, url.to_owned(), bytes)
         } else {
             let rel = contained(entry, url)?;
-            read_contained_file(&catalog.dir, &rel, max)
-                .map_err(|why| escapes(entry, url, &why.to_string()))?
+            let bytes = read_contained_file(&catalog.dir, &rel, max)
+                .map_err(|why| escapes(entry, url, &why.to_string()))?;
+            let path = catalog.dir.join(&rel).display().to_string();
+            (ProvenanceKind::Archive, path, bytes)
         };
-        if let Some(expected) = sha256 {
-            use sha2::Digest;
-            let actual = sha2::Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>();
-            if !actual.eq_ignore_ascii_case(expected) {
-                return Err(SourceError::DigestMismatch(format!(
-                    "entry {}: the archive's SHA-256 is {actual}, the catalog says {expected}; nothing was stored",
-                    entry.name
-                )));
-            }
+        let actual = crate::remote::sha256_hex(&bytes);
+        if let Some(expected) = sha256
+            && !actual.eq_ignore_ascii_case(expected)
+        {
+            return Err(SourceError::DigestMismatch(format!(
+                "entry {}: the archive's SHA-256 is {actual}, the catalog says {expected}; nothing was stored",
+                entry.name
+            )));
         }
         let bundle = c2_bundle_collector::collect_archive_bytes(&bytes, format, &options.collect);
-        let request = InstallRequest::new(SourceIdentity::archive(&bytes));
+        let mut request = InstallRequest::new(SourceIdentity::archive(&bytes));
+        let mut provenance = Provenance::new(kind, location, request.installed_at);
+        provenance.sha256 = Some(actual);
+        request.provenance = Some(provenance);
         Ok(Fetched::new(bundle, request, options))
     }
 }

@@ -46,6 +46,11 @@ pub enum SourceErrorKind {
     NotFromCatalog,
     /// Reading a bundle or the store failed.
     StoreFailed,
+    /// An npm tarball's sha512 integrity is not the recorded or reported one.
+    IntegrityMismatch,
+    /// A lock file that cannot be read: not JSON, another `lockVersion`, an unknown field, too
+    /// large.
+    InvalidLock,
     /// A filesystem operation of this crate's own failed.
     Io,
 }
@@ -73,6 +78,8 @@ impl SourceErrorKind {
             Self::NpmFailed => "npm_failed",
             Self::NotFromCatalog => "not_from_catalog",
             Self::StoreFailed => "store_failed",
+            Self::IntegrityMismatch => "integrity_mismatch",
+            Self::InvalidLock => "invalid_lock",
             Self::Io => "io",
         }
     }
@@ -184,6 +191,21 @@ pub enum SourceError {
         /// The installed id.
         id: String,
     },
+    /// An npm tarball is not the one its integrity names; nothing was stored.
+    #[error(
+        "the npm tarball of {package} has integrity {actual}, but {expected}; nothing was stored"
+    )]
+    IntegrityMismatch {
+        /// The package spec packed.
+        package: String,
+        /// The integrity it should have, and who says so.
+        expected: String,
+        /// The integrity of the bytes npm produced.
+        actual: String,
+    },
+    /// A lock file that cannot be used.
+    #[error("{0}")]
+    InvalidLock(String),
     /// Reading a bundle or the store failed.
     #[error(transparent)]
     Store(#[from] c2_bundle_collector::Error),
@@ -230,6 +252,8 @@ impl SourceError {
             Self::NpmFailed(_) => SourceErrorKind::NpmFailed,
             Self::NotFromCatalog { .. } => SourceErrorKind::NotFromCatalog,
             Self::Store(_) => SourceErrorKind::StoreFailed,
+            Self::IntegrityMismatch { .. } => SourceErrorKind::IntegrityMismatch,
+            Self::InvalidLock(_) => SourceErrorKind::InvalidLock,
             Self::Io { .. } => SourceErrorKind::Io,
         }
     }
@@ -259,6 +283,13 @@ impl SourceError {
                 "reinstall it from its source, or install it with `c2-plugins install NAME --marketplace ...`"
                     .to_owned(),
             ),
+            Self::IntegrityMismatch { .. } => Some(
+                "the package is not the one that was recorded or published: do not install it until its publisher confirms the tarball"
+                    .to_owned(),
+            ),
+            Self::InvalidLock(_) => {
+                Some("`c2-plugins lock` writes a lock file this version reads".to_owned())
+            }
             _ => None,
         }
     }

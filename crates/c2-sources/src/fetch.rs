@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use c2_bundle_collector::{CollectOptions, CollectedBundle, InstallRequest, SourceIdentity};
+use c2_bundle_collector::{
+    CollectOptions, CollectedBundle, InstallRequest, Provenance, ProvenanceKind, SourceIdentity,
+};
 use c2_supervisor::RunOptions;
 
 use crate::catalog::HubOptions;
@@ -89,15 +91,40 @@ pub async fn fetch(source: &Source, options: &FetchOptions) -> Result<Fetched, S
 /// `collect`; nothing is awaited, so a caller without a runtime can use it.
 pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, SourceError> {
     let bundle = c2_bundle_collector::collect(path, collect)?;
-    let identity = match &bundle.archive_digest {
-        Some(digest) => SourceIdentity::Archive {
-            digest: digest.clone(),
-        },
-        None => SourceIdentity::local(path)?,
+    let resolved = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let (identity, kind, sha256) = match &bundle.archive_digest {
+        Some(digest) => {
+            // Read again for the SHA-256 a provenance records; the bytes must be the ones
+            // collected.
+            let mut options = FetchOptions::new(".");
+            options.collect = collect.clone();
+            let bytes = crate::remote::read_local_file(&resolved, &options)?;
+            let identity = SourceIdentity::Archive {
+                digest: digest.clone(),
+            };
+            if SourceIdentity::archive(&bytes) != identity {
+                return Err(SourceError::FetchFailed(format!(
+                    "{} changed while it was read; nothing was stored",
+                    path.display()
+                )));
+            }
+            let sha256 = crate::remote::sha256_hex(&bytes);
+            (identity, ProvenanceKind::Archive, Some(sha256))
+        }
+        None => (
+            SourceIdentity::local(path)?,
+            ProvenanceKind::Directory,
+            None,
+        ),
     };
+    let mut request = InstallRequest::new(identity);
+    let location = resolved.display().to_string();
+    let mut provenance = Provenance::new(kind, location, request.installed_at);
+    provenance.sha256 = sha256;
+    request.provenance = Some(provenance);
     Ok(Fetched {
         bundle,
-        request: InstallRequest::new(identity),
+        request,
         collected_with: collect.clone(),
     })
 }

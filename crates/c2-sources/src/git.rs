@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use c2_bundle_collector::{InstallRequest, SourceIdentity};
+use c2_bundle_collector::{InstallRequest, Provenance, ProvenanceKind, SourceIdentity};
 use c2_supervisor::ProcessSpec;
 
 use crate::error::SourceError;
@@ -35,6 +35,16 @@ pub(crate) async fn fetch_git(
         });
     }
     let mut request = InstallRequest::new(SourceIdentity::git(&source.url, &source.subdir));
+    let kind = if source.url.starts_with("https://github.com/") {
+        ProvenanceKind::Github
+    } else {
+        ProvenanceKind::Git
+    };
+    let mut provenance = Provenance::new(kind, &source.url, request.installed_at);
+    provenance.reference.clone_from(&source.reference);
+    provenance.commit = Some(commit.clone());
+    provenance.subdir = Some(source.subdir.clone());
+    request.provenance = Some(provenance);
     request.commit = Some(commit);
     Ok(Fetched::new(bundle, request, options))
 }

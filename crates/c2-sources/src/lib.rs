@@ -9,7 +9,13 @@
 //! `curl`, or a local path. Every bundle comes back [`Fetched`], collected once with the
 //! caller's [`FetchOptions::collect`], so a caller with the same options does not check it
 //! again. [`Catalogs`] keeps the store's `marketplaces.json`, reads catalogs, finds an entry
-//! and verifies what was fetched against it (name, version, pinned commit, SHA-256).
+//! and verifies what was fetched against it (name, version, pinned commit, SHA-256). Every
+//! fetch records its [`Provenance`] in the request (kind, location, ref, commit, npm name,
+//! version and integrity, SHA-256, catalog entry, time); an npm tarball whose sha512 integrity
+//! is not the one npm reports or the caller expects is refused. [`LockFile`] is the lock
+//! format: an installed set written as sorted JSON, fetched again from its provenance with
+//! [`fetch_locked`] (every digest verified before anything is returned) and compared with a
+//! store by [`drift`].
 //!
 //! It deliberately installs nothing, runs nothing from a bundle, walks no bundle tree (that is
 //! c2-bundle-collector's) and keeps no policy. c2-host and the c2-plugins CLI may depend on
@@ -22,14 +28,21 @@ mod catalogs;
 mod error;
 mod fetch;
 mod git;
+mod lock;
+mod remote;
 mod source;
 
+pub use c2_bundle_collector::{NpmProvenance, Provenance, ProvenanceKind};
 pub use catalog::HubOptions;
 pub use catalogs::{
     Catalogs, ConfiguredMarketplace, MARKETPLACES_FILE, OutdatedRow, OutdatedStatus, SearchHit,
 };
 pub use error::{SourceError, SourceErrorKind};
 pub use fetch::{FetchOptions, Fetched, fetch, fetch_path};
+pub use lock::{
+    Drift, DriftKind, LOCK_VERSION, LockEnablement, LockEntry, LockFile, MAX_LOCK_BYTES, drift,
+    fetch_locked,
+};
 pub use source::{EntryLookup, EntrySpec, GitSource, Source, split_name};
 
 #[cfg(test)]

@@ -268,3 +268,208 @@ fn an_npm_source_is_fetched_only_as_a_catalog_path_or_a_registry_name_at_an_exac
         );
     }
 }
+
+mod lock {
+    use c2_bundle_collector::{
+        InstalledRecord, Inventory, Provenance, ProvenanceKind, SourceIdentity, rfc3339,
+    };
+
+    use crate::remote::{sha256_hex, sha512_integrity};
+    use crate::{
+        DriftKind, LOCK_VERSION, LockEnablement, LockEntry, LockFile, MAX_LOCK_BYTES,
+        SourceErrorKind, drift,
+    };
+
+    fn record(id: &str, digest: &str, version: &str) -> InstalledRecord {
+        let text = serde_json::json!({
+            "id": id, "name": id, "version": version,
+            "source": {"kind": "git", "url": "file:///repo", "subdir": id},
+            "digest": digest, "commit": "0123456789abcdef0123456789abcdef01234567",
+            "installedAt": 0, "inventory": serde_json::to_value(Inventory::default()).unwrap(),
+            "provenance": {"kind": "git", "location": "file:///repo", "reference": "main",
+                           "commit": "0123456789abcdef0123456789abcdef01234567",
+                           "subdir": id, "installedAt": "2026-01-31T12:00:00Z"},
+        });
+        serde_json::from_value(text).unwrap()
+    }
+
+    fn lock_of(records: &[InstalledRecord]) -> LockFile {
+        LockFile::new(
+            records
+                .iter()
+                .map(|r| LockEntry::from_record(r, true, LockEnablement::user(false)).unwrap())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_lock_round_trips_sorted_with_no_install_time() {
+        let lock = lock_of(&[record("b", "22", "1.0.0"), record("a", "11", "2.0.0")]);
+        let text = lock.to_text();
+        assert!(text.ends_with("}\n"), "{text}");
+        assert!(text.starts_with("{\n  \"lockVersion\": 1,"), "{text}");
+        assert!(
+            !text.contains("installedAt"),
+            "a lock records no time: {text}"
+        );
+        let ids: Vec<&str> = lock.plugins.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        let read = LockFile::parse(text.as_bytes()).unwrap();
+        assert_eq!(read, lock);
+        assert_eq!(read.to_text(), text, "the same bytes again");
+        assert_eq!(read.lock_version, LOCK_VERSION);
+        assert!(read.plugins[0].trusted && !read.plugins[0].enabled.user);
+        assert_eq!(read.plugins[0].provenance.kind, ProvenanceKind::Git);
+    }
+
+    #[test]
+    fn another_version_an_unknown_field_a_duplicate_or_a_huge_file_is_refused() {
+        let lock = lock_of(&[record("a", "11", "1.0.0")]);
+        let mut value = serde_json::to_value(&lock).unwrap();
+        let refused = |value: &serde_json::Value, needle: &str| {
+            let error = LockFile::parse(value.to_string().as_bytes()).unwrap_err();
+            assert_eq!(error.kind(), SourceErrorKind::InvalidLock);
+            assert!(error.to_string().contains(needle), "{error}");
+            assert!(error.hint().is_some());
+        };
+        value["lockVersion"] = serde_json::json!(2);
+        refused(&value, "lockVersion 2");
+        value["lockVersion"] = serde_json::json!(1);
+        value["extra"] = serde_json::json!(true);
+        refused(&value, "extra");
+        let mut value = serde_json::to_value(&lock).unwrap();
+        value["plugins"][0]["provenance"]["mirror"] = serde_json::json!("x");
+        refused(&value, "mirror");
+        let mut value = serde_json::to_value(&lock).unwrap();
+        value["plugins"][0]["enabled"]["team"] = serde_json::json!(true);
+        refused(&value, "team");
+        let mut value = serde_json::to_value(&lock).unwrap();
+        let first = value["plugins"][0].clone();
+        value["plugins"].as_array_mut().unwrap().push(first);
+        refused(&value, "listed twice");
+        refused(&serde_json::json!({"plugins": []}), "no lockVersion");
+        let huge = vec![b' '; usize::try_from(MAX_LOCK_BYTES).unwrap() + 1];
+        let error = LockFile::parse(&huge).unwrap_err();
+        assert!(error.to_string().contains("larger than"), "{error}");
+        assert!(LockFile::parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn a_lock_file_is_read_bounded_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = lock_of(&[record("a", "11", "1.0.0")]);
+        let path = dir.path().join("c2.lock.json");
+        std::fs::write(&path, lock.to_text()).unwrap();
+        assert_eq!(LockFile::read(&path).unwrap(), lock);
+        let big = dir.path().join("big.json");
+        std::fs::write(
+            &big,
+            vec![b' '; usize::try_from(MAX_LOCK_BYTES).unwrap() + 10],
+        )
+        .unwrap();
+        assert_eq!(
+            LockFile::read(&big).unwrap_err().kind(),
+            SourceErrorKind::InvalidLock
+        );
+        let missing = LockFile::read(&dir.path().join("missing.json")).unwrap_err();
+        assert_eq!(missing.kind(), SourceErrorKind::InvalidLock);
+    }
+
+    #[test]
+    fn drift_names_missing_extra_and_changed_bundles() {
+        let lock = lock_of(&[record("a", "11", "1.0.0"), record("b", "22", "1.0.0")]);
+        assert!(
+            drift(
+                &lock,
+                &[record("a", "11", "1.0.0"), record("b", "22", "1.0.0")]
+            )
+            .is_empty()
+        );
+        let mut moved = record("b", "23", "1.1.0");
+        moved.source = SourceIdentity::Git {
+            url: "file:///elsewhere".to_owned(),
+            subdir: "b".to_owned(),
+        };
+        let found = drift(&lock, &[moved, record("c", "33", "1.0.0")]);
+        let kinds: Vec<(&str, DriftKind)> = found.iter().map(|d| (d.id.as_str(), d.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a", DriftKind::Missing),
+                ("b", DriftKind::Digest),
+                ("b", DriftKind::Version),
+                ("b", DriftKind::Source),
+                ("c", DriftKind::Extra),
+            ]
+        );
+        assert_eq!(found[1].locked.as_deref(), Some("22"));
+        assert_eq!(found[1].installed.as_deref(), Some("23"));
+    }
+
+    #[test]
+    fn a_record_without_provenance_locks_only_when_its_source_implies_one() {
+        let mut git = record("a", "11", "1.0.0");
+        git.provenance = None;
+        let entry = LockEntry::from_record(&git, false, LockEnablement::user(true)).unwrap();
+        assert_eq!(entry.provenance.commit, git.commit);
+        let mut archive = git.clone();
+        archive.source = SourceIdentity::archive(b"bytes");
+        let error =
+            LockEntry::from_record(&archive, false, LockEnablement::user(true)).unwrap_err();
+        assert_eq!(error.kind(), SourceErrorKind::InvalidLock);
+    }
+
+    #[test]
+    fn hashes_and_times_have_their_standard_forms() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        // SHA-512 of the empty string, base64 (as `npm` and browsers write integrity).
+        assert_eq!(
+            sha512_integrity(b""),
+            "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+        );
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(951_782_400 + 3_723);
+        assert_eq!(rfc3339(at), "2000-02-29T01:02:03Z");
+        assert_eq!(rfc3339(std::time::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let p = Provenance::new(ProvenanceKind::Directory, "/x", std::time::UNIX_EPOCH);
+        assert_eq!(p.installed_at, "1970-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn an_older_or_unreadable_recorded_provenance_is_unknown_never_an_error() {
+        let mut value = serde_json::to_value(record("a", "11", "1.0.0")).unwrap();
+        value.as_object_mut().unwrap().remove("provenance");
+        let older: InstalledRecord = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(older.provenance, None);
+        assert!(
+            !serde_json::to_string(&older)
+                .unwrap()
+                .contains("provenance")
+        );
+        value["provenance"] = serde_json::json!({"kind": "carrier-pigeon", "future": 1});
+        let newer: InstalledRecord = serde_json::from_value(value).unwrap();
+        assert_eq!(newer.provenance, None);
+        assert_eq!(newer.digest, "11");
+    }
+
+    #[test]
+    fn a_locked_npm_spec_is_an_absolute_path_or_an_exact_registry_version() {
+        use crate::lock::npm_refusal;
+        assert_eq!(npm_refusal("/work/hub/pkg-1.0.0.tgz"), None);
+        assert_eq!(npm_refusal("left-pad@1.3.0"), None);
+        assert_eq!(npm_refusal("@scope/pkg@2.0.0"), None);
+        for bad in [
+            "left-pad",
+            "left-pad@^1.0.0",
+            "left-pad@latest",
+            "git+https://example.invalid/x.git",
+            "file:../x",
+            "./relative",
+            "alias@npm:other@1.0.0",
+        ] {
+            assert!(npm_refusal(bad).is_some(), "{bad}");
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod collect;
 mod components;
 mod installed;
 mod marketplace;
+mod provenance;
 mod scaffold;
 mod store;
 mod support;

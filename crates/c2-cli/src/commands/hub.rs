@@ -267,3 +267,25 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
     out.print(&lines.join("\n"));
     Ok(code)
 }
+
+/// `marketplace` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum MarketplaceAction {
+    /// Read and validate a catalog, then add it to the configured catalogs
+    Add {
+        /// A marketplace.json, a directory holding one, a git+URL#REF:DIR or a GitHub URL
+        #[arg(value_name = "PATH|URL")]
+        location: String,
+        /// The name to keep it under [default: the catalog's `name`]
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Remove a configured catalog (installed bundles keep their origin)
+    Remove {
+        /// The configured catalog's name
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// The configured catalogs
+    List,
+}

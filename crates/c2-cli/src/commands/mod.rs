@@ -5,9 +5,11 @@
 pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod hub;
+pub(crate) mod info;
 pub(crate) mod install;
 pub(crate) mod invoke;
 pub(crate) mod list;
+pub(crate) mod lock;
 pub(crate) mod lsp;
 pub(crate) mod mcp;
 pub(crate) mod new;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use c2_bundle_collector::{CollectOptions, Limits, SourceIdentity, Store, StoreOptions};
 use c2_sources::{
-    Catalogs, EntryLookup, FetchOptions, Source, SourceError, SourceErrorKind, fetch,
+    Catalogs, EntryLookup, FetchOptions, LockEnablement, LockEntry, LockFile, Source, SourceError,
+    SourceErrorKind, fetch, fetch_locked,
 };
 use serde_json::{Value, json};
 
@@ -377,4 +378,47 @@ async fn configured_catalogs_are_listed_refuse_duplicates_and_are_removed() {
         .await
         .unwrap_err();
     assert_eq!(invalid.kind(), SourceErrorKind::InvalidCatalog);
+}
+
+#[tokio::test]
+async fn a_locked_git_entry_is_fetched_at_its_commit_after_the_branch_moved_on() {
+    let env = Env::new();
+    let repo = env.path("repo");
+    let commit = repository(&repo, "alpha");
+    let text = format!("git+file://{}#main:packs/alpha", repo.display());
+    let source = Source::parse(&text, EntryLookup::Off).unwrap();
+    let fetched = fetch(&source, &env.options).await.unwrap();
+    let provenance = fetched.request.provenance.clone().unwrap();
+    assert_eq!(provenance.reference.as_deref(), Some("main"));
+    assert_eq!(provenance.commit.as_deref(), Some(commit.as_str()));
+    let record = env
+        .store
+        .install(&fetched.bundle, &fetched.request)
+        .unwrap();
+    let lock = LockFile::new(vec![
+        LockEntry::from_record(&record, true, LockEnablement::user(true)).unwrap(),
+    ]);
+
+    // main moves on; the lock still brings back the recorded commit's bytes.
+    std::fs::write(repo.join("packs/alpha/README.md"), "# changed\n").unwrap();
+    run(
+        &repo,
+        "git",
+        &["commit", "--quiet", "--all", "-m", "second"],
+    );
+    let again = fetch_locked(&lock, &env.options).await.unwrap();
+    let [again] = again.as_slice() else {
+        panic!("one entry")
+    };
+    assert_eq!(again.bundle.digest, record.digest);
+    assert_eq!(again.request.commit.as_deref(), Some(commit.as_str()));
+    assert_eq!(again.request.source, record.source);
+    env.assert_no_work_left();
+
+    // A commit the repository does not have refuses the set.
+    let mut missing = lock.clone();
+    missing.plugins[0].provenance.commit = Some("0".repeat(40));
+    let error = fetch_locked(&missing, &env.options).await.unwrap_err();
+    assert_eq!(error.kind(), SourceErrorKind::GitFailed, "{error}");
+    env.assert_no_work_left();
 }
