@@ -284,7 +284,7 @@ pub enum HostError {
         /// Advice for the person, in a command line's terms (see [`HostError::hint`]).
         hint: Option<String>,
         /// The same advice, structured (see [`HostError::next_action`]).
-        next: Option<NextAction>,
+        next: Option<Box<NextAction>>,
         /// The plugin's own JSON-RPC error, when a plugin answered with one.
         plugin: Option<PluginError>,
         /// The error this one was made from (a kernel dispatch error, for example).
@@ -367,7 +367,7 @@ impl HostError {
     /// The hint's advice as an action a frontend can offer, when it has that form.
     pub fn next_action(&self) -> Option<&NextAction> {
         match self {
-            HostError::Command { next, .. } => next.as_ref(),
+            HostError::Command { next, .. } => next.as_deref(),
             _ => None,
         }
     }
@@ -416,7 +416,7 @@ impl HostError {
     #[must_use]
     pub(crate) fn advise(mut self, advice: Advice<'_>) -> Self {
         if let HostError::Command { hint, next, .. } = &mut self {
-            (*hint, *next) = (Some(advice.hint()), Some(advice.next()));
+            (*hint, *next) = (Some(advice.hint()), Some(Box::new(advice.next())));
         }
         self
     }
@@ -609,7 +609,7 @@ impl From<c2_kernel::Error> for HostError {
             kind,
             message: error.to_string(),
             hint: raised.and_then(HostError::hint).map(str::to_owned),
-            next: raised.and_then(HostError::next_action).cloned(),
+            next: raised.and_then(|e| e.next_action().cloned().map(Box::new)),
             plugin: error
                 .remote()
                 .map(PluginError::from)
