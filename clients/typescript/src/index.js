@@ -79,6 +79,9 @@ export const CLIENT_METHODS = Object.freeze({
   "hub/update": "update",
 });
 
+/** What a connect to a socket that no service listens on fails with. */
+const NOTHING_LISTENING = ["ENOENT", "ECONNREFUSED", "ECONNRESET", "ENOTDIR"];
+
 const DEFAULTS = Object.freeze({
   maxFrameBytes: 8 * 1024 * 1024,
   maxPending: 256,
@@ -457,13 +460,17 @@ export class RelayClient {
     const known = options.socket ?? (options.pluginsDir ? join(options.pluginsDir, SOCKET_FILE) : undefined);
     if (known !== undefined) {
       const client = await RelayClient.connect(known, options).catch((error) => {
-        if (!["ENOENT", "ECONNREFUSED"].includes(error.errno)) throw error;
+        if (!NOTHING_LISTENING.includes(error.errno)) throw error;
         return undefined;
       });
-      if (client) {
+      // A socket a killed service left behind may still take a connection while the dying
+      // process closes it: a service that answers is alive (a request before
+      // `relay/initialize` is answered -32010); one that closes instead is replaced.
+      if (client && (await client.#answers())) {
         client.service = { socket: known, pid: undefined, spawned: false, owned: false };
         return client;
       }
+      client?.close();
     }
     const owned = (options.service ?? "owned") === "owned";
     const args = ["serve", "--format", "json"];
@@ -923,6 +930,15 @@ export class RelayClient {
     else waiter.resolve(message.result);
   }
 
+  /** Whether the relay answers at all (before `relay/initialize`, with -32010). */
+  async #answers() {
+    const answer = await this.request("relay/describe", {}).then(
+      () => true,
+      (error) => error instanceof RelayError,
+    );
+    return answer;
+  }
+
   /** The connection ended under the client; a spawn that failed reports itself instead. */
   #lost(error) {
     if (this.child && this.child.pid === undefined) return;
@@ -965,6 +981,8 @@ function startService(binary, args, options, owned) {
     }
     let settled = false;
     let text = "";
+    // What the service printed, for its failure (a pretty-printed JSON document); bounded.
+    let printed = "";
     const settle = (fn, value) => {
       if (settled) return;
       settled = true;
@@ -979,6 +997,7 @@ function startService(binary, args, options, owned) {
     child.on("error", (error) => settle(reject, new SpawnError(binary, error)));
     child.stdout.on("data", (chunk) => {
       text += chunk.toString("utf8");
+      if (printed.length < 65_536) printed += chunk.toString("utf8");
       let newline;
       while ((newline = text.indexOf("\n")) !== -1) {
         const line = text.slice(0, newline);
@@ -997,20 +1016,24 @@ function startService(binary, args, options, owned) {
           settle(resolve, { child, ready: message });
           return;
         }
-        if (message?.error) {
-          if (message.error.kind === "service_running") {
-            settle(resolve, { joinOther: true, failure: message.error });
-            return;
-          }
-          const failed = new SpawnError(binary, undefined, "exited", `the service ${binary} failed: ${message.error.message}`);
-          failed.failure = message.error;
-          settle(reject, failed);
-          return;
-        }
       }
     });
-    child.once("exit", (code, signal) => {
-      settle(reject, new SpawnError(binary, undefined, "exited", `the service ${binary} exited before it was ready (${signal ?? `code ${code}`})`));
+    // Once its output is complete: a service that exited before it was ready printed why.
+    child.once("close", (code, signal) => {
+      let failure;
+      try {
+        failure = JSON.parse(printed)?.error;
+      } catch {
+        failure = undefined;
+      }
+      if (failure?.kind === "service_running") {
+        settle(resolve, { joinOther: true, failure });
+        return;
+      }
+      const why = failure?.message ?? `it exited before it was ready (${signal ?? `code ${code}`})`;
+      const failed = new SpawnError(binary, undefined, "exited", `the service ${binary} failed: ${why}`);
+      failed.failure = failure;
+      settle(reject, failed);
     });
   });
 }
