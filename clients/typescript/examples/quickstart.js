@@ -5,7 +5,8 @@
 //
 //   C2_PLUGINS_BIN=/path/to/c2-plugins node examples/quickstart.js PLUGINS_DIR BUNDLE PROJECT COMMAND
 //
-// Prints one JSON line per step. The client's test suite runs it against a real service.
+// Prints one JSON line per step. The client's test suite runs it against a real service, and
+// xtask type-checks it against the `.d.ts`.
 
 import { RelayClient, RelayError } from "@codetwo/c2-plugins-relay";
 
@@ -14,11 +15,12 @@ if (!command) {
   console.error("usage: quickstart.js PLUGINS_DIR BUNDLE PROJECT COMMAND");
   process.exit(2);
 }
+/** One line of output. @param {string} name @param {object} value */
 const step = (name, value) => console.log(JSON.stringify({ step: name, ...value }));
 
 // Joins a service already serving the directory, or starts one this process owns.
 const client = await RelayClient.connectOrSpawn(process.env.C2_PLUGINS_BIN ?? "c2-plugins", { pluginsDir });
-step("service", { spawned: client.service.spawned, owned: client.service.owned });
+step("service", { spawned: client.service?.spawned, owned: client.service?.owned });
 try {
   await client.initialize({ name: "quickstart", version: "1.0.0" });
 
@@ -36,7 +38,7 @@ try {
   const refused = await client.invoke(command, { cwd: project }, { project }).catch((error) => error);
   if (!(refused instanceof RelayError)) throw new Error(`expected a refusal, got ${JSON.stringify(refused)}`);
   step("refused", { kind: refused.kind, next: refused.next });
-  if (refused.next?.action === "trust") await client.trust(refused.next.id);
+  if (refused.next?.action === "trust" && refused.next.id) await client.trust(refused.next.id);
 
   // Enabled in the project only: its commands and descriptors are listed before first use.
   await client.enable(installed.id, project);
@@ -51,5 +53,5 @@ try {
 } finally {
   client.close();
   // A service this process started is stopped by `close()`; wait for it to be gone.
-  if (client.service.owned) step("exited", { code: await client.exited() });
+  if (client.service?.owned) step("exited", { code: await client.exited() });
 }
