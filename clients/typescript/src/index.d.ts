@@ -1,4 +1,4 @@
-// Types of the c2-plugins serve relay 2.0.0 client (docs/relay.md).
+// Types of the c2-plugins serve relay 2.0.0 client (docs/relay.md; README.md shows the API in use).
 
 import type { Readable, Writable } from "node:stream";
 
