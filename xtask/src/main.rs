@@ -334,6 +334,7 @@ fn sdk_suites() -> Result<()> {
                 "--types",
                 "node",
                 "examples/quickstart.js",
+                "examples/windows.js",
                 "test/types-check.mts",
             ],
         ),

@@ -7,6 +7,7 @@
 // src/index.d.ts types them; README.md and docs/desktop.md show how a frontend uses them.
 
 import { spawn } from "node:child_process";
+import { statSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -432,11 +433,31 @@ export class RelayClient {
    * @param {string} socketPath e.g. `<plugins-dir>/.serve.sock`
    */
   static connect(socketPath, options = {}) {
+    const connectFailed = (error) =>
+      new ConnectionClosedError("connect_failed", `cannot connect to ${socketPath}: ${error.code ?? error.message}`, error);
     return new Promise((resolve, reject) => {
-      const socket = createConnection({ path: socketPath });
-      const failed = (error) =>
-        reject(new ConnectionClosedError("connect_failed", `cannot connect to ${socketPath}: ${error.code ?? error.message}`, error));
-      socket.once("error", failed);
+      // A path with nothing there fails without a connect: Bun's test runner reports the
+      // failed connect of a missing Unix socket as an uncaught error even when it is handled.
+      try {
+        statSync(socketPath);
+      } catch (error) {
+        reject(connectFailed(error));
+        return;
+      }
+      let socket;
+      try {
+        socket = createConnection({ path: socketPath });
+      } catch (error) {
+        reject(connectFailed(error));
+        return;
+      }
+      // `on`, not `once`: a runtime may report a failed connect more than once, and an 'error'
+      // without a listener is thrown.
+      const failed = (error) => {
+        socket.destroy();
+        reject(connectFailed(error));
+      };
+      socket.on("error", failed);
       socket.once("connect", () => {
         socket.off("error", failed);
         resolve(new RelayClient(socket, socket, options));

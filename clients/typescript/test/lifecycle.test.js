@@ -20,7 +20,7 @@ import {
   SpawnError,
 } from "../src/index.js";
 import { test } from "./runner.js";
-import { alive, required, sandbox, sleeperBundle, until } from "./service.js";
+import { alive, panelBundle, required, sandbox, sleeperBundle, until } from "./service.js";
 
 const binary = required("C2_PLUGINS_BIN");
 const helloRuntime = required("C2_HELLO_RUNTIME");
@@ -356,6 +356,43 @@ test("examples/quickstart.js runs the README's flow against a real service and l
     assert.deepEqual(steps.ui.slots, ["composer.toolbar"]);
     assert.equal(steps.invoked.result.git.branch, "main");
     assert.equal(steps.exited.code, 0);
+    assert.equal(existsSync(join(box.plugins, ".serve.sock")), false, "nothing left listening");
+  } finally {
+    rmSync(box.root, { recursive: true, force: true });
+  }
+});
+
+test("examples/windows.js: two windows' sessions, and a cancel retried at once, against a real service", async () => {
+  const box = sandbox();
+  try {
+    const install = (dir) =>
+      spawnSync(binary, ["--plugins-dir", box.plugins, "install", dir, "--trust", "--enable"], { encoding: "utf8" }).stdout.trim();
+    const panel = install(panelBundle(box.root));
+    install(sleeperBundle(box.root));
+    const root = new URL("..", import.meta.url).pathname;
+    const run = spawnSync(
+      process.execPath,
+      [join(root, "examples", "windows.js"), box.plugins, panel, "panel", "fixture.sleep", '{"ms":600000}', '{"ms":1}'],
+      { cwd: box.repo, encoding: "utf8", env: { ...process.env, C2_PLUGINS_BIN: binary }, timeout: 120_000 },
+    );
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    const steps = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(steps[0], { step: "windows", firstSpawned: true, secondSpawned: false });
+    const invoked = steps.filter((s) => s.step === "invoked");
+    assert.deepEqual(
+      invoked.map((s) => [s.window, s.result.sessionId, s.result.cwd, s.result.invoked === s.action]),
+      [
+        ["window-1", "window-1", box.repo, true],
+        ["window-2", "window-2", box.repo, true],
+      ],
+    );
+    const byName = Object.fromEntries(steps.map((s) => [s.step, s]));
+    assert.deepEqual(byName.cancelled, { step: "cancelled", cancelled: true, cause: "the user closed the panel" });
+    assert.ok(byName.retried.result !== undefined);
+    assert.equal(byName.exited.code, 0);
     assert.equal(existsSync(join(box.plugins, ".serve.sock")), false, "nothing left listening");
   } finally {
     rmSync(box.root, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 
 export function required(name) {
   const value = process.env[name];
-  assert.ok(value, `${name} must be set (see the comment at the top of this file)`);
+  assert.ok(value, `${name} must be set (see the comment at the top of relay.test.js)`);
   return value;
 }
 
