@@ -274,8 +274,10 @@ fn tidy_all() -> Result<()> {
 
 /// The plugin SDKs' own suites and packaging: sdks/typescript under `node --test` and `bun test`
 /// (ajv installed there by `npm ci`, which .ci/run does), its types compiled by tsc, and
-/// `npm pack --dry-run`; sdks/python type-checked by mypy (--strict, for 3.10), under pytest and
-/// built into a wheel (in target/, with the installed setuptools and wheel).
+/// `npm pack --dry-run`; the relay client's `.d.ts` checked by the same tsc against its
+/// example and its type test (its suites run from the c2-cli tests, against a real service);
+/// sdks/python type-checked by mypy (--strict, for 3.10), under pytest and built into a wheel
+/// (in target/, with the installed setuptools and wheel).
 fn sdk_suites() -> Result<()> {
     let root = root();
     let typescript = root.join("sdks/typescript");
@@ -285,7 +287,8 @@ fn sdk_suites() -> Result<()> {
     }
     let wheels = root.join("target/sdk-wheels");
     let wheels_arg = wheels.to_string_lossy().into_owned();
-    let steps: [(&str, &Path, &str, Vec<&str>); 7] = [
+    let client = root.join("clients/typescript");
+    let steps: [(&str, &Path, &str, Vec<&str>); 8] = [
         (
             "sdks/typescript: node --test",
             &typescript,
@@ -309,6 +312,31 @@ fn sdk_suites() -> Result<()> {
             &typescript,
             "npm",
             vec!["pack", "--dry-run"],
+        ),
+        (
+            "clients/typescript: the types (tsc) against the example and the type test",
+            &client,
+            "node",
+            vec![
+                "../../sdks/typescript/node_modules/typescript/bin/tsc",
+                "--noEmit",
+                "--strict",
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                "--target",
+                "es2022",
+                "--allowJs",
+                "--checkJs",
+                "--typeRoots",
+                "../../sdks/typescript/node_modules/@types",
+                "--types",
+                "node",
+                "examples/quickstart.js",
+                "examples/windows.js",
+                "test/types-check.mts",
+            ],
         ),
         (
             "sdks/python: mypy --strict",

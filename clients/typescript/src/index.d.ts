@@ -1,9 +1,16 @@
-// Types of the c2-plugins serve relay 2.0.0 client (docs/relay.md).
+// Types of the c2-plugins serve relay 2.0.0 client (docs/relay.md; README.md shows the API in use).
 
 import type { Readable, Writable } from "node:stream";
 
 export declare const RELAY_VERSION: "2.0.0";
 export declare const REQUEST_CANCELLED: -32800;
+export declare const HOST_BUSY: -32003;
+/** The default socket's file name in a plugins directory (`<plugins-dir>/.serve.sock`). */
+export declare const SOCKET_FILE: ".serve.sock";
+/** The methods `$/cancelRequest` abandons (docs/schemas/relay.json's `cancellable`). */
+export declare const CANCELLABLE: readonly ("command/invoke" | "ui/invoke" | "connectors/invoke")[];
+/** Every relay method with the `RelayClient` method that sends it. */
+export declare const CLIENT_METHODS: Readonly<Record<RelayMethod, keyof RelayClient>>;
 
 /**
  * Every method the relay answers, as docs/relay.md and docs/schemas/relay.json name them (a
@@ -48,6 +55,59 @@ export type RelayMethod =
   | "hub/outdated"
   | "hub/update";
 
+/**
+ * Each relay method's params, one line per method, as docs/schemas/relay.json describes them
+ * (the agreement test compares the members and which are optional).
+ */
+export interface RelayParams {
+  "relay/initialize": { protocolVersion: string; client?: ClientInfo; uiCacheKey?: string };
+  "relay/describe": {};
+  "plugins/list": {};
+  "plugins/install": { source: string; trust?: boolean; enable?: boolean; marketplace?: string };
+  "plugins/uninstall": { id: string };
+  "plugins/trust": { id: string };
+  "plugins/untrust": { id: string };
+  "plugins/enable": { id: string; project?: string; component?: string };
+  "plugins/disable": { id: string; project?: string; component?: string };
+  "plugins/inherit": { id: string; project?: string; component?: string };
+  "plugins/reset": { id?: string };
+  "plugins/plan": { id: string; change: PlanChange; project?: string; component?: string };
+  "plugins/apply": { plan: Plan };
+  "plugins/runtimePid": { id: string; project?: string };
+  "plugins/refresh": {};
+  "realm/catalog": { project?: string };
+  "realm/commands": { project?: string };
+  "command/invoke": { command: string; args?: unknown; project?: string };
+  "ui/catalog": { project?: string };
+  "ui/invoke": { id: string; ui: string; project?: string; sessionId?: string; operation?: UiOperation; actionId?: string; context?: UiContext };
+  "lsp/list": { project?: string };
+  "lsp/resolve": { language: string; project: string };
+  "mcp/list": { project?: string; envValues?: boolean };
+  "skills/list": { project?: string };
+  "scenes/list": { project?: string };
+  "connectors/list": {};
+  "connectors/registerProvider": { provider: string };
+  "connectors/invoke": { id: string; connector: string; operation: string; input?: unknown; project?: string };
+  "events/subscribe": { event: string };
+  "events/unsubscribe": { subscription: number };
+  "events/publish": { name: string; payload?: unknown };
+  "hub/marketplaces": {};
+  "hub/addMarketplace": { location: string; name?: string };
+  "hub/removeMarketplace": { name: string };
+  "hub/search": { text: string; marketplace?: string };
+  "hub/outdated": {};
+  "hub/update": { id?: string };
+}
+
+/** What a client tells `relay/initialize` about itself. */
+export interface ClientInfo {
+  name: string;
+  version: string;
+}
+
+/** A `host.actions` operation. */
+export type UiOperation = "render" | "invoke";
+
 export interface ClientOptions {
   /** The longest line accepted from the relay, in bytes (default 8 MiB). */
   maxFrameBytes?: number;
@@ -60,6 +120,67 @@ export interface SpawnOptions extends ClientOptions {
   env?: Record<string, string>;
   cwd?: string;
   stderr?: "inherit" | "ignore" | "pipe";
+}
+
+export interface ConnectOrSpawnOptions extends ClientOptions {
+  /** The socket; default `<pluginsDir>/.serve.sock` (the service's default when neither is given). */
+  socket?: string;
+  pluginsDir?: string;
+  /**
+   * Who owns a service this call starts: `"owned"` (default) keeps it a child of this process,
+   * stopped by `close()`; `"detached"` leaves it running for other windows, the CLI and later
+   * starts, until SIGTERM.
+   */
+  service?: "owned" | "detached";
+  env?: Record<string, string>;
+  cwd?: string;
+  stderr?: "inherit" | "ignore";
+  /** How long a started service may take to print its ready line (default 30 000 ms). */
+  readyTimeoutMs?: number;
+}
+
+/** The line `c2-plugins serve --socket --format json` prints on stdout once it accepts connections. */
+export interface ReadyLine {
+  ready: true;
+  socket: string;
+  pluginsDir: string;
+  pid: number;
+  relayVersion: string;
+}
+
+/** The socket service a `connectOrSpawn` client reached. */
+export interface ServiceInfo {
+  socket: string;
+  /** The pid of a service this call started (`undefined` when it joined a running one). */
+  pid: number | undefined;
+  /** Whether this call started it. */
+  spawned: boolean;
+  /** Whether `close()` stops it. */
+  owned: boolean;
+}
+
+/** A relay error's advice as an action a frontend can offer (`data.next`). */
+export interface NextAction {
+  action:
+    | "trust"
+    | "enable"
+    | "enable_component"
+    | "list_bundles"
+    | "list_commands"
+    | "list_mcp_servers"
+    | "disable_conflicting"
+    | (string & {});
+  /** The bundle the action is about. */
+  id?: string;
+  /** The component (`<kind>:<local-id>`), for `enable_component`. */
+  component?: string;
+  /** The project the action applies in. */
+  project?: string;
+}
+
+/** Removes what it was returned for; also `using`-disposable where the runtime has `Symbol.dispose`. */
+export interface Disposable {
+  dispose(): void;
 }
 
 export interface InitializeResult {
@@ -190,12 +311,15 @@ export interface Applied {
   impact: Impact;
 }
 
+/** The change a plan makes. */
+export type PlanChange = { action: "enable" | "disable" | "inherit" } | { action: "configure"; config: unknown };
+
 /** A plan (`plugins/plan`); pass it back unchanged to `plugins/apply`. */
 export interface Plan {
   format: number;
   id: string;
   project: string | null;
-  change: { action: "enable" | "disable" | "inherit" } | { action: "configure"; config: unknown };
+  change: PlanChange;
   component?: string;
   revisions: { graph: Revision; config: Revision; project: Revision | null };
   impact: Impact;
@@ -340,6 +464,52 @@ export interface UiInvokeOptions {
   signal?: AbortSignal;
 }
 
+/** One UI descriptor of `ui/catalog`. */
+export interface UiEntry {
+  bundle: string;
+  id: string;
+  label?: string;
+  command?: string;
+  [key: string]: unknown;
+}
+
+/** `ui/catalog`: the realm's descriptors per slot (e.g. `host.actions`). */
+export type UiCatalog = Record<string, UiEntry[]>;
+
+/** `lsp/list`: the realm's language mappings (as `c2-plugins lsp --list --format json`). */
+export interface LanguageListing {
+  languages: { language: string; [key: string]: unknown }[];
+  [key: string]: unknown;
+}
+
+/** `lsp/resolve`: the one active plugin that maps the language, or the editor's built-in. */
+export type ResolvedLanguage =
+  | { kind: "plugin"; bundle: string; server: Record<string, unknown>; program: string }
+  | { kind: "builtIn"; builtin: string };
+
+/** One declared connector (`connectors/list`). */
+export interface ConnectorStatus {
+  bundle: string;
+  id: string;
+  provider: string;
+  capabilities: string[];
+  supported: boolean;
+  disabled: boolean;
+  [key: string]: unknown;
+}
+
+/** The description document `relay/describe` answers (docs/schemas/relay.json). */
+export interface RelayDescription {
+  protocolVersion: string;
+  relay: string;
+  transport: string;
+  integers: string;
+  documentation: string;
+  methods: { name: RelayMethod; summary: string; cancellable: boolean; params: Record<string, unknown> }[];
+  clientNotifications: { name: string; params: unknown }[];
+  serverNotifications: { name: string; params: unknown }[];
+}
+
 export interface RelayEvent {
   subscription: number;
   name: string;
@@ -355,6 +525,7 @@ export declare function majorVersion(version: unknown): number | undefined;
 export declare class RelayVersionError extends Error {
   readonly kind: "version_mismatch";
   readonly code: "ERR_RELAY_VERSION";
+  readonly retryable: false;
   /** What the relay answered. */
   readonly relayVersion: unknown;
   /** This client's version. */
@@ -362,29 +533,42 @@ export declare class RelayVersionError extends Error {
 }
 
 /**
- * The connection is gone: the relay closed it or exited, I/O failed (the stream's error is the
- * `cause`), a line exceeded `maxFrameBytes`, or the client was closed. Retryable on a new
- * connection.
+ * The connection is gone or never came: the relay closed it or exited, I/O failed (the
+ * stream's error is the `cause`), the socket could not be reached, a line exceeded
+ * `maxFrameBytes`, or the client was closed. Retryable on a new connection, except a closed
+ * client and an oversized line.
  */
 export declare class ConnectionClosedError extends Error {
   readonly kind: "connection_closed";
   readonly code: "ERR_RELAY_CLOSED";
-  readonly reason: "relay_closed" | "io_error" | "frame_too_large" | "client_closed";
+  readonly reason: "relay_closed" | "io_error" | "connect_failed" | "frame_too_large" | "client_closed";
+  readonly retryable: boolean;
+  /** `ECONNRESET`, `ENOENT`, `ECONNREFUSED`, ... when the system named one. */
+  readonly errno: string | undefined;
 }
 
-/** `RelayClient.spawn` could not start the service (missing or not executable): every request rejects with it. */
+/**
+ * The service could not be started: the binary is missing or not executable (`"spawn"`), or
+ * a `connectOrSpawn` service exited before it was ready (`"exited"`, its printed `failure`
+ * attached) or did not announce readiness in time (`"timeout"`).
+ */
 export declare class SpawnError extends Error {
   readonly kind: "spawn_failed";
   readonly code: "ERR_RELAY_SPAWN";
+  readonly retryable: false;
   readonly binary: string;
+  readonly reason: "spawn" | "exited" | "timeout";
   /** `ENOENT`, `EACCES`, ... when the system named one. */
   readonly errno: string | undefined;
+  /** The service's own failure (`{kind, message, hint?}`), when it printed one. */
+  readonly failure: { kind: string; message: string; hint?: string; [key: string]: unknown } | undefined;
 }
 
 /** `maxPending` requests were already waiting; retry once some are answered. */
 export declare class PendingLimitError extends Error {
   readonly kind: "too_many_pending";
   readonly code: "ERR_RELAY_PENDING_LIMIT";
+  readonly retryable: true;
   readonly limit: number;
 }
 
@@ -395,12 +579,18 @@ export declare class RelayError extends Error {
   readonly data: unknown;
   /** The host's error kind (e.g. `not_trusted`, `unknown_command`, `host_busy`), when the host produced it. */
   readonly kind: string | undefined;
-  /** The host's advice for a person (what to run), kept apart from the message, when it has one. */
+  /** The host's advice for a person, kept apart from the message, when it has one. */
   readonly hint: string | undefined;
+  /** The same advice as an action a frontend can offer (a "Trust" button for `not_trusted`). */
+  readonly next: NextAction | undefined;
+  /** Whether the fault is the environment's (unreadable store, bad paths). */
+  readonly environment: boolean;
   /** The plugin's own error of a failed command: its code and data. */
   readonly pluginError: { code: number; data?: unknown } | undefined;
   /** The findings of an invalid bundle. */
   readonly diagnostics: unknown[] | undefined;
+  /** True when the relay was busy (`-32003`, kind `host_busy`): retry later. */
+  readonly retryable: boolean;
 }
 
 /**
@@ -411,14 +601,63 @@ export declare class RelayError extends Error {
 export declare class CancelledError extends RelayError {
   readonly code: -32800;
   readonly kind: "cancelled";
+  readonly retryable: false;
+}
+
+/**
+ * The runtime serving this call was stopped under it: another caller (another window on the
+ * same socket service) cancelled a call on it, or the bundle was unloaded. Retry: the next call
+ * starts the runtime again.
+ */
+export declare class RuntimeStoppedError extends RelayError {
+  readonly kind: "cancelled";
+  readonly retryable: true;
+}
+
+/** The events of one subscription as an async iterator (`client.events(name)`). */
+export declare class EventStream<P = unknown> implements AsyncIterableIterator<RelayEvent & { payload: P }> {
+  readonly event: string;
+  /** The subscription number, once `ready` resolved. */
+  readonly subscription: number | undefined;
+  /** Resolves with the subscription number; rejects when the relay refused it. */
+  readonly ready: Promise<number>;
+  /** Resolves once the stream ended: with nothing when it was closed, with the error when the connection ended. */
+  readonly ended: Promise<Error | undefined>;
+  /** Events dropped in this client because the reader held `maxQueued` untaken ones. */
+  readonly droppedLocally: number;
+  /** Unsubscribes and ends the stream normally. */
+  close(): Promise<void>;
+  next(): Promise<IteratorResult<RelayEvent & { payload: P }, undefined>>;
+  return(): Promise<IteratorResult<RelayEvent & { payload: P }, undefined>>;
+  [Symbol.asyncIterator](): EventStream<P>;
+}
+
+export interface SubscribeOptions {
+  /** Called once when the subscription ends: with nothing after `unsubscribe`, with the error when the connection ended. */
+  onEnd?: (error: Error | undefined) => void;
+}
+
+export interface EventsOptions {
+  /** Aborting unsubscribes and ends the stream. */
+  signal?: AbortSignal;
+  /** Events held for a slow reader before further ones are dropped (default 1024). */
+  maxQueued?: number;
 }
 
 export declare class RelayClient {
   constructor(input: Readable, output: Writable, options?: ClientOptions);
   static spawn(binary: string, options?: SpawnOptions): RelayClient;
   static connect(socketPath: string, options?: ClientOptions): Promise<RelayClient>;
-  request<T = unknown>(method: RelayMethod | (string & {}), params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
-  initialize(client?: { name: string; version: string }, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
+  /** Joins the socket service, or starts one and joins it once its ready line arrived. */
+  static connectOrSpawn(binary: string, options?: ConnectOrSpawnOptions): Promise<RelayClient>;
+  /** The socket service `connectOrSpawn` reached. */
+  readonly service: ServiceInfo | undefined;
+  /** Resolves (never rejects) with the error that ended the connection. */
+  readonly closed: Promise<ConnectionClosedError | SpawnError>;
+  request<M extends RelayMethod>(method: M, params?: RelayParams[M], options?: { signal?: AbortSignal }): Promise<unknown>;
+  request<T = unknown>(method: string, params?: unknown, options?: { signal?: AbortSignal }): Promise<T>;
+  initialize(client?: ClientInfo, options?: { uiCacheKey?: string }): Promise<InitializeResult>;
+  describe(): Promise<RelayDescription>;
   list(): Promise<BundleStatus[]>;
   install(source: string, options?: { trust?: boolean; enable?: boolean; marketplace?: string }): Promise<InstallResult & { origin?: CatalogOrigin }>;
   marketplaces(): Promise<Marketplace[]>;
@@ -432,26 +671,40 @@ export declare class RelayClient {
   untrust(id: string): Promise<Applied>;
   enable(id: string, project?: string): Promise<Applied>;
   disable(id: string, project?: string): Promise<Applied>;
+  /** Drops the bundle's choice in `project`, so the user scope's applies there. */
+  inherit(id: string, project: string): Promise<Applied>;
   /** One component's choice (`<kind>:<local-id>`); `inherit` drops the override in that scope. */
   setComponent(id: string, component: string, state: "enable" | "disable" | "inherit", project?: string): Promise<Applied & { component: string }>;
   runtimePid(id: string, project?: string): Promise<number | null>;
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<CatalogRow[]>;
-  plan(id: string, change: Plan["change"], options?: { project?: string; component?: string }): Promise<Plan>;
+  plan(id: string, change: PlanChange, options?: { project?: string; component?: string }): Promise<Plan>;
   apply(plan: Plan): Promise<Applied>;
   reset(id?: string): Promise<{ id: string | null; revision: Revision }>;
   mcpServers(project?: string, options?: { envValues?: boolean }): Promise<McpServerRow[]>;
   skills(project?: string): Promise<LibraryItem[]>;
   scenes(project?: string): Promise<SceneRow[]>;
+  languages(project?: string): Promise<LanguageListing>;
+  resolveLanguage(language: string, project: string): Promise<ResolvedLanguage>;
+  uiCatalog(project?: string): Promise<UiCatalog>;
+  connectors(): Promise<ConnectorStatus[]>;
+  registerProvider(provider: string): Promise<unknown>;
+  invokeConnector<T = unknown>(id: string, connector: string, operation: string, input?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
   invoke<T = unknown>(command: string, args?: unknown, options?: { project?: string; signal?: AbortSignal }): Promise<T>;
   invokeUi(id: string, ui: string, options?: UiInvokeOptions & { operation?: "render" }): Promise<HostActionsRender>;
   invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
-  subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
-  subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;
-  subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;
+  subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void, options?: SubscribeOptions): Promise<number>;
+  subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void, options?: SubscribeOptions): Promise<number>;
+  subscribe(event: string, onEvent: (event: RelayEvent) => void, options?: SubscribeOptions): Promise<number>;
+  events(event: "store/changed", options?: EventsOptions): EventStream<StoreChanged>;
+  events(event: "connector/event", options?: EventsOptions): EventStream<ConnectorEvent>;
+  events(event: string, options?: EventsOptions): EventStream;
   unsubscribe(subscription: number): Promise<boolean>;
   publish(name: "engine/event" | "skills/changed" | "scenes/changed", payload?: unknown): Promise<number>;
+  /** `"close"` once with the error that ended the connection; `"error"` before it when a fault ended it. */
+  on(type: "close" | "error", listener: (error: Error) => void): Disposable;
+  off(type: "close" | "error", listener: (error: Error) => void): void;
   close(): void;
   exited(): Promise<number | null>;
 }

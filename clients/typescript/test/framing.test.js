@@ -14,6 +14,7 @@ import {
   RelayClient,
   RelayError,
   RelayVersionError,
+  RuntimeStoppedError,
   majorVersion,
 } from "../src/index.js";
 import { test } from "./runner.js";
@@ -212,4 +213,60 @@ test("a relay error carries its kind, hint, plugin error and diagnostics", async
     [error.kind, error.hint, error.pluginError, error.diagnostics, error.method],
     [data.kind, data.hint, data.pluginError, data.diagnostics, "command/invoke"],
   );
+});
+
+test("errors say whether a retry may succeed; another caller's stop is a RuntimeStoppedError; next is structured", async () => {
+  const { client, feed } = scripted();
+  const stopped = client.invoke("x.run", {});
+  const busy = client.subscribe("x.ping", () => {});
+  const refused = client.invoke("x.run", {});
+  feed(
+    failure(1, { code: -32000, message: "the process was stopped", data: { kind: "cancelled", environment: false } }),
+    failure(2, { code: -32003, message: "busy", data: { kind: "host_busy" } }),
+    failure(3, { code: -32000, message: "not trusted", data: { kind: "not_trusted", hint: "trust it", next: { action: "trust", id: "b-1" } } }),
+  );
+  const error = await stopped.catch((e) => e);
+  assert.ok(error instanceof RuntimeStoppedError && error instanceof RelayError);
+  assert.deepEqual([error.kind, error.retryable], ["cancelled", true]);
+  const overLimit = await busy.catch((e) => e);
+  assert.deepEqual([overLimit.kind, overLimit.retryable], ["host_busy", true]);
+  const untrusted = await refused.catch((e) => e);
+  assert.deepEqual([untrusted.retryable, untrusted.next, untrusted.environment], [false, { action: "trust", id: "b-1" }, false]);
+  assert.equal(new PendingLimitError(1).retryable, true);
+  assert.equal(new RelayVersionError("3.0.0").retryable, false);
+  assert.equal(new ConnectionClosedError("relay_closed", "gone").retryable, true);
+  assert.equal(new ConnectionClosedError("client_closed", "closed").retryable, false);
+});
+
+test("the end of the connection: closed, close and error listeners, ended subscriptions and streams", async () => {
+  const fromService = new PassThrough();
+  const toService = new PassThrough();
+  toService.resume();
+  const client = new RelayClient(fromService, toService);
+  const seen = [];
+  client.on("close", (error) => seen.push(["close", error.reason]));
+  client.on("error", (error) => seen.push(["error", error.reason]));
+  const removed = client.on("close", () => seen.push(["removed listener ran"]));
+  removed.dispose();
+  let ended = "not yet";
+  const subscribed = client.subscribe("x.ping", () => {}, { onEnd: (error) => (ended = error) });
+  const stream = client.events("x.pong");
+  // The first event may arrive before the subscription's answer: it is kept for it.
+  fromService.write(`${JSON.stringify({ jsonrpc: "2.0", method: "events/event", params: { subscription: 8, name: "x.pong", payload: 1, dropped: 0 } })}\n`);
+  fromService.write(answer(1, { subscription: 7 }));
+  fromService.write(answer(2, { subscription: 8 }));
+  assert.equal(await subscribed, 7);
+  assert.equal(await stream.ready, 8);
+  const first = await stream.next();
+  assert.deepEqual([first.done, first.value.payload], [false, 1]);
+  const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  fromService.destroy(reset);
+  const why = await client.closed;
+  assert.ok(why instanceof ConnectionClosedError);
+  assert.deepEqual([why.reason, why.errno, why.retryable], ["io_error", "ECONNRESET", true]);
+  assert.deepEqual(seen, [["error", "io_error"], ["close", "io_error"]]);
+  assert.equal(ended, why);
+  assert.equal(await stream.ended, why);
+  assert.equal(await stream.next().catch((e) => e), why, "the stream's reader sees the end");
+  assert.deepEqual(await stream.next(), { value: undefined, done: true });
 });

@@ -487,7 +487,8 @@ fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> Cmd
         .with_server_name("c2-plugins")
         .with_max_connections(max_connections)
         .with_max_subscriptions(max_subscriptions);
-    let result = runtime.block_on(serve::run(&settings, transport, options));
+    let announce = cli.format == Format::Json;
+    let result = runtime.block_on(serve::run(&settings, transport, options, announce));
     // stdin is read on a blocking thread that only the end of stdin would release.
     runtime.shutdown_background();
     result

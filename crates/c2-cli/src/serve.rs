@@ -29,11 +29,13 @@ pub(crate) enum Transport {
     Socket(Option<PathBuf>),
 }
 
-/// Runs the service until a signal, or the end of stdin for `--stdio`.
+/// Runs the service until a signal, or the end of stdin for `--stdio`. With `announce` (a
+/// socket service under `--format json`), one ready line goes to stdout once it accepts.
 pub(crate) async fn run(
     settings: &Settings,
     transport: &Transport,
     options: RelayOptions,
+    announce: bool,
 ) -> Result<ExitCode, Failure> {
     let dir = crate::commands::plugins_dir(settings.plugins_dir.as_deref())?;
     #[expect(
@@ -59,7 +61,8 @@ pub(crate) async fn run(
             let path = path
                 .clone()
                 .unwrap_or_else(|| dir.join(c2_relay::SOCKET_FILE));
-            Some(c2_relay::bind_socket(&path).map_err(relay_failure)?)
+            let listener = c2_relay::bind_socket(&path).map_err(relay_failure)?;
+            Some((listener, path))
         }
     };
     let host = session::open_host(&dir, settings.handshake_timeout, true).await?;
@@ -89,12 +92,30 @@ pub(crate) async fn run(
             peer.close();
             why
         }
-        Some(listener) => relay.serve_socket(&listener, stop).await,
+        Some((listener, path)) => {
+            if announce {
+                announce_ready(&path, &dir);
+            }
+            relay.serve_socket(&listener, stop).await
+        }
     };
     tracing::info!("c2-plugins serve: stopping on {why}; shutting every runtime down");
     host.shutdown().await;
     drop(held);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ready line (`c2_relay::json::ready`) on stdout, flushed: the socket accepts from now on.
+fn announce_ready(socket: &Path, dir: &Path) {
+    use std::io::Write;
+    let line = c2_relay::json::ready(socket, dir, std::process::id());
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        tracing::warn!("c2-plugins serve: cannot write the ready line to stdout");
+    }
 }
 
 fn signal_failure(error: std::io::Error) -> Failure {
@@ -173,7 +194,7 @@ pub(crate) fn failure(error: &ErrorObject) -> Failure {
     }
     failure.hint = data.get("hint").and_then(Value::as_str).map(str::to_owned);
     for (key, value) in data {
-        if !matches!(key.as_str(), "kind" | "environment" | "hint") {
+        if !matches!(key.as_str(), "kind" | "environment" | "hint" | "next") {
             failure.detail.insert(key, value);
         }
     }

@@ -287,6 +287,8 @@ pub enum HostError {
         message: String,
         /// Advice for the person, in a command line's terms (see [`HostError::hint`]).
         hint: Option<String>,
+        /// The same advice, structured (see [`HostError::next_action`]).
+        next: Option<Box<NextAction>>,
         /// The plugin's own JSON-RPC error, when a plugin answered with one.
         plugin: Option<PluginError>,
         /// The error this one was made from (a kernel dispatch error, for example).
@@ -366,6 +368,14 @@ impl HostError {
         }
     }
 
+    /// The hint's advice as an action a frontend can offer, when it has that form.
+    pub fn next_action(&self) -> Option<&NextAction> {
+        match self {
+            HostError::Command { next, .. } => next.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The JSON-RPC error a plugin answered with, when the failure is a plugin's own
     /// ([`ErrorKind::CommandFailed`] from a runtime).
     pub fn plugin_error(&self) -> Option<&PluginError> {
@@ -390,6 +400,7 @@ impl HostError {
             kind,
             message: message.into(),
             hint: None,
+            next: None,
             plugin: None,
             source: None,
         }
@@ -407,8 +418,11 @@ impl HostError {
 
     /// The same failure with advice from the crate's hint table.
     #[must_use]
-    pub(crate) fn advise(self, advice: Advice<'_>) -> Self {
-        self.with_hint(advice.hint())
+    pub(crate) fn advise(mut self, advice: Advice<'_>) -> Self {
+        if let HostError::Command { hint, next, .. } = &mut self {
+            (*hint, *next) = (Some(advice.hint()), Some(Box::new(advice.next())));
+        }
+        self
     }
 
     pub(crate) fn command(kind: ErrorKind, message: impl Into<String>) -> Self {
@@ -474,7 +488,52 @@ pub(crate) enum Advice<'a> {
     },
 }
 
+/// Advice as a frontend acts on it: `action` (`trust`, `enable`, `enable_component`,
+/// `list_bundles`, `list_commands`, `list_mcp_servers`, `disable_conflicting`) and its names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NextAction {
+    /// What to do.
+    pub action: &'static str,
+    /// The bundle's id, when the action is about one.
+    pub id: Option<String>,
+    /// The component, for `enable_component`.
+    pub component: Option<String>,
+    /// The project, when the action is in one.
+    pub project: Option<String>,
+}
+
 impl Advice<'_> {
+    fn next(self) -> NextAction {
+        let (action, id, component, project) = match self {
+            Advice::Trust(id)
+            | Advice::TrustCommand(id)
+            | Advice::ReviewAndTrust(id)
+            | Advice::ReviewThenTrust(id) => ("trust", Some(id), None, ""),
+            Advice::Enable(id) => ("enable", Some(id), None, ""),
+            Advice::EnableComponent {
+                id,
+                component,
+                project,
+            } => ("enable_component", Some(id), Some(component), project),
+            Advice::EnableComponentCommand { id, component } => {
+                ("enable_component", Some(id), Some(component), "")
+            }
+            Advice::ListCommands => ("list_commands", None, None, ""),
+            Advice::ListComponents | Advice::ListStates | Advice::ReviewTrustAndEnable => {
+                ("list_bundles", None, None, "")
+            }
+            Advice::DisableAllButOne => ("disable_conflicting", None, None, ""),
+            Advice::ListMcpServers => ("list_mcp_servers", None, None, ""),
+        };
+        NextAction {
+            action,
+            id: id.map(str::to_owned),
+            component: component.map(str::to_owned),
+            project: (!project.is_empty()).then(|| project.to_owned()),
+        }
+    }
+
     /// The advice as text.
     pub(crate) fn hint(self) -> String {
         match self {
@@ -554,6 +613,7 @@ impl From<c2_kernel::Error> for HostError {
             kind,
             message: error.to_string(),
             hint: raised.and_then(HostError::hint).map(str::to_owned),
+            next: raised.and_then(|e| e.next_action().cloned().map(Box::new)),
             plugin: error
                 .remote()
                 .map(PluginError::from)

@@ -67,7 +67,7 @@ pub use contributions::skills::{
     SceneStatus,
 };
 pub use contributions::ui::{DEFAULT_UI_SESSION, UiContext, UiEntry, UiRequest};
-pub use error::{ErrorKind, HostError, PluginError};
+pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,

@@ -249,13 +249,16 @@ impl Connection {
         let mut subscriptions = self.lock_subscriptions();
         subscriptions.retain(|_, task| !task.is_finished());
         if subscriptions.len() >= self.service.max_subscriptions {
-            return Err(ErrorObject::new(
+            // The kind a busy peer answers with, so a client reads one field for both.
+            let mut busy = ErrorObject::new(
                 codes::HOST_BUSY,
                 format!(
                     "this connection already holds {} event subscriptions, the limit: unsubscribe one first",
                     self.service.max_subscriptions
                 ),
-            ));
+            );
+            busy.data = c2_protocol::to_raw(&json!({ "kind": ErrorKind::HostBusy.as_str() })).ok();
+            return Err(busy);
         }
         let mut stream = self
             .service

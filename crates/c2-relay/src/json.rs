@@ -16,8 +16,9 @@ use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
     ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,
     InstallOptions, InstallOutcome, LanguageListing, LanguageRow, LibraryItem, McpLaunch,
-    McpServerLaunch, OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError, Resolved,
-    SceneEntry, SearchHit, ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled, UpdateReport,
+    McpServerLaunch, NextAction, OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError,
+    Resolved, SceneEntry, SearchHit, ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled,
+    UpdateReport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -756,6 +757,9 @@ pub fn error_data(error: &HostError) -> Map<String, Value> {
     if let Some(hint) = error.hint() {
         data.insert("hint".to_owned(), Value::String(hint.to_owned()));
     }
+    if let Some(next) = error.next_action() {
+        data.insert("next".to_owned(), next_action(next));
+    }
     if let Some(plugin) = error.plugin_error() {
         data.insert("pluginError".to_owned(), plugin_error(plugin));
     }
@@ -763,4 +767,33 @@ pub fn error_data(error: &HostError) -> Map<String, Value> {
         data.insert("diagnostics".to_owned(), diagnostics(d));
     }
     data
+}
+
+/// The line `c2-plugins serve --socket --format json` prints on stdout once the socket
+/// accepts connections: `{"ready":true,"socket","pluginsDir","pid","relayVersion"}`, so a
+/// frontend that started the service waits for it instead of polling the socket.
+pub fn ready(socket: &std::path::Path, plugins_dir: &std::path::Path, pid: u32) -> Value {
+    json!({
+        "ready": true,
+        "socket": socket,
+        "pluginsDir": plugins_dir,
+        "pid": pid,
+        "relayVersion": crate::RELAY_VERSION,
+    })
+}
+
+/// A failure's next action: `{action, id?, component?, project?}` (absent members omitted).
+pub fn next_action(next: &NextAction) -> Value {
+    let mut action = Map::new();
+    action.insert("action".to_owned(), Value::from(next.action));
+    for (key, value) in [
+        ("id", &next.id),
+        ("component", &next.component),
+        ("project", &next.project),
+    ] {
+        if let Some(value) = value {
+            action.insert(key.to_owned(), Value::from(value.as_str()));
+        }
+    }
+    Value::Object(action)
 }

@@ -642,3 +642,48 @@ async fn plugins_install_resolves_a_name_through_the_configured_catalogs_as_the_
         "{installed:#}"
     );
 }
+
+#[test]
+fn the_ready_line_names_the_socket_the_directory_the_pid_and_the_version() {
+    let line = crate::json::ready(
+        std::path::Path::new("/p/.serve.sock"),
+        std::path::Path::new("/p"),
+        42,
+    );
+    assert_eq!(
+        line,
+        json!({"ready": true, "socket": "/p/.serve.sock", "pluginsDir": "/p", "pid": 42, "relayVersion": RELAY_VERSION})
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_carries_its_advice_as_a_next_action_beside_the_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = PluginHost::open(HostOptions::new(dir.path()))
+        .await
+        .unwrap();
+    let conn = Connection::new(Service {
+        host: host.clone(),
+        plugins_dir: dir.path().to_owned(),
+        bus: crate::events::Bus::default(),
+        max_subscriptions: 4,
+        server_name: "c2-relay",
+    });
+    let hello = ask(
+        &conn,
+        1,
+        "relay/initialize",
+        json!({"protocolVersion": RELAY_VERSION}),
+    )
+    .await;
+    assert!(hello.is_ok(), "{hello:?}");
+    let error = ask(&conn, 2, "command/invoke", json!({"command": "nope.x"}))
+        .await
+        .unwrap_err();
+    let data: Value = serde_json::from_str(error.data.as_ref().unwrap().get()).unwrap();
+    assert_eq!(data["kind"], "unknown_command", "{data:#}");
+    assert!(data["hint"].is_string(), "{data:#}");
+    assert_eq!(data["next"], json!({"action": "list_commands"}), "{data:#}");
+    assert!(!error.message.contains("c2-plugins "), "{error:?}");
+    host.shutdown().await;
+}

@@ -505,15 +505,15 @@ fn connect(socket: &Path) -> std::os::unix::net::UnixStream {
 
 #[test]
 fn the_javascript_client_passes_its_node_and_bun_tests_against_a_real_service() {
-    // Five tests against the service (spawn failures and cancel-then-call among them), seven
-    // of the client's framing, cancellation, typed errors and version check on scripted
-    // streams, one that the docs, the description document and the types name the same
-    // methods; under Node the shared runner module counts as one more passing file.
+    // Fourteen tests against the service (relay.test.js; lifecycle.test.js: connectOrSpawn,
+    // two windows, SIGKILL recovery, events, npm pack, the examples), nine on scripted streams,
+    // two that the docs, the description document and the types agree; under Node the shared
+    // runner and service modules count as two more passing files.
     let node = client_suite("node", &["--test", "test/"]);
-    assert!(node.contains("# pass 14"), "{node}");
+    assert!(node.contains("# pass 27"), "{node}");
     assert!(node.contains("# fail 0"), "{node}");
     let bun = client_suite("bun", &["test"]);
-    assert!(bun.contains(" 13 pass"), "{bun}");
+    assert!(bun.contains(" 25 pass"), "{bun}");
     assert!(bun.contains(" 0 fail"), "{bun}");
 }
 
