@@ -403,7 +403,8 @@ export declare class RelayClient {
   search(text: string, marketplace?: string): Promise<SearchHit[]>;
   outdated(): Promise<OutdatedRow[]>;
   update(id?: string): Promise<UpdateResult>;
-  uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
+  /** Removes the bundle and its data directory; `keepData` keeps `.data/<id>/`. */
+  uninstall(id: string, options?: { keepData?: boolean }): Promise<{ id: string; name: string; version: string }>;
   trust(id: string): Promise<Applied>;
   untrust(id: string): Promise<Applied>;
   enable(id: string, project?: string): Promise<Applied>;

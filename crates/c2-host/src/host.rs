@@ -209,6 +209,13 @@ pub struct InstallOutcome {
     pub dropped_choices: Vec<crate::components::DroppedChoice>,
 }
 
+/// How [`PluginHost::uninstall_with`] removes a bundle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UninstallOptions {
+    /// Keep the bundle's data directory (`.data/<id>/`) instead of removing it with the bundle.
+    pub keep_data: bool,
+}
+
 /// The result of an uninstall: the id and its record, `None` when the entry's record was
 /// unreadable. Serialized as the record itself, or `{"id": ..., "record": null}`.
 #[derive(Debug, Clone)]
@@ -1137,7 +1144,17 @@ impl PluginHost {
     /// store sees the uninstall within a second and stops the bundle's processes, and this call
     /// waits up to [`HostOptions::retire_wait`] for that before deleting the tree. A tree still
     /// held at the deadline stays in the store's trash and is deleted by a later open.
+    /// The bundle's data directory goes with it ([`PluginHost::uninstall_with`] may keep it).
     pub async fn uninstall(&self, id: &str) -> Result<Uninstalled, HostError> {
+        self.uninstall_with(id, UninstallOptions::default()).await
+    }
+
+    /// [`PluginHost::uninstall`], keeping the bundle's data directory when `options` says so.
+    pub async fn uninstall_with(
+        &self,
+        id: &str,
+        options: UninstallOptions,
+    ) -> Result<Uninstalled, HostError> {
         let (record, retired) = {
             let _changes = self.shared.changes.lock().await;
             self.catch_up_locked().await;
@@ -1160,8 +1177,16 @@ impl PluginHost {
                 }
             };
             self.committed_store_change();
-            // What contributions keep for the bundle goes with it (see seam.rs).
-            self.run_uninstall_hooks(id)?;
+            // What contributions keep for the bundle goes with its data (see seam.rs).
+            if !options.keep_data {
+                self.run_uninstall_hooks(id)?;
+                let data = crate::paths::data_dir(&self.shared.options.plugins_dir, id, None);
+                c2_bundle_collector::remove_data_dir(&data).map_err(|source| HostError::Io {
+                    action: "remove the data directory",
+                    path: data,
+                    source,
+                })?;
+            }
             let mut policy = lock(&self.shared.policy);
             if !policy.is_safe_mode()
                 && let Ok(revision) = policy.reset(Some(&name))

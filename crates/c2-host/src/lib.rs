@@ -72,7 +72,7 @@ pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
-    Uninstalled,
+    UninstallOptions, Uninstalled,
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use modules::{ModuleError, ProtectedOwner};
