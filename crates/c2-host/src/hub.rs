@@ -105,6 +105,8 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch(source)
             .await?;
+        // A catalog may ask for its entry enabled on install (never trusted).
+        let options = options.with_enable(options.enable || fetched.default_enabled);
         self.install_fetched(fetched, options).await
     }
 
@@ -184,6 +186,7 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch_entry(name, version, marketplace)
             .await?;
+        let options = options.with_enable(options.enable || fetched.default_enabled);
         self.install_fetched(fetched, options).await
     }
 

@@ -55,6 +55,9 @@ pub struct Fetched {
     pub request: InstallRequest,
     /// The options the bundle was collected and validated with.
     pub collected_with: CollectOptions,
+    /// The catalog entry asks for the bundle to be enabled when it is installed (Codex's
+    /// `INSTALLED_BY_DEFAULT`); never trust.
+    pub default_enabled: bool,
 }
 
 impl Fetched {
@@ -67,6 +70,7 @@ impl Fetched {
             bundle,
             request,
             collected_with: options.collect.clone(),
+            default_enabled: false,
         }
     }
 }
@@ -99,6 +103,7 @@ pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, Sour
         bundle,
         request: InstallRequest::new(identity),
         collected_with: collect.clone(),
+        default_enabled: false,
     })
 }
 
