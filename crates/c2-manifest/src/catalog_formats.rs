@@ -29,10 +29,11 @@
 
 use serde::Serialize;
 
+use crate::catalog_sources::source;
 use crate::check::{Checker, chars, name_problem};
 use crate::diagnostic::{Diagnostic, Severity, Sink, pointer_push};
 use crate::json::{self, Member, Node, Value};
-use crate::marketplace::{MarketplaceSource, is_npm_registry_name, validate_marketplace};
+use crate::marketplace::{MarketplaceSource, validate_marketplace};
 use crate::options::ManifestOptions;
 
 /// The format of a catalog file.
@@ -275,7 +276,12 @@ const CLAUDE_COMPONENTS: &[&str] = &[
 const CODEX_ENTRY: &[&str] = &["name", "source", "policy", "category", "interface"];
 
 /// Warns about each key the format does not define (it is ignored).
-fn ignored_keys(c: &mut Checker<'_, '_>, members: &[Member], ptr: &str, known: &[&[&str]]) {
+pub(crate) fn ignored_keys(
+    c: &mut Checker<'_, '_>,
+    members: &[Member],
+    ptr: &str,
+    known: &[&[&str]],
+) {
     for m in members {
         if !known.iter().any(|set| set.contains(&m.key.as_str())) {
             c.sink.warning(
@@ -402,7 +408,7 @@ fn owner(root: &Node, c: &mut Checker<'_, '_>) {
 
 /// A relative path without `..` that does not start at the root, normalized (`./a//b/` is
 /// `a/b`); `None` (reported) otherwise.
-fn relative(
+pub(crate) fn relative(
     c: &mut Checker<'_, '_>,
     node: &Node,
     ptr: &str,
@@ -430,7 +436,7 @@ fn relative(
     Some(parts.join("/"))
 }
 
-fn joined(root: Option<&str>, path: String) -> String {
+pub(crate) fn joined(root: Option<&str>, path: String) -> String {
     match root {
         Some(root) if !root.is_empty() => {
             if path.is_empty() {
@@ -590,191 +596,4 @@ fn entry(
         availability,
         default_enabled,
     })
-}
-
-/// `owner/name` of a GitHub repository.
-fn is_github_repo(s: &str) -> bool {
-    let part = |x: &str| {
-        !x.is_empty()
-            && x != ".."
-            && x.chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'))
-    };
-    s.split_once('/').is_some_and(|(o, r)| part(o) && part(r))
-}
-
-fn source(
-    node: &Node,
-    ptr: &str,
-    plugin_root: Option<&str>,
-    entry_version: Option<&str>,
-    c: &mut Checker<'_, '_>,
-) -> Option<MarketplaceSource> {
-    if let Some(path) = node.as_str() {
-        let path = relative(c, node, ptr, path, "the source path")?;
-        return Some(MarketplaceSource::Local {
-            path: joined(plugin_root, path),
-        });
-    }
-    let members = c.object(node, ptr)?;
-    let (kn, kp, kind) = c.string_field(node, ptr, "source", true)?;
-    let allowed: &[&str] = match kind {
-        "local" => &["source", "path"],
-        "github" => &["source", "repo", "ref", "sha"],
-        "url" => &["source", "url", "ref", "sha"],
-        "git-subdir" => &["source", "url", "path", "ref", "sha"],
-        "npm" => &["source", "package", "version", "registry"],
-        other => {
-            c.sink.error(
-                "source-kind-unknown",
-                &kp,
-                kn.start,
-                format!("source type `{other}` is not one this host fetches"),
-                Some("use a path, or a local, github, url, git-subdir or npm source"),
-            );
-            return None;
-        }
-    };
-    ignored_keys(c, members, ptr, &[allowed]);
-    let text = |c: &mut Checker<'_, '_>, key: &str, required: bool| {
-        c.string_field(node, ptr, key, required)
-            .map(|(n, p, s)| (n, p, s.to_owned()))
-    };
-    // A `sha` pins the commit: it is what is checked out, and HEAD must be it.
-    let reference = |c: &mut Checker<'_, '_>| {
-        let sha = text(c, "sha", false).map(|(n, p, s)| {
-            if s.len() != 40 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-                c.sink.error(
-                    "source-sha-invalid",
-                    &p,
-                    n.start,
-                    format!("`sha` \"{s}\" is not a full 40-hex-digit commit"),
-                    Some("give the full commit SHA, or leave `sha` out"),
-                );
-            }
-            s
-        });
-        let named = text(c, "ref", false).map(|(_, _, s)| s);
-        sha.or(named)
-    };
-    let git_url = |c: &mut Checker<'_, '_>| {
-        text(c, "url", true).and_then(|(n, p, s)| {
-            if s.trim().is_empty() || s.starts_with('-') || s.contains("::") {
-                c.sink.error(
-                    "source-url-invalid",
-                    &p,
-                    n.start,
-                    format!("`url` `{s}` is not a git repository URL"),
-                    Some("give the repository's clone URL"),
-                );
-                return None;
-            }
-            Some(s)
-        })
-    };
-    match kind {
-        "local" => {
-            let (n, p, path) = text(c, "path", true)?;
-            let path = relative(c, n, &p, &path, "the source path")?;
-            Some(MarketplaceSource::Local { path })
-        }
-        "github" => {
-            let repo = text(c, "repo", true).and_then(|(n, p, s)| {
-                if is_github_repo(&s) {
-                    return Some(s);
-                }
-                c.sink.error(
-                    "source-repo-invalid",
-                    &p,
-                    n.start,
-                    format!("`repo` `{s}` is not `owner/name`"),
-                    Some("write the GitHub repository as owner/name"),
-                );
-                None
-            });
-            let r#ref = reference(c);
-            Some(MarketplaceSource::Github {
-                repo: repo?,
-                r#ref,
-                path: None,
-            })
-        }
-        "url" | "git-subdir" => {
-            let url = git_url(c);
-            let path = if kind == "git-subdir" {
-                text(c, "path", true).and_then(|(n, p, s)| relative(c, n, &p, &s, "`path`"))
-            } else {
-                Some(String::new())
-            };
-            let r#ref = reference(c);
-            let (url, path) = (url?, path?);
-            let path = (!path.is_empty()).then_some(path);
-            // `owner/name` is GitHub's shorthand.
-            Some(if is_github_repo(&url) && !url.contains(':') {
-                MarketplaceSource::Github {
-                    repo: url.trim_end_matches(".git").to_owned(),
-                    r#ref,
-                    path,
-                }
-            } else {
-                MarketplaceSource::Git { url, r#ref, path }
-            })
-        }
-        _ => {
-            if let Some((n, p, _)) = text(c, "registry", false) {
-                c.sink.error(
-                    "source-npm-registry-unsupported",
-                    &p,
-                    n.start,
-                    "an npm `registry` other than the one npm is configured with is not fetched",
-                    Some("publish to the default registry, or use a git source"),
-                );
-            }
-            let package = text(c, "package", true).and_then(|(n, p, s)| {
-                if is_npm_registry_name(&s) {
-                    return Some(s);
-                }
-                c.sink.error(
-                    "source-npm-package-invalid",
-                    &p,
-                    n.start,
-                    format!("npm `package` `{s}` is not a registry package name"),
-                    Some(
-                        "name a registry package (`name` or `@scope/name`) with an exact `version`",
-                    ),
-                );
-                None
-            });
-            let version = text(c, "version", false)
-                .map(|(n, p, s)| (Some((n, p)), s))
-                .or_else(|| entry_version.map(|v| (None, v.to_owned())));
-            let version = match version {
-                Some((_, v)) if semver::Version::parse(&v).is_ok() => v,
-                Some((Some((n, p)), v)) => {
-                    c.sink.error(
-                        "source-npm-version-invalid",
-                        &p,
-                        n.start,
-                        format!("npm `version` \"{v}\" is not an exact SemVer version"),
-                        Some("give the exact MAJOR.MINOR.PATCH to fetch: ranges and tags are refused"),
-                    );
-                    return None;
-                }
-                _ => {
-                    c.sink.error(
-                        "source-npm-version-invalid",
-                        ptr,
-                        node.start,
-                        "an npm source needs an exact SemVer `version` (its own or the entry's)",
-                        Some("give the exact MAJOR.MINOR.PATCH to fetch"),
-                    );
-                    return None;
-                }
-            };
-            Some(MarketplaceSource::Npm {
-                package: package?,
-                version: Some(version),
-            })
-        }
-    }
 }

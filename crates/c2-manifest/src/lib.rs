@@ -17,6 +17,7 @@
 
 mod args_schema;
 mod catalog_formats;
+mod catalog_sources;
 mod check;
 mod codes;
 mod diagnostic;
