@@ -207,6 +207,9 @@ pub struct InstallOutcome {
     /// has: dropped from the policy, reported here once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped_choices: Vec<crate::components::DroppedChoice>,
+    /// Enabled because its catalog entry asks for it (Codex's `INSTALLED_BY_DEFAULT`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enabled_by_catalog: bool,
 }
 
 /// How [`PluginHost::uninstall_with`] removes a bundle.
@@ -1133,6 +1136,7 @@ impl PluginHost {
             replaced,
             notes,
             dropped_choices,
+            enabled_by_catalog: false,
         })
     }
 

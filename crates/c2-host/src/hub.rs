@@ -105,9 +105,7 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch(source)
             .await?;
-        // A catalog may ask for its entry enabled on install (never trusted).
-        let options = options.with_enable(options.enable || fetched.default_enabled);
-        self.install_fetched(fetched, options).await
+        self.install_entry(fetched, options).await
     }
 
     /// [`PluginHost::resolve_source`] then [`PluginHost::install_source`]: the one call that
@@ -144,6 +142,20 @@ impl PluginHost {
         let checked = fetched.collected_with == self.collect_options();
         self.install_checked(&fetched.bundle, fetched.request, options, checked)
             .await
+    }
+
+    /// [`PluginHost::install_fetched`], enabling what its catalog entry asks to have enabled
+    /// on install (never trusting it).
+    async fn install_entry(
+        &self,
+        fetched: Fetched,
+        options: InstallOptions,
+    ) -> Result<InstallOutcome, HostError> {
+        let by_catalog = fetched.default_enabled && !options.enable;
+        let options = options.with_enable(options.enable || by_catalog);
+        let mut outcome = self.install_fetched(fetched, options).await?;
+        outcome.enabled_by_catalog = by_catalog;
+        Ok(outcome)
     }
 
     /// The configured catalogs, in the order they were added.
@@ -186,8 +198,7 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch_entry(name, version, marketplace)
             .await?;
-        let options = options.with_enable(options.enable || fetched.default_enabled);
-        self.install_fetched(fetched, options).await
+        self.install_entry(fetched, options).await
     }
 
     /// Case-insensitive search of names, descriptions and keywords of the entries of the

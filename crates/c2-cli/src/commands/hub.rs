@@ -71,7 +71,8 @@ pub(crate) async fn install(
         origin.map_or("-", |o| o.source_kind.as_str()),
         store.display()
     );
-    for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {
+    let enabled = options.enable || outcome.enabled_by_catalog;
+    for (asked, what) in [(options.trust, "trusted"), (enabled, "enabled")] {
         if asked {
             line.push_str(&format!(", {what}"));
         }

@@ -294,11 +294,15 @@ fn a_codex_catalog_in_a_directory_honours_its_policies_and_is_searched_installed
     let delta = sandbox.run(&["install", "delta"]);
     assert_eq!(delta.code, 0, "{delta:#?}");
     let delta_id = delta.stdout.trim().to_owned();
+    assert!(delta.stderr.contains(", enabled"), "{delta:#?}");
     assert_eq!(
         enabled(&sandbox, &delta_id),
         true,
         "INSTALLED_BY_DEFAULT enables"
     );
+    let again = sandbox.run(&["install", "delta", "--format", "json"]);
+    assert_eq!(again.json()["result"]["enabled"], true, "{again:#?}");
+    assert_eq!(again.json()["result"]["trusted"], false, "{again:#?}");
     let eps = sandbox.run(&["install", "git-eps", "--format", "json"]);
     assert_eq!(eps.code, 0, "{eps:#?}");
     let eps_id = eps.json()["result"]["id"].as_str().unwrap().to_owned();
