@@ -25,6 +25,7 @@ use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::states::{BundleState, CommandState, CommandVisibility};
+use crate::uninstall::{UninstallOptions, Uninstalled};
 
 pub(crate) use c2_lock::lock;
 
@@ -210,32 +211,6 @@ pub struct InstallOutcome {
     /// Enabled because its catalog entry asks for it (Codex's `INSTALLED_BY_DEFAULT`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enabled_by_catalog: bool,
-}
-
-/// How [`PluginHost::uninstall_with`] removes a bundle.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UninstallOptions {
-    /// Keep the bundle's data directory (`.data/<id>/`) instead of removing it with the bundle.
-    pub keep_data: bool,
-}
-
-/// The result of an uninstall: the id and its record, `None` when the entry's record was
-/// unreadable. Serialized as the record itself, or `{"id": ..., "record": null}`.
-#[derive(Debug, Clone)]
-pub struct Uninstalled {
-    /// The removed id.
-    pub id: String,
-    /// What installed.json said, when it could be read.
-    pub record: Option<InstalledRecord>,
-}
-
-impl Serialize for Uninstalled {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.record {
-            Some(record) => record.serialize(serializer),
-            None => serde_json::json!({ "id": self.id, "record": null }).serialize(serializer),
-        }
-    }
 }
 
 /// The plugin-level switch of a policy change.
