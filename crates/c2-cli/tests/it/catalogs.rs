@@ -97,6 +97,15 @@ fn a_claude_code_catalog_in_a_git_repository_is_added_searched_installed_from_an
             ),
         ],
     );
+    // `validate` reads it by its own format: the bad entry is an error with its pointer.
+    let file = repo.join(".claude-plugin/marketplace.json");
+    let validated = sandbox.run(&["validate", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(validated.code, 1, "{validated:#?}");
+    assert!(
+        validated.stdout.contains("/plugins/4/name"),
+        "{validated:#?}"
+    );
+    assert!(!validated.stdout.contains("unknown-key"), "{validated:#?}");
     let location = format!("git+file://{}#main", repo.display());
     let add = sandbox.run(&["marketplace", "add", &location]);
     assert_eq!(add.code, 0, "{add:#?}");
