@@ -255,6 +255,16 @@ export interface CatalogOrigin {
 export interface Marketplace {
   name: string;
   location: string;
+  /** `hub/addMarketplace` only: the entries a Claude Code or Codex catalog left out. */
+  skipped?: SkippedEntry[];
+}
+
+/** A catalog entry left out because it has an error (see docs/catalogs.md). */
+export interface SkippedEntry {
+  index: number;
+  name: string | null;
+  pointer: string;
+  reason: string;
 }
 
 /** One entry found by `hub/search`. */
@@ -262,11 +272,18 @@ export interface SearchHit {
   catalog: string;
   location: string;
   name: string;
-  version: string;
+  /** `null` when the catalog lists no version (Codex's format). */
+  version: string | null;
   description: string | null;
   keywords: string[];
   sourceKind: string;
   installed: string | null;
+  /** The catalog's format. */
+  format: "c2" | "claude" | "codex";
+  /** Why the catalog withholds the entry; installing it fails with `entry_not_available`. */
+  notAvailable?: string;
+  /** The catalog asks for it to be enabled when installed (Codex's `INSTALLED_BY_DEFAULT`). */
+  defaultEnabled?: boolean;
 }
 
 /** One row of `hub/outdated`. */
@@ -666,7 +683,8 @@ export declare class RelayClient {
   search(text: string, marketplace?: string): Promise<SearchHit[]>;
   outdated(): Promise<OutdatedRow[]>;
   update(id?: string): Promise<UpdateResult>;
-  uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
+  /** Removes the bundle and its data directory; `keepData` keeps `.data/<id>/`. */
+  uninstall(id: string, options?: { keepData?: boolean }): Promise<{ id: string; name: string; version: string }>;
   trust(id: string): Promise<Applied>;
   untrust(id: string): Promise<Applied>;
   enable(id: string, project?: string): Promise<Applied>;

@@ -641,8 +641,10 @@ export class RelayClient {
     return this.request("hub/update", id === undefined ? {} : { id });
   }
 
-  uninstall(id) {
-    return this.request("plugins/uninstall", { id });
+  uninstall(id, options = {}) {
+    const params = { id };
+    if (options.keepData !== undefined) params.keepData = options.keepData;
+    return this.request("plugins/uninstall", params);
   }
 
   trust(id) {

@@ -183,6 +183,18 @@ test("the hub: add a catalog, search it, install an entry, see it outdated and u
     const change = changes.find((c) => c.replaced.includes(installed.id));
     assert.deepEqual(change.policy, [installed.id]);
     assert.deepEqual(await client.removeMarketplace("relay-catalog"), added);
+    // Uninstall keeps the bundle's data directory only when asked to.
+    const data = join(box.plugins, ".data", installed.id);
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, "state.json"), "{}");
+    assert.equal((await client.uninstall(installed.id, { keepData: true })).id, installed.id);
+    assert.equal(readFileSync(join(data, "state.json"), "utf8"), "{}");
+    const again = await client.install(join(catalogDir, "bundles", "1.1.0"));
+    const againData = join(box.plugins, ".data", again.id);
+    mkdirSync(againData, { recursive: true });
+    writeFileSync(join(againData, "state.json"), "{}");
+    assert.equal((await client.uninstall(again.id)).id, again.id);
+    assert.equal((await import("node:fs")).existsSync(againData), false);
     client.close();
     assert.equal(await client.exited(), 0);
   } finally {

@@ -47,3 +47,21 @@ fn open_error(path: &Path) -> IoError {
 pub fn ensure_data_dir(path: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(path)
 }
+
+/// Removes the data directory `path` of an uninstalled bundle with everything in it; a missing
+/// one is already gone. A symlink at `path` is removed as a link, never followed.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the collector owns the plugin store's directories, data directories included"
+)]
+pub fn remove_data_dir(path: &Path) -> std::io::Result<()> {
+    let result = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) => Err(error),
+    };
+    match result {
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

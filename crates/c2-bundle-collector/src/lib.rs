@@ -11,7 +11,7 @@
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
-//! access to a bundle: [`read_installed_file`], [`ensure_data_dir`] and the Agent Plugins §9
+//! access to a bundle: [`read_installed_file`], [`ensure_data_dir`], [`remove_data_dir`] and the Agent Plugins §9
 //! path resolution of a stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch
 //! runs but starts nothing, and what a bundle offers a session ([`read_parts`] then
 //! [`read_library`]). c2-host, the c2-plugins CLI and xtask may depend on it; it depends
@@ -54,7 +54,7 @@ pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
-pub use installed::{ensure_data_dir, read_installed_file};
+pub use installed::{ensure_data_dir, read_installed_file, remove_data_dir};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use library::{
     BundleLibrary, LIBRARY_FOLDERS, LibraryKind, LibraryPart, SCENE_MAJOR, SceneKind, ScenePart,

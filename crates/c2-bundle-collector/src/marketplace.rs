@@ -1,4 +1,5 @@
-//! Cross-checking a `marketplace.json` catalog against the local bundles it lists. A `local`
+//! Cross-checking a `marketplace.json` catalog against the local bundles it lists (a Claude
+//! Code or Codex catalog file is validated by its own format's rules only). A `local`
 //! path is resolved under the catalog's directory without following symlinks: one that is or
 //! passes through a symlink refuses the entry, wherever the link points.
 
@@ -77,6 +78,18 @@ pub fn check_marketplace(path: &Path, limits: &Limits) -> Result<MarketplaceChec
         return Ok(check);
     }
     let source = String::from_utf8_lossy(&bytes);
+    // A Claude Code or Codex catalog is read by its own rules (c2-manifest's
+    // `validate_catalog`); its bundles are checked when an entry is installed.
+    let format = c2_manifest::CatalogFormat::from_path(&path.to_string_lossy())
+        .map_or_else(|| c2_manifest::CatalogFormat::sniff(&source), |(f, _)| f);
+    if format != c2_manifest::CatalogFormat::C2 {
+        let report = c2_manifest::validate_catalog(&source, format);
+        let found = report.diagnostics.into_iter();
+        check
+            .diagnostics
+            .extend(found.map(|d| from_document(d, &file_name)));
+        return Ok(check);
+    }
     let report = c2_manifest::validate_marketplace(&source);
     check.diagnostics.extend(
         report

@@ -106,11 +106,14 @@ enum Command {
         #[arg(long)]
         enable: bool,
     },
-    /// Stop the bundle's processes in every realm, then remove it and its runtime policy
+    /// Stop the bundle's processes in every realm, then remove it, its data and its runtime policy
     Uninstall {
         /// The id printed by install or list
         #[arg(value_name = "ID")]
         id: String,
+        /// Keep the bundle's data directory (.data/<ID>/ in the plugin store)
+        #[arg(long)]
+        keep_data: bool,
     },
     /// List installed bundles: trust, enablement, state and contributions
     List,
@@ -641,8 +644,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             }
             Command::Outdated => commands::hub::outdated(out, host).await,
             Command::Update { id } => commands::hub::update(out, host, id.as_deref()).await,
-            Command::Uninstall { id } => {
-                commands::uninstall::run(out, host, &session.store, id).await
+            Command::Uninstall { id, keep_data } => {
+                commands::uninstall::run(out, host, &session.store, id, *keep_data).await
             }
             Command::List => commands::list::run(out, host, &session.store),
             Command::Info { id } => commands::info::run(out, host, id),

@@ -172,6 +172,8 @@ error_kinds! {
     DuplicateMarketplace => "duplicate_marketplace",
     /// No catalog lists the name.
     EntryNotFound => "entry_not_found",
+    /// The catalog lists the entry as not available (its reason is in the message).
+    EntryNotAvailable => "entry_not_available",
     /// Downloading an archive failed.
     FetchFailed => "fetch_failed",
     /// The catalog cannot be read or is not a valid `marketplace.json`.
@@ -637,6 +639,7 @@ fn source_kind(kind: c2_sources::SourceErrorKind) -> ErrorKind {
         Source::UnknownMarketplace => ErrorKind::UnknownMarketplace,
         Source::NoMarketplace => ErrorKind::NoMarketplace,
         Source::EntryNotFound => ErrorKind::EntryNotFound,
+        Source::EntryNotAvailable => ErrorKind::EntryNotAvailable,
         Source::AmbiguousEntry => ErrorKind::AmbiguousEntry,
         Source::VersionNotFound => ErrorKind::VersionNotFound,
         Source::CatalogMismatch => ErrorKind::CatalogMismatch,

@@ -26,6 +26,7 @@ use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
 use crate::states::{BundleState, CommandState, CommandVisibility};
+use crate::uninstall::{UninstallOptions, Uninstalled};
 
 pub(crate) use c2_lock::lock;
 
@@ -231,25 +232,9 @@ pub struct InstallOutcome {
     /// has: dropped from the policy, reported here once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped_choices: Vec<crate::components::DroppedChoice>,
-}
-
-/// The result of an uninstall: the id and its record, `None` when the entry's record was
-/// unreadable. Serialized as the record itself, or `{"id": ..., "record": null}`.
-#[derive(Debug, Clone)]
-pub struct Uninstalled {
-    /// The removed id.
-    pub id: String,
-    /// What installed.json said, when it could be read.
-    pub record: Option<InstalledRecord>,
-}
-
-impl Serialize for Uninstalled {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.record {
-            Some(record) => record.serialize(serializer),
-            None => serde_json::json!({ "id": self.id, "record": null }).serialize(serializer),
-        }
-    }
+    /// Enabled because its catalog entry asks for it (Codex's `INSTALLED_BY_DEFAULT`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enabled_by_catalog: bool,
 }
 
 /// The plugin-level switch of a policy change.
@@ -1150,6 +1135,7 @@ impl PluginHost {
             replaced,
             notes,
             dropped_choices,
+            enabled_by_catalog: false,
         })
     }
 
@@ -1161,7 +1147,17 @@ impl PluginHost {
     /// store sees the uninstall within a second and stops the bundle's processes, and this call
     /// waits up to [`HostOptions::retire_wait`] for that before deleting the tree. A tree still
     /// held at the deadline stays in the store's trash and is deleted by a later open.
+    /// The bundle's data directory goes with it ([`PluginHost::uninstall_with`] may keep it).
     pub async fn uninstall(&self, id: &str) -> Result<Uninstalled, HostError> {
+        self.uninstall_with(id, UninstallOptions::default()).await
+    }
+
+    /// [`PluginHost::uninstall`], keeping the bundle's data directory when `options` says so.
+    pub async fn uninstall_with(
+        &self,
+        id: &str,
+        options: UninstallOptions,
+    ) -> Result<Uninstalled, HostError> {
         let (record, retired) = {
             let _changes = self.shared.changes.lock().await;
             self.catch_up_locked().await;
@@ -1184,8 +1180,16 @@ impl PluginHost {
                 }
             };
             self.committed_store_change();
-            // What contributions keep for the bundle goes with it (see seam.rs).
-            self.run_uninstall_hooks(id)?;
+            // What contributions keep for the bundle goes with its data (see seam.rs).
+            if !options.keep_data {
+                self.run_uninstall_hooks(id)?;
+                let data = crate::paths::data_dir(&self.shared.options.plugins_dir, id, None);
+                c2_bundle_collector::remove_data_dir(&data).map_err(|source| HostError::Io {
+                    action: "remove the data directory",
+                    path: data,
+                    source,
+                })?;
+            }
             let mut policy = lock(&self.shared.policy);
             if !policy.is_safe_mode()
                 && let Ok(revision) = policy.reset(Some(&name))

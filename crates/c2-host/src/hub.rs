@@ -104,7 +104,7 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch(source)
             .await?;
-        self.install_fetched(fetched, options).await
+        self.install_entry(fetched, options).await
     }
 
     /// [`PluginHost::resolve_source`] then [`PluginHost::install_source`]: the one call that
@@ -149,6 +149,20 @@ impl PluginHost {
         Ok(c2_sources::fetch_locked(lock, &self.fetch_options()).await?)
     }
 
+    /// [`PluginHost::install_fetched`], enabling what its catalog entry asks to have enabled
+    /// on install (never trusting it).
+    async fn install_entry(
+        &self,
+        fetched: Fetched,
+        options: InstallOptions,
+    ) -> Result<InstallOutcome, HostError> {
+        let by_catalog = fetched.default_enabled && !options.enable;
+        let options = options.with_enable(options.enable || by_catalog);
+        let mut outcome = self.install_fetched(fetched, options).await?;
+        outcome.enabled_by_catalog = by_catalog;
+        Ok(outcome)
+    }
+
     /// The configured catalogs, in the order they were added.
     pub fn marketplaces(&self) -> Result<Vec<ConfiguredMarketplace>, HostError> {
         let fetch = self.fetch_options();
@@ -189,7 +203,7 @@ impl PluginHost {
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch_entry(name, version, marketplace)
             .await?;
-        self.install_fetched(fetched, options).await
+        self.install_entry(fetched, options).await
     }
 
     /// Case-insensitive search of names, descriptions and keywords of the entries of the

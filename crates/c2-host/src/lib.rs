@@ -45,6 +45,7 @@ mod runtime;
 mod seam;
 mod states;
 mod sync;
+mod uninstall;
 
 pub use bundle::{BUNDLE_PREFIX, module_name};
 pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
@@ -72,7 +73,6 @@ pub use events::Subscription;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
-    Uninstalled,
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use modules::{ModuleError, ProtectedOwner};
@@ -81,6 +81,7 @@ pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
 pub use sync::StoreChanged;
+pub use uninstall::{UninstallOptions, Uninstalled};
 
 /// The built-ins and contributions every host carries, registered in this order when it opens
 /// (see seam.rs). This facade is the one file that names both the core and what is built on it.

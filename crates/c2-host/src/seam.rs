@@ -112,8 +112,9 @@ impl Registry<'_> {
         self.state.push(state);
     }
 
-    /// Runs `hook` whenever a bundle is uninstalled, after it is unloaded and out of the store
-    /// and before its policy is forgotten. An error fails the uninstall with it.
+    /// Runs `hook` whenever a bundle is uninstalled with its data (not when the uninstall keeps
+    /// it), after it is unloaded and out of the store and before its policy is forgotten. An
+    /// error fails the uninstall with it.
     pub(crate) fn on_uninstall(&mut self, hook: UninstallHook) {
         self.uninstall.push(hook);
     }

@@ -312,7 +312,10 @@ pub const CODES: &[(&str, &str)] = &[
         "source-repo-invalid",
         "a github source `repo` is not owner/name",
     ),
-    ("source-url-invalid", "an archive source `url` is not https"),
+    (
+        "source-url-invalid",
+        "an archive source `url` is not https, or a git source `url` is not a clone URL",
+    ),
     (
         "source-npm-package-invalid",
         "an npm source `package` is neither a registry name nor a `.` path under the catalog",
@@ -324,5 +327,34 @@ pub const CODES: &[(&str, &str)] = &[
     (
         "source-sha256-invalid",
         "an archive source `sha256` is not 64 hex digits",
+    ),
+    // Claude Code and Codex catalogs (`validate_catalog`); the codes above apply too
+    (
+        "catalog-key-ignored",
+        "a foreign catalog has a key its format does not define (warning; it is ignored)",
+    ),
+    (
+        "catalog-name-invalid",
+        "a foreign catalog's `name` is empty or has control characters",
+    ),
+    (
+        "catalog-path-invalid",
+        "a source path or `metadata.pluginRoot` is absolute, has a scheme or `..`",
+    ),
+    (
+        "source-sha-invalid",
+        "a git source `sha` is not a full 40-hex-digit commit",
+    ),
+    (
+        "source-npm-registry-unsupported",
+        "an npm source names its own `registry`",
+    ),
+    (
+        "policy-installation-unknown",
+        "a Codex `policy.installation` is not AVAILABLE, NOT_AVAILABLE or INSTALLED_BY_DEFAULT",
+    ),
+    (
+        "policy-authentication-unknown",
+        "a Codex `policy.authentication` is not ON_INSTALL or ON_USE",
     ),
 ];

@@ -1,6 +1,6 @@
 //! c2-manifest parses and validates the documents a C2 bundle declares itself with:
-//! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`,
-//! the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
+//! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`
+//! (and the Claude Code and Codex catalog formats, [`validate_catalog`]), the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
 //! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
 //! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
 //! pointer, and a line and column. It deliberately does no IO: it never opens a
@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 
 mod args_schema;
+mod catalog_formats;
+mod catalog_sources;
 mod check;
 mod codes;
 mod diagnostic;
@@ -36,6 +38,10 @@ mod skill;
 mod tests;
 mod yaml;
 
+pub use catalog_formats::{
+    Availability, CATALOG_FILES, Catalog, CatalogEntry, CatalogFormat, CatalogReport, SkippedEntry,
+    validate_catalog,
+};
 pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;

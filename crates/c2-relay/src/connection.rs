@@ -408,7 +408,13 @@ impl Connection {
                 Ok(result)
             }
             Call::PluginsUninstall(p) => {
-                let removed = host.uninstall(&p.id).await.map_err(error_object)?;
+                let options = c2_host::UninstallOptions {
+                    keep_data: p.keep_data,
+                };
+                let removed = host
+                    .uninstall_with(&p.id, options)
+                    .await
+                    .map_err(error_object)?;
                 Ok(json::uninstalled(&removed))
             }
             Call::PluginsTrust(p) => {

@@ -44,7 +44,14 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
             ),
         ],
     ),
-    ("plugins/uninstall", "Stop and remove a bundle", ID),
+    (
+        "plugins/uninstall",
+        "Stop and remove a bundle and its data",
+        &[
+            ("id", "string", true, r#""x""#),
+            ("keepData", "boolean", false, "false"),
+        ],
+    ),
     ("plugins/trust", "Trust the installed content", ID),
     ("plugins/untrust", "Withdraw trust", ID),
     (

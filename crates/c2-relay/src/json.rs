@@ -282,7 +282,7 @@ pub fn install_outcome(outcome: &InstallOutcome, options: InstallOptions) -> Val
         "provenance": provenance(record.provenance.as_ref()),
         "replaced": outcome.replaced,
         "trusted": options.trust,
-        "enabled": options.enable,
+        "enabled": options.enable || outcome.enabled_by_catalog,
         "notes": outcome.notes,
         "droppedChoices": dropped_choices(&outcome.dropped_choices),
         "contributions": contributions(&record.inventory),

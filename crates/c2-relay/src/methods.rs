@@ -147,7 +147,7 @@ pub(crate) enum Call {
     Describe,
     PluginsList,
     PluginsInstall(InstallParams),
-    PluginsUninstall(IdParams),
+    PluginsUninstall(UninstallParams),
     PluginsTrust(IdParams),
     PluginsUntrust(IdParams),
     PluginsSwitch(Method, SwitchParams),
@@ -293,6 +293,14 @@ pub(crate) struct SearchParams {
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateParams {
     pub(crate) id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct UninstallParams {
+    pub(crate) id: String,
+    #[serde(default)]
+    pub(crate) keep_data: bool,
 }
 
 #[derive(Debug, Deserialize)]

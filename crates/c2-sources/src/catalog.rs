@@ -1,9 +1,13 @@
-//! One `marketplace.json` catalog as an install source (standard §2): where it is, reading it,
-//! and fetching one entry's declared source.
+//! One catalog as an install source (standard §2): where it is, reading it, and fetching one
+//! entry's declared source.
 //!
-//! A catalog is read from a local `marketplace.json` (or a directory holding one), a git
-//! source (`git+URL#REF:DIR`) or a GitHub URL, cloned with the same hardened options as a git
-//! bundle source, afresh every time it is used (nothing is cached). An entry's one declared
+//! A catalog is our `marketplace.json`, Claude Code's `.claude-plugin/marketplace.json` or
+//! Codex's `.agents/plugins/marketplace.json` ([`c2_manifest::validate_catalog`]: a foreign
+//! catalog's bad entries are skipped, the rest stay usable). It is read from such a file named
+//! directly, a directory holding one (searched in that order), a git source
+//! (`git+URL#REF:DIR`) or a GitHub URL, cloned with the same hardened options as a git
+//! bundle source, afresh every time it is used (nothing is cached). Relative paths resolve
+//! against the catalog root (the directory holding `.claude-plugin/` or `.agents/`). An entry's one declared
 //! source is fetched (`local` under the catalog's directory without following links, `github`
 //! and `git` cloned, `npm` packed by the system `npm pack` with scripts disabled, `archive`
 //! beside the catalog or over https), and the collected bundle must have the entry's name and
@@ -17,7 +21,10 @@ use c2_bundle_collector::{
     ArchiveFormat, CatalogOrigin, InstallRequest, Provenance, ProvenanceKind, SourceIdentity,
     read_contained_file,
 };
-use c2_manifest::{Marketplace, MarketplaceEntry, MarketplaceSource};
+use c2_manifest::{
+    Availability, CATALOG_FILES, Catalog, CatalogEntry, CatalogFormat, MarketplaceSource,
+    SkippedEntry,
+};
 use c2_supervisor::RunOptions;
 
 use crate::catalogs::Catalogs;
@@ -68,9 +75,9 @@ impl Default for HubOptions {
 /// Where a catalog is.
 #[derive(Debug, Clone)]
 pub(crate) enum Location {
-    /// An absolute, resolved `marketplace.json`.
+    /// An absolute, resolved catalog file.
     File(PathBuf),
-    /// A directory of a git source holding `marketplace.json`.
+    /// A directory of a git source holding a catalog file.
     Git(GitSource),
 }
 
@@ -81,7 +88,12 @@ impl Location {
         }
         let path = Path::new(text);
         let file = if path.is_dir() {
-            path.join("marketplace.json")
+            // The first catalog file there, ours first; ours named in the error when none is.
+            CATALOG_FILES
+                .iter()
+                .map(|(rel, _)| path.join(rel))
+                .find(|file| file.is_file())
+                .unwrap_or_else(|| path.join("marketplace.json"))
         } else {
             path.to_path_buf()
         };
@@ -116,26 +128,41 @@ impl Location {
 }
 
 /// A catalog read and validated, with the directory its relative paths resolve against
-/// (kept alive for a git checkout).
+/// (kept alive for a git checkout) and the entries it left out.
 #[derive(Debug)]
 pub(crate) struct OpenedCatalog {
     pub(crate) location: String,
-    pub(crate) marketplace: Marketplace,
+    pub(crate) catalog: Catalog,
+    pub(crate) skipped: Vec<SkippedEntry>,
     dir: PathBuf,
     _checkout: Option<Checkout>,
 }
 
 impl OpenedCatalog {
     pub(crate) fn label(&self) -> String {
-        self.marketplace
+        self.catalog
             .name
             .clone()
             .unwrap_or_else(|| self.location.clone())
     }
 
-    pub(crate) fn entry(&self, name: &str) -> Option<&MarketplaceEntry> {
-        self.marketplace.plugins.iter().find(|e| e.name == name)
+    pub(crate) fn entry(&self, name: &str) -> Option<&CatalogEntry> {
+        self.catalog.entries.iter().find(|e| e.name == name)
     }
+}
+
+/// The catalog root of the catalog file `file`: the directory holding `.claude-plugin/` or
+/// `.agents/` for a foreign catalog at its usual place, else the file's own directory.
+fn catalog_root(file: &Path, depth: usize) -> PathBuf {
+    let mut dir = file
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    for _ in 0..depth {
+        if let Some(parent) = dir.parent() {
+            dir = parent.to_path_buf();
+        }
+    }
+    dir
 }
 
 pub(crate) fn invalid_catalog(message: String) -> SourceError {
@@ -143,6 +170,32 @@ pub(crate) fn invalid_catalog(message: String) -> SourceError {
         message,
         invalid: None,
     }
+}
+
+/// Why a fetched bundle is not an Agent Plugins bundle with a C2 namespace, when that is
+/// plain from its files: no plugin.json but another tool's manifest, or a plugin.json without
+/// `extensions.dev.codetwo`. Any other invalid bundle is left to the host's diagnostics.
+fn not_agent_plugins(bundle: &c2_bundle_collector::CollectedBundle) -> Option<String> {
+    if bundle.manifest.is_some() {
+        return None;
+    }
+    if !bundle.files.contains_key("plugin.json") {
+        let other = [
+            (".claude-plugin/plugin.json", "a Claude Code plugin"),
+            (".codex-plugin/plugin.json", "a Codex plugin"),
+        ]
+        .into_iter()
+        .find(|(file, _)| bundle.files.contains_key(*file));
+        return Some(match other {
+            Some((file, what)) => format!("{what} ({file}) with no Agent Plugins plugin.json"),
+            None => "not a bundle: it has no plugin.json".to_owned(),
+        });
+    }
+    bundle
+        .diagnostics
+        .iter()
+        .any(|d| d.code == "codetwo-missing")
+        .then(|| "an Agent Plugins bundle without the extensions.dev.codetwo namespace".to_owned())
 }
 
 pub(crate) fn source_kind(source: &MarketplaceSource) -> &'static str {
@@ -160,7 +213,7 @@ pub(crate) fn is_full_sha(reference: &str) -> bool {
     reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn escapes(entry: &MarketplaceEntry, path: &str, why: &str) -> SourceError {
+fn escapes(entry: &CatalogEntry, path: &str, why: &str) -> SourceError {
     SourceError::Unsafe(format!(
         "entry {} names `{path}`, which cannot be used: {why}; nothing was stored: name a real directory or file inside the catalog's directory",
         entry.name
@@ -168,7 +221,7 @@ fn escapes(entry: &MarketplaceEntry, path: &str, why: &str) -> SourceError {
 }
 
 /// A relative path that stays inside the catalog's directory (no `..`, not absolute).
-fn contained(entry: &MarketplaceEntry, path: &str) -> Result<String, SourceError> {
+fn contained(entry: &CatalogEntry, path: &str) -> Result<String, SourceError> {
     if path.starts_with('/') || path.split(['/', '\\']).any(|p| p == "..") {
         return Err(escapes(
             entry,
@@ -234,31 +287,50 @@ impl Catalogs<'_> {
         let location = Location::parse(text)?;
         let normalized = location.normalized();
         let max = self.hub().max_catalog_bytes;
-        let (bytes, dir, checkout) = match location {
+        let (bytes, dir, format, checkout) = match location {
             Location::File(file) => {
                 // Canonical already; opened without following a link and never blocking on a
                 // FIFO, and only a regular file is read.
-                let dir = file
-                    .parent()
-                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                let parent = catalog_root(&file, 0);
                 let name = file
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let bytes = read_contained_file(&dir, &name, max).map_err(|why| {
+                let bytes = read_contained_file(&parent, &name, max).map_err(|why| {
                     invalid_catalog(format!("{normalized}: cannot read the catalog: {why}"))
                 })?;
-                (bytes, dir, None)
+                let named = CatalogFormat::from_path(&file.to_string_lossy());
+                let depth = named.map_or(0, |(_, depth)| depth);
+                (
+                    bytes,
+                    catalog_root(&file, depth),
+                    named.map(|(f, _)| f),
+                    None,
+                )
             }
             Location::Git(source) => {
                 let checkout = git::checkout_git(&source, self.options).await?;
-                let bytes =
-                    read_contained_file(&checkout.dir, "marketplace.json", max).map_err(|why| {
-                        invalid_catalog(format!(
-                            "{normalized}: no readable marketplace.json ({why})"
-                        ))
-                    })?;
-                (bytes, checkout.dir.clone(), Some(checkout))
+                // The first catalog file of the checkout's directory, ours first.
+                let mut found = None;
+                let mut first_why = None;
+                for (rel, format) in CATALOG_FILES {
+                    match read_contained_file(&checkout.dir, rel, max) {
+                        Ok(bytes) => {
+                            found = Some((bytes, format));
+                            break;
+                        }
+                        Err(why) => {
+                            first_why.get_or_insert(why);
+                        }
+                    }
+                }
+                let Some((bytes, format)) = found else {
+                    return Err(invalid_catalog(format!(
+                        "{normalized}: no readable marketplace.json ({})",
+                        first_why.map(|why| why.to_string()).unwrap_or_default()
+                    )));
+                };
+                (bytes, checkout.dir.clone(), Some(format), Some(checkout))
             }
         };
         if bytes.len() as u64 > max {
@@ -268,8 +340,9 @@ impl Catalogs<'_> {
         }
         let text = String::from_utf8(bytes)
             .map_err(|_| invalid_catalog(format!("{normalized}: the catalog is not UTF-8")))?;
-        let report = c2_manifest::validate_marketplace(&text);
-        let Some(marketplace) = report.marketplace else {
+        let format = format.unwrap_or_else(|| CatalogFormat::sniff(&text));
+        let report = c2_manifest::validate_catalog(&text, format);
+        let Some(catalog) = report.catalog else {
             let first = report
                 .diagnostics
                 .iter()
@@ -286,7 +359,8 @@ impl Catalogs<'_> {
         };
         Ok(OpenedCatalog {
             location: normalized,
-            marketplace,
+            catalog,
+            skipped: report.skipped,
             dir,
             _checkout: checkout,
         })
@@ -297,8 +371,15 @@ impl Catalogs<'_> {
     pub(crate) async fn fetch_from(
         &self,
         catalog: &OpenedCatalog,
-        entry: &MarketplaceEntry,
+        entry: &CatalogEntry,
     ) -> Result<Fetched, SourceError> {
+        if let Availability::NotAvailable { reason } = &entry.availability {
+            return Err(SourceError::EntryNotAvailable {
+                name: entry.name.clone(),
+                catalog: catalog.label(),
+                reason: reason.clone(),
+            });
+        }
         let options = self.options;
         let mut fetched = match &entry.source {
             MarketplaceSource::Local { path } => {
@@ -344,12 +425,26 @@ impl Catalogs<'_> {
                 .unwrap_or("(no version)")
                 .to_owned(),
         );
+        if let Some(why) = not_agent_plugins(&fetched.bundle) {
+            return Err(SourceError::Unsupported(format!(
+                "entry {} of {} is {why}; this host installs only Agent Plugins bundles whose plugin.json has an extensions.dev.codetwo namespace; nothing was stored",
+                entry.name,
+                catalog.label()
+            )));
+        }
         if fetched.bundle.manifest.is_some()
-            && (found.0 != entry.name || !same_version(&found.1, &entry.version))
+            && (found.0 != entry.name
+                || entry
+                    .version
+                    .as_deref()
+                    .is_some_and(|listed| !same_version(&found.1, listed)))
         {
             return Err(SourceError::CatalogMismatch(format!(
                 "the catalog lists {} {} but its source holds {} {}; nothing was stored: the catalog must name the bundle's plugin.json name and version",
-                entry.name, entry.version, found.0, found.1
+                entry.name,
+                entry.version.as_deref().unwrap_or("(any version)"),
+                found.0,
+                found.1
             )));
         }
         fetched.request.source = SourceIdentity::Catalog {
@@ -358,21 +453,23 @@ impl Catalogs<'_> {
         };
         let origin = CatalogOrigin {
             catalog: catalog.location.clone(),
-            catalog_name: catalog.marketplace.name.clone(),
+            catalog_name: catalog.catalog.name.clone(),
             entry: entry.name.clone(),
-            version: entry.version.clone(),
+            // A catalog that lists no version (Codex's) offers the bundle's own.
+            version: entry.version.clone().unwrap_or(found.1),
             source_kind: source_kind(&entry.source).to_owned(),
         };
         if let Some(provenance) = &mut fetched.request.provenance {
             provenance.catalog = Some(origin.clone());
         }
         fetched.request.origin = Some(origin);
+        fetched.default_enabled = entry.default_enabled;
         Ok(fetched)
     }
 
     async fn fetch_pinned(
         &self,
-        entry: &MarketplaceEntry,
+        entry: &CatalogEntry,
         source: &GitSource,
     ) -> Result<Fetched, SourceError> {
         let fetched = git::fetch_git(source, self.options).await?;
@@ -391,7 +488,7 @@ impl Catalogs<'_> {
     async fn fetch_npm(
         &self,
         catalog: &OpenedCatalog,
-        entry: &MarketplaceEntry,
+        entry: &CatalogEntry,
         package: &str,
         version: Option<&str>,
     ) -> Result<Fetched, SourceError> {
@@ -435,7 +532,7 @@ impl Catalogs<'_> {
     async fn fetch_archive(
         &self,
         catalog: &OpenedCatalog,
-        entry: &MarketplaceEntry,
+        entry: &CatalogEntry,
         url: &str,
         sha256: Option<&str>,
     ) -> Result<Fetched, SourceError> {

@@ -1,11 +1,13 @@
 //! The configured catalogs of a store (`marketplaces.json`) and the operations that read
 //! through them: parsing install text, fetching an entry, search, `outdated` and the fetch of
-//! an update. One that cannot be read fails the operation.
+//! an update, whatever each catalog's format. One that cannot be read fails the operation; an
+//! entry a foreign catalog skipped is not there.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use c2_bundle_collector::{InstalledRecord, Store};
+use c2_manifest::{Availability, CatalogEntry, SkippedEntry};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{
@@ -25,8 +27,11 @@ const MARKETPLACES_FORMAT: u32 = 1;
 pub struct ConfiguredMarketplace {
     /// The catalog's `name` (or the name given when adding it).
     pub name: String,
-    /// Its normalized location: an absolute `marketplace.json` path or a `git+URL#REF:DIR`.
+    /// Its normalized location: an absolute catalog file path or a `git+URL#REF:DIR`.
     pub location: String,
+    /// When just added: the entries it left out, each with why (not stored).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedEntry>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -46,8 +51,8 @@ pub struct SearchHit {
     pub location: String,
     /// The entry's name.
     pub name: String,
-    /// The entry's version.
-    pub version: String,
+    /// The entry's version; `None` when the catalog lists none (Codex's format).
+    pub version: Option<String>,
     /// The entry's description.
     pub description: Option<String>,
     /// The entry's keywords.
@@ -56,6 +61,14 @@ pub struct SearchHit {
     pub source_kind: String,
     /// The installed id, when this entry of this catalog is installed.
     pub installed: Option<String>,
+    /// The catalog's format: `c2`, `claude` or `codex`.
+    pub format: String,
+    /// Why the entry cannot be installed, when the catalog lists it as not available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_available: Option<String>,
+    /// The catalog asks for it to be enabled when installed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default_enabled: bool,
 }
 
 /// How an installed bundle compares with its catalog entry.
@@ -168,7 +181,7 @@ impl<'a> Catalogs<'a> {
         name: Option<&str>,
     ) -> Result<ConfiguredMarketplace, SourceError> {
         let catalog = self.open(location).await?;
-        let name = match (name, catalog.marketplace.name.as_deref()) {
+        let name = match (name, catalog.catalog.name.as_deref()) {
             (Some(name), _) | (None, Some(name)) => name.trim().to_owned(),
             (None, None) => {
                 return Err(invalid_catalog(format!(
@@ -186,6 +199,7 @@ impl<'a> Catalogs<'a> {
         let added = ConfiguredMarketplace {
             name,
             location: catalog.location.clone(),
+            skipped: Vec::new(),
         };
         let max = self.hub().max_marketplaces;
         let work_dir = &self.options.work_dir;
@@ -210,7 +224,10 @@ impl<'a> Catalogs<'a> {
                 encode_marketplaces(list)
             },
         )?;
-        result.map(|()| added)
+        result.map(|()| ConfiguredMarketplace {
+            skipped: catalog.skipped,
+            ..added
+        })
     }
 
     /// Removes the configured catalog named `name`. Installed bundles keep their origin and
@@ -287,17 +304,26 @@ impl<'a> Catalogs<'a> {
             .ok_or_else(|| SourceError::EntryNotFound {
                 name: name.to_owned(),
             })?;
-        if let Some(wanted) = version
-            && !same_version(wanted, &entry.version)
-        {
-            return Err(SourceError::VersionNotFound(format!(
-                "{} lists {name} at {}, not {wanted}: install `{name}` or `{name}@{}`",
+        let not_listed = |listed: &str| {
+            SourceError::VersionNotFound(format!(
+                "{} lists {name} at {listed}, not {}: install `{name}` or `{name}@{listed}`",
                 catalog.label(),
-                entry.version,
-                entry.version
-            )));
+                version.unwrap_or_default()
+            ))
+        };
+        if let (Some(wanted), Some(listed)) = (version, entry.version.as_deref())
+            && !same_version(wanted, listed)
+        {
+            return Err(not_listed(listed));
         }
-        self.fetch_from(&catalog, &entry).await
+        let fetched = self.fetch_from(&catalog, &entry).await?;
+        // A catalog that lists no version offers what its source holds.
+        if let (Some(wanted), Some(origin)) = (version, &fetched.request.origin)
+            && !same_version(wanted, &origin.version)
+        {
+            return Err(not_listed(&origin.version));
+        }
+        Ok(fetched)
     }
 
     /// Case-insensitive search of names, descriptions and keywords of the entries of the
@@ -314,7 +340,7 @@ impl<'a> Catalogs<'a> {
         let mut hits = Vec::new();
         for location in self.locations(marketplace)? {
             let catalog = self.open(&location).await?;
-            for entry in &catalog.marketplace.plugins {
+            for entry in &catalog.catalog.entries {
                 let matches = entry.name.to_lowercase().contains(&needle)
                     || entry
                         .description
@@ -344,6 +370,12 @@ impl<'a> Catalogs<'a> {
                     keywords: entry.keywords.clone(),
                     source_kind: source_kind(&entry.source).to_owned(),
                     installed,
+                    format: catalog.catalog.format.as_str().to_owned(),
+                    not_available: match &entry.availability {
+                        Availability::NotAvailable { reason } => Some(reason.clone()),
+                        _ => None,
+                    },
+                    default_enabled: entry.default_enabled,
                 });
             }
         }
@@ -367,18 +399,21 @@ impl<'a> Catalogs<'a> {
                 Err(why) => (None, OutdatedStatus::CatalogFailed, Some(why.clone())),
                 Ok(catalog) => match catalog.entry(&origin.entry) {
                     None => (None, OutdatedStatus::EntryMissing, None),
-                    Some(entry) => {
-                        let newer = record
-                            .version
-                            .as_deref()
-                            .is_none_or(|installed| is_newer(&entry.version, installed));
-                        let status = if newer {
-                            OutdatedStatus::Outdated
-                        } else {
-                            OutdatedStatus::Current
-                        };
-                        (Some(entry.version.clone()), status, None)
-                    }
+                    Some(entry) => match self.offered_version(catalog, entry).await {
+                        Err(why) => (None, OutdatedStatus::CatalogFailed, Some(why.to_string())),
+                        Ok((offered, _)) => {
+                            let newer = record
+                                .version
+                                .as_deref()
+                                .is_none_or(|installed| is_newer(&offered, installed));
+                            let status = if newer {
+                                OutdatedStatus::Outdated
+                            } else {
+                                OutdatedStatus::Current
+                            };
+                            (Some(offered), status, None)
+                        }
+                    },
                 },
             };
             rows.push(OutdatedRow {
@@ -417,14 +452,18 @@ impl<'a> Catalogs<'a> {
                     entry: origin.entry.clone(),
                     id: record.id.clone(),
                 })?;
+        let (offered, fetched) = self.offered_version(&catalog, &entry).await?;
         let newer = record
             .version
             .as_deref()
-            .is_none_or(|installed| is_newer(&entry.version, installed));
+            .is_none_or(|installed| is_newer(&offered, installed));
         if !newer {
             return Ok(None);
         }
-        let fetched = self.fetch_from(&catalog, &entry).await?;
+        let fetched = match fetched {
+            Some(fetched) => fetched,
+            None => self.fetch_from(&catalog, &entry).await?,
+        };
         let id = fetched
             .bundle
             .manifest
@@ -438,6 +477,28 @@ impl<'a> Catalogs<'a> {
             )));
         }
         Ok(Some(fetched))
+    }
+}
+
+impl Catalogs<'_> {
+    /// The version an entry offers: the one it lists, else (a catalog that lists none) the
+    /// version of the bundle its source holds, fetched to read it (and handed back).
+    async fn offered_version(
+        &self,
+        catalog: &OpenedCatalog,
+        entry: &CatalogEntry,
+    ) -> Result<(String, Option<Fetched>), SourceError> {
+        if let Some(listed) = &entry.version {
+            return Ok((listed.clone(), None));
+        }
+        let fetched = self.fetch_from(catalog, entry).await?;
+        let offered = fetched
+            .request
+            .origin
+            .as_ref()
+            .map(|o| o.version.clone())
+            .unwrap_or_default();
+        Ok((offered, Some(fetched)))
     }
 }
 

@@ -28,6 +28,9 @@ pub enum SourceErrorKind {
     NoMarketplace,
     /// No catalog lists the name.
     EntryNotFound,
+    /// The catalog lists the entry as not available (Codex's `NOT_AVAILABLE`, a Claude entry
+    /// that would supply or extend the manifest).
+    EntryNotAvailable,
     /// Several catalogs list the name.
     AmbiguousEntry,
     /// The catalog lists the entry, but not at the version asked for.
@@ -69,6 +72,7 @@ impl SourceErrorKind {
             Self::UnknownMarketplace => "unknown_marketplace",
             Self::NoMarketplace => "no_marketplace",
             Self::EntryNotFound => "entry_not_found",
+            Self::EntryNotAvailable => "entry_not_available",
             Self::AmbiguousEntry => "ambiguous_entry",
             Self::VersionNotFound => "version_not_found",
             Self::CatalogMismatch => "catalog_mismatch",
@@ -148,6 +152,16 @@ pub enum SourceError {
     EntryNotFound {
         /// The entry asked for.
         name: String,
+    },
+    /// The catalog lists the entry but not as installable; nothing was fetched.
+    #[error("{catalog} lists `{name}` as not available: {reason}; nothing was stored")]
+    EntryNotAvailable {
+        /// The entry's name.
+        name: String,
+        /// The catalog's name, else its location.
+        catalog: String,
+        /// Why, from the catalog.
+        reason: String,
     },
     /// The catalog a bundle was installed from no longer lists its entry.
     #[error("{catalog} no longer lists `{entry}`; {id} stays as it is")]
@@ -243,6 +257,7 @@ impl SourceError {
             Self::UnknownMarketplace { .. } => SourceErrorKind::UnknownMarketplace,
             Self::NoMarketplace => SourceErrorKind::NoMarketplace,
             Self::EntryNotFound { .. } | Self::EntryGone { .. } => SourceErrorKind::EntryNotFound,
+            Self::EntryNotAvailable { .. } => SourceErrorKind::EntryNotAvailable,
             Self::AmbiguousEntry { .. } => SourceErrorKind::AmbiguousEntry,
             Self::VersionNotFound(_) => SourceErrorKind::VersionNotFound,
             Self::CatalogMismatch(_) => SourceErrorKind::CatalogMismatch,
@@ -278,6 +293,9 @@ impl SourceError {
             ),
             Self::EntryNotFound { name } => Some(format!(
                 "`c2-plugins search {name}` shows what the catalogs offer"
+            )),
+            Self::EntryNotAvailable { name, .. } => Some(format!(
+                "`c2-plugins search {name}` shows the catalog's entries and which are not available"
             )),
             Self::NotFromCatalog { .. } => Some(
                 "reinstall it from its source, or install it with `c2-plugins install NAME --marketplace ...`"

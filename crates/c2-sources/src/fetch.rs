@@ -57,6 +57,9 @@ pub struct Fetched {
     pub request: InstallRequest,
     /// The options the bundle was collected and validated with.
     pub collected_with: CollectOptions,
+    /// The catalog entry asks for the bundle to be enabled when it is installed (Codex's
+    /// `INSTALLED_BY_DEFAULT`); never trust.
+    pub default_enabled: bool,
 }
 
 impl Fetched {
@@ -69,6 +72,7 @@ impl Fetched {
             bundle,
             request,
             collected_with: options.collect.clone(),
+            default_enabled: false,
         }
     }
 }
@@ -126,6 +130,7 @@ pub fn fetch_path(path: &Path, collect: &CollectOptions) -> Result<Fetched, Sour
         bundle,
         request,
         collected_with: collect.clone(),
+        default_enabled: false,
     })
 }
 

@@ -8,14 +8,15 @@
 //! c2-supervisor's one-shot runner, `npm pack` with scripts disabled, an https download with
 //! `curl`, or a local path. Every bundle comes back [`Fetched`], collected once with the
 //! caller's [`FetchOptions::collect`], so a caller with the same options does not check it
-//! again. [`Catalogs`] keeps the store's `marketplaces.json`, reads catalogs, finds an entry
-//! and verifies what was fetched against it (name, version, pinned commit, SHA-256). Every
-//! fetch records its [`Provenance`] in the request (kind, location, ref, commit, npm name,
-//! version and integrity, SHA-256, catalog entry, time); an npm tarball whose sha512 integrity
-//! is not the one npm reports or the caller expects is refused. [`LockFile`] is the lock
-//! format: an installed set written as sorted JSON, fetched again from its provenance with
-//! [`fetch_locked`] (every digest verified before anything is returned) and compared with a
-//! store by [`drift`].
+//! again. [`Catalogs`] keeps the store's `marketplaces.json`, reads catalogs (ours, Claude
+//! Code's and Codex's, docs/catalogs.md), finds an entry and verifies what was fetched against
+//! it (name, version, pinned commit, SHA-256, an Agent Plugins bundle with a C2 namespace).
+//! Every fetch records its [`Provenance`] in the request (kind, location, ref, commit, npm
+//! name, version and integrity, SHA-256, catalog entry, time); an npm tarball whose sha512
+//! integrity is not the one npm reports or the caller expects is refused. [`LockFile`] is the
+//! lock format: an installed set written as sorted JSON, fetched again from its provenance
+//! with [`fetch_locked`] (every digest verified before anything is returned) and compared with
+//! a store by [`drift`].
 //!
 //! It deliberately installs nothing, runs nothing from a bundle, walks no bundle tree (that is
 //! c2-bundle-collector's) and keeps no policy. c2-host and the c2-plugins CLI may depend on

@@ -71,7 +71,8 @@ pub(crate) async fn install(
         origin.map_or("-", |o| o.source_kind.as_str()),
         store.display()
     );
-    for (asked, what) in [(options.trust, "trusted"), (options.enable, "enabled")] {
+    let enabled = options.enable || outcome.enabled_by_catalog;
+    for (asked, what) in [(options.trust, "trusted"), (enabled, "enabled")] {
         if asked {
             line.push_str(&format!(", {what}"));
         }
@@ -92,6 +93,16 @@ pub(crate) async fn add(
         .marketplace_add(location, name)
         .await
         .map_err(session::failure)?;
+    // A foreign catalog's bad entries were skipped; the rest are usable.
+    for skipped in &added.skipped {
+        out.progress(&format!(
+            "warning: skipped entry {} ({}) at {}: {}",
+            skipped.index,
+            terminal_text(skipped.name.as_deref().unwrap_or("-"), Lines::One),
+            skipped.pointer,
+            terminal_text(&skipped.reason, Lines::One)
+        ));
+    }
     let human = format!(
         "added catalog {} ({})",
         terminal_text(&added.name, Lines::One),
@@ -156,13 +167,21 @@ pub(crate) async fn search(
         .map(str::to_owned),
     ];
     for hit in hits {
+        // An entry the catalog withholds says so first; the reason is in the JSON.
+        let description = hit.description.unwrap_or_default();
+        let description = match hit.not_available {
+            Some(_) => format!("(not available) {description}")
+                .trim_end()
+                .to_owned(),
+            None => description,
+        };
         rows.push([
             hit.name,
-            hit.version,
+            hit.version.unwrap_or_else(|| "-".to_owned()),
             hit.catalog,
             hit.source_kind,
             hit.installed.unwrap_or_else(|| "-".to_owned()),
-            hit.description.unwrap_or_default(),
+            description,
         ]);
     }
     out.print(report::table(&rows, "").trim_end());

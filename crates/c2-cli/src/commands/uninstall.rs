@@ -1,16 +1,26 @@
-//! `uninstall <ID>`: the host stops the bundle's processes in every realm, then removes it and
-//! its runtime policy.
+//! `uninstall <ID> [--keep-data]`: the host stops the bundle's processes in every realm, then
+//! removes it, its data directory (unless `--keep-data`) and its runtime policy.
 
 use std::path::Path;
 
-use c2_host::PluginHost;
+use c2_host::{PluginHost, UninstallOptions};
 
 use crate::CmdResult;
 use crate::output::Out;
 use crate::session;
 
-pub(crate) async fn run(out: &mut Out, host: &PluginHost, store: &Path, id: &str) -> CmdResult {
-    let removed = host.uninstall(id).await.map_err(session::failure)?;
+pub(crate) async fn run(
+    out: &mut Out,
+    host: &PluginHost,
+    store: &Path,
+    id: &str,
+    keep_data: bool,
+) -> CmdResult {
+    let options = UninstallOptions { keep_data };
+    let removed = host
+        .uninstall_with(id, options)
+        .await
+        .map_err(session::failure)?;
     match &removed.record {
         Some(record) => {
             out.progress(&format!(

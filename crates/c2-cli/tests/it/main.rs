@@ -6,6 +6,7 @@
 )]
 
 mod authoring;
+mod catalogs;
 mod cli;
 mod components;
 mod guards;

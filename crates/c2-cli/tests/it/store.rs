@@ -196,3 +196,74 @@ fn a_bundle_without_version_installs_and_lists_with_a_dash_and_a_null() {
     let uninstall = sandbox.run(&["uninstall", id, "--format", "json"]).json();
     assert!(uninstall["result"]["version"].is_null(), "{uninstall}");
 }
+
+#[test]
+fn uninstall_removes_the_data_directory_unless_told_to_keep_it() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "keeper/plugin.json",
+        &serde_json::json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "keeper", "version": "1.0.0",
+            "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+        .to_string(),
+    );
+    let install = |sandbox: &Sandbox| {
+        let run = sandbox.run(&["install", "keeper"]);
+        assert_eq!(run.code, 0, "{run:#?}");
+        let id = run.stdout.trim().to_owned();
+        let data = sandbox.plugins.join(".data").join(&id);
+        std::fs::create_dir_all(data.join("projects/ab")).unwrap();
+        std::fs::write(data.join("state.db"), "user data").unwrap();
+        std::fs::write(data.join("projects/ab/state.db"), "project data").unwrap();
+        (id, data)
+    };
+    let (id, data) = install(&sandbox);
+    let kept = sandbox.run(&["uninstall", &id, "--keep-data", "--format", "json"]);
+    assert_eq!(kept.code, 0, "{kept:#?}");
+    assert_eq!(kept.json()["result"]["id"], id.as_str());
+    assert_eq!(
+        std::fs::read_to_string(data.join("state.db")).unwrap(),
+        "user data"
+    );
+    assert!(data.join("projects/ab/state.db").is_file());
+    assert!(!sandbox.plugins.join(&id).exists());
+    // The same id installed again finds its data; the default uninstall removes it.
+    let (again, data) = install(&sandbox);
+    assert_eq!(again, id);
+    let removed = sandbox.run(&["uninstall", &id]);
+    assert_eq!(removed.code, 0, "{removed:#?}");
+    assert!(!data.exists(), "uninstall left {}", data.display());
+}
+
+#[test]
+fn the_relay_uninstall_keeps_the_data_directory_with_keep_data_and_removes_it_without() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "kept/plugin.json",
+        &serde_json::json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+            "name": "kept", "version": "1.0.0",
+            "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+        .to_string(),
+    );
+    let source = sandbox.work.join("kept");
+    let (mut service, socket) = crate::serve::serve_on_socket(&sandbox, "serve-uninstall.log");
+    let mut client = crate::serve::socket_client(&socket);
+    for keep in [true, false] {
+        let installed = client.ok(
+            "plugins/install",
+            serde_json::json!({"source": source.to_str().unwrap()}),
+        );
+        let id = installed["id"].as_str().unwrap().to_owned();
+        let data = sandbox.plugins.join(".data").join(&id);
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("state.db"), "data").unwrap();
+        let removed = client.ok(
+            "plugins/uninstall",
+            serde_json::json!({"id": id, "keepData": keep}),
+        );
+        assert_eq!(removed["id"], id.as_str());
+        assert_eq!(data.join("state.db").is_file(), keep, "keepData {keep}");
+    }
+    crate::serve::sigterm(&service);
+    assert_eq!(crate::serve::exit_code(&mut service), 0);
+}

@@ -4,6 +4,7 @@
     reason = "test code may use the file system freely"
 )]
 
+mod catalogs;
 mod corpus;
 mod manifest;
 mod marketplace;
