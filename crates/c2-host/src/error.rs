@@ -79,6 +79,10 @@ error_kinds! {
     NotExtensionPublic => "not_extension_public",
     /// The project realm blocks falling back to the global command.
     Blocked => "blocked",
+    /// A deny entry matches the bundle; nothing was stored.
+    Denied => "denied",
+    /// The bundle's source is outside a managed allow list; nothing was stored.
+    SourceNotAllowed => "source_not_allowed",
     /// An essential module cannot be disabled or removed.
     Essential => "essential",
     /// The host (its kernel) has been shut down.
@@ -337,6 +341,8 @@ impl HostError {
             HostError::Policy(error) => match error {
                 c2_policy::Error::StalePlan { .. } => ErrorKind::StalePlan,
                 c2_policy::Error::SafeMode => ErrorKind::SafeMode,
+                c2_policy::Error::Denied { .. } => ErrorKind::Denied,
+                c2_policy::Error::SourceNotAllowed { .. } => ErrorKind::SourceNotAllowed,
                 // The bundle went away under the change (another process uninstalled it).
                 c2_policy::Error::UnknownModule(_) => ErrorKind::NotInstalled,
                 c2_policy::Error::ProjectScopeNotSupported(_) => {

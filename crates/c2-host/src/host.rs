@@ -83,6 +83,21 @@ impl Shared {
 }
 
 impl Shared {
+    /// The deny entry each blocked bundle matches, by module name (c2-policy's kill switch).
+    pub(crate) fn blocked(&self) -> BTreeMap<String, c2_policy::DenyMatch> {
+        let bundles = lock(&self.bundles).clone();
+        let policy = lock(&self.policy);
+        let denied = |b: &InstalledBundle| {
+            let author = serde_json::json!(b.manifest.author);
+            let subject = c2_policy::Subject::from_record(&serde_json::json!(b.record), &author);
+            policy.deny_lists().denied(&subject)
+        };
+        bundles
+            .values()
+            .filter_map(|m| Some((m.bundle().module_name(), denied(m.bundle())?)))
+            .collect()
+    }
+
     /// Whether the files under the bundle's directory are still the ones installed (and so
     /// the ones trusted): the digest is recomputed from disk. `Err` says what changed and
     /// what to do; nothing is untrusted by it.
@@ -734,9 +749,11 @@ impl PluginHost {
     }
 
     /// Pushes policy's desired state into the kernel, for the user realm and every known
-    /// project realm. The trust gate is applied here: an untrusted bundle is never desired.
+    /// project realm. The trust gate is applied here: an untrusted bundle is never desired,
+    /// nor is a blocked one.
     pub(crate) fn sync_desired(&self) {
         let catalog = self.policy_catalog();
+        let blocked = self.shared.blocked();
         let policy = lock(&self.shared.policy);
         let desired = |scope: &Scope| {
             let mut state = KernelDesired::default();
@@ -759,7 +776,7 @@ impl PluginHost {
                     state.modules.insert(
                         module.name.clone(),
                         ModuleIntent {
-                            enabled: Some(d.is_runnable()),
+                            enabled: Some(d.is_runnable() && !blocked.contains_key(&module.name)),
                             config: d.config,
                             withheld,
                         },
@@ -1013,6 +1030,16 @@ impl PluginHost {
                 diagnostics,
             });
         }
+        // The kill switch, read afresh: nothing denied or from a source outside a managed
+        // allow list is stored.
+        let name = bundle.manifest.as_ref().map_or("", |m| m.name.as_str());
+        let id = c2_bundle_collector::installed_id(name, &request.source);
+        let record = serde_json::json!({"id": id, "name": name, "digest": bundle.digest,
+            "source": request.source, "origin": request.origin});
+        let author = serde_json::json!(bundle.manifest.as_ref().map(|m| &m.author));
+        let managed = self.shared.options.policy.managed_policy.as_deref();
+        c2_policy::DenyLists::load(&self.shared.options.plugins_dir, managed)
+            .admit(&c2_policy::Subject::from_record(&record, &author))?;
         let mut notes: Vec<String> = bundle
             .diagnostics
             .iter()
@@ -1485,6 +1512,7 @@ impl PluginHost {
         let bundles = lock(&self.shared.bundles).clone();
         let catalog = self.shared.kernel.catalog(&Realm::Global);
         let policy_catalog = self.policy_catalog();
+        let blocked = self.shared.blocked();
         bundles
             .values()
             .map(|module| {
@@ -1492,6 +1520,9 @@ impl PluginHost {
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
                 let changed = self.shared.verify_content(bundle).err();
+                let denied = blocked
+                    .get(&name)
+                    .map(|found| format!("blocked by {found}"));
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
@@ -1503,6 +1534,7 @@ impl PluginHost {
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
+                    _ if denied.is_some() => (BundleState::Blocked, denied),
                     _ if changed.is_some() => (BundleState::ContentChanged, changed),
                     (false, _, _) => (BundleState::Untrusted, None),
                     (true, false, _) => (BundleState::Disabled, None),
@@ -1542,10 +1574,12 @@ impl PluginHost {
                 "untrusted" => list.untrusted.push(status.id),
                 "disabled" => list.disabled.push(status.id),
                 "active" => list.active.push(status.id),
-                "failed" | "pending" | "content_changed" => list.failed.push(FailedExtension {
-                    id: status.id,
-                    reason: status.reason.unwrap_or_default(),
-                }),
+                "failed" | "pending" | "content_changed" | "blocked" => {
+                    list.failed.push(FailedExtension {
+                        id: status.id,
+                        reason: status.reason.unwrap_or_default(),
+                    })
+                }
                 _ => list.ready.push(status.id),
             }
         }

@@ -83,6 +83,8 @@ string_enum! {
     BundleState {
         /// The files on disk are not the installed ones; nothing from it runs.
         ContentChanged => "content_changed",
+        /// A deny entry matches it; nothing from it runs (the reason names the entry).
+        Blocked => "blocked",
         /// Its content is not trusted.
         Untrusted => "untrusted",
         /// Trusted, not enabled for the user.

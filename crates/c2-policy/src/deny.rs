@@ -259,6 +259,45 @@ pub struct Subject {
     pub source: SourceRef,
 }
 
+impl Subject {
+    /// The subject of an installed record as the bundle store writes it (`installed.json`:
+    /// `id`, `name`, `digest`, `source` tagged by `kind` (`local` `path`, `archive` `digest`,
+    /// `git` `url`, `catalog` `catalog`), `origin.catalogName`) and the manifest's `author`
+    /// object (`name`, `email`, `url`). Fields it lacks are left empty.
+    pub fn from_record(record: &serde_json::Value, author: &serde_json::Value) -> Self {
+        let text = |value: &serde_json::Value, key: &str| {
+            value
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        let source = record.get("source").unwrap_or(&serde_json::Value::Null);
+        let field = |key: &str| text(source, key).unwrap_or_default();
+        let source = match source.get("kind").and_then(serde_json::Value::as_str) {
+            Some("local") => SourceRef::Local(field("path")),
+            Some("archive") => SourceRef::Archive(field("digest")),
+            Some("git") => SourceRef::Git(field("url")),
+            Some("npm") => SourceRef::Npm(field("package")),
+            Some("catalog") => SourceRef::Catalog {
+                location: field("catalog"),
+                name: record.get("origin").and_then(|o| text(o, "catalogName")),
+                inner: None,
+            },
+            _ => SourceRef::Unknown,
+        };
+        Self {
+            digest: text(record, "digest").unwrap_or_default(),
+            id: text(record, "id").unwrap_or_default(),
+            name: text(record, "name").unwrap_or_default(),
+            publisher: ["name", "email", "url"]
+                .iter()
+                .filter_map(|key| text(author, key))
+                .collect(),
+            source,
+        }
+    }
+}
+
 /// Which list an entry is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
