@@ -71,7 +71,7 @@ impl DenyKind {
 
 impl fmt::Display for DenyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -311,7 +311,7 @@ pub enum ListOrigin {
 
 impl fmt::Display for ListOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             ListOrigin::User => "user",
             ListOrigin::Managed => "managed",
         })
@@ -572,9 +572,25 @@ impl DenyLists {
                 found: Box::new(found),
             });
         }
-        match self.allow().refusal(&subject.source) {
+        self.admit_source(&subject.source)
+            .map_err(|error| match error {
+                Error::SourceNotAllowed { why, .. } => Error::SourceNotAllowed {
+                    subject: subject.name.clone(),
+                    why,
+                },
+                other => other,
+            })
+    }
+
+    /// The allow lists' half of the gate, for a source not fetched yet (a git URL is judged
+    /// before it is cloned).
+    pub fn admit_source(&self, source: &SourceRef) -> Result<(), Error> {
+        if let Some(problem) = self.managed.as_ref().and_then(Loaded::problem) {
+            return Err(problem);
+        }
+        match self.allow().refusal(source) {
             Some(why) => Err(Error::SourceNotAllowed {
-                subject: subject.name.clone(),
+                subject: "the bundle".to_owned(),
                 why,
             }),
             None => Ok(()),

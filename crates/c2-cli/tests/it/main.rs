@@ -12,6 +12,7 @@ mod guards;
 mod host;
 mod hostile;
 mod hub;
+mod killswitch;
 mod lsp;
 mod mcp;
 mod multihost;

@@ -1,0 +1,266 @@
+//! The kill switch end to end: `c2-plugins block` stops a running plugin in another live host
+//! within a second and `unblock` lets it load again; a blocked name is refused at install with
+//! nothing stored; a managed entry survives the user's unblock; a managed allow list of git
+//! hosts refuses a source from another host before anything is fetched.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::multihost::{
+    FIXTURE, PROPAGATION, alive, cli_ok, fixture_bundle, has_command, open_host, runtime,
+    runtime_pid, within,
+};
+use crate::sources::stored;
+use crate::{Run, Sandbox};
+
+/// Runs `c2-plugins ARGS` with `C2_PLUGINS_MANAGED_POLICY` naming `managed`.
+fn run_managed(sandbox: &Sandbox, managed: &Path, args: &[&str]) -> Run {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs the built binary with the managed policy variable set"
+    )]
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"));
+    let output = command
+        .args(args)
+        .current_dir(&sandbox.work)
+        .env("HOME", &sandbox.home)
+        .env("C2_PLUGINS_DIR", &sandbox.plugins)
+        .env("C2_PLUGINS_MANAGED_POLICY", managed)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A managed policy file outside the store.
+fn managed_file(sandbox: &Sandbox, policy: &Value) -> PathBuf {
+    sandbox.write("admin/managed-policy.json", &policy.to_string())
+}
+
+fn listed_state(sandbox: &Sandbox, id: &str) -> Value {
+    let run = sandbox.run(&["--format", "json", "list"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let all = run.json()["result"].clone();
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_blocked_digest_stops_a_running_plugin_in_another_live_host_within_a_second() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "sleeper", &FIXTURE);
+    let run = sandbox.run(&[
+        "--format",
+        "json",
+        "install",
+        bundle.to_str().unwrap(),
+        "--trust",
+        "--enable",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let id = run.json()["result"]["id"].as_str().unwrap().to_owned();
+    let digest = run.json()["result"]["digest"].as_str().unwrap().to_owned();
+    let rt = runtime();
+    let host = open_host(&rt, &sandbox);
+    let mut slowest = Duration::ZERO;
+    for round in 0..5 {
+        let pid = runtime_pid(&rt, &host);
+        let reason = format!("round {round}: malicious update");
+        cli_ok(&sandbox, &["block", "digest", &digest, "--reason", &reason]);
+        let took = within(
+            PROPAGATION,
+            "block stops the runtime in the live host",
+            || !alive(pid) && !has_command(&host, "fixture.info"),
+        );
+        assert!(took < Duration::from_secs(1), "round {round}: {took:?}");
+        slowest = slowest.max(took);
+        // Shown as blocked with the entry that matched, here and in the CLI's listing.
+        let status = host.list().into_iter().find(|s| s.id == id).unwrap();
+        assert_eq!(status.state.as_str(), "blocked", "round {round}");
+        let why = status.reason.unwrap_or_default();
+        assert!(why.contains(&format!("digest `{digest}`")), "{why}");
+        assert!(why.contains(&reason), "{why}");
+        let row = listed_state(&sandbox, &id);
+        assert_eq!(row["state"], "blocked", "{row}");
+        assert_eq!(
+            (row["trusted"].clone(), row["enabled"].clone()),
+            (json!(true), json!(true))
+        );
+        // A call now is refused; unblocking brings it back with trust and enablement unchanged.
+        assert!(
+            rt.block_on(host.invoke(&c2_host::Target::User, "fixture.info", json!({})))
+                .is_err()
+        );
+        cli_ok(&sandbox, &["unblock", "digest", &digest]);
+        within(PROPAGATION, "unblock brings the commands back", || {
+            has_command(&host, "fixture.info")
+        });
+        assert_eq!(listed_state(&sandbox, &id)["state"], "ready");
+    }
+    eprintln!("slowest block propagation: {slowest:?}");
+    rt.block_on(host.shutdown());
+}
+
+#[test]
+fn block_by_name_refuses_install_and_stores_nothing() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "typosquat", &FIXTURE);
+    let run = sandbox.run(&["block", "name", "typosquat", "--reason", "lookalike name"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stdout.contains("blocked name `typosquat`"), "{run:#?}");
+    let run = sandbox.run(&["--format", "json", "install", bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let error = &run.json()["error"];
+    assert_eq!(error["kind"], "denied", "{run:#?}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("name `typosquat` on the user deny list (lookalike name)"),
+        "{message}"
+    );
+    assert!(message.contains("nothing was stored"), "{message}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("block --list"),
+        "{run:#?}"
+    );
+    assert_eq!(stored(&sandbox), Vec::<String>::new());
+    // Listed, then gone: the install goes through.
+    let list = sandbox.run(&["--format", "json", "block", "--list"]);
+    assert_eq!(
+        list.json()["result"]["deny"][0]["value"],
+        "typosquat",
+        "{list:#?}"
+    );
+    assert_eq!(
+        list.json()["result"]["deny"][0]["origin"],
+        "user",
+        "{list:#?}"
+    );
+    cli_ok(&sandbox, &["unblock", "name", "typosquat"]);
+    let run = sandbox.run(&["unblock", "name", "typosquat"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("not on the deny list"), "{run:#?}");
+    cli_ok(&sandbox, &["install", bundle.to_str().unwrap()]);
+    assert_eq!(stored(&sandbox).len(), 1);
+}
+
+#[test]
+fn a_managed_entry_survives_the_users_unblock() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "sleeper", &FIXTURE);
+    let managed = managed_file(
+        &sandbox,
+        &json!({"schemaVersion": 1, "deny": [{"kind": "name", "value": "sleeper", "reason": "incident 42"}]}),
+    );
+    let run = run_managed(
+        &sandbox,
+        &managed,
+        &["--format", "json", "unblock", "name", "sleeper"],
+    );
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert_eq!(run.json()["error"]["kind"], "managed_entry", "{run:#?}");
+    assert!(
+        run.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("managed deny list"),
+        "{run:#?}"
+    );
+    // The user blocking and unblocking the same entry leaves the managed one in force.
+    let run = run_managed(&sandbox, &managed, &["block", "name", "sleeper"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let run = run_managed(&sandbox, &managed, &["unblock", "name", "sleeper"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    let run = run_managed(&sandbox, &managed, &["block", "--list"]);
+    assert!(
+        run.stdout
+            .contains("managed  name       sleeper incident 42"),
+        "{run:#?}"
+    );
+    let run = run_managed(
+        &sandbox,
+        &managed,
+        &["--format", "json", "install", bundle.to_str().unwrap()],
+    );
+    assert_eq!(run.json()["error"]["kind"], "denied", "{run:#?}");
+    assert!(
+        run.stdout.contains("managed deny list (incident 42)"),
+        "{run:#?}"
+    );
+    assert_eq!(stored(&sandbox), Vec::<String>::new());
+    // The refused unblock changed nothing: the user's own entry is still there, and only
+    // without the managed file can the user remove it and install.
+    let run = sandbox.run(&["block", "--list"]);
+    assert_eq!(run.stdout.trim(), "user     name       sleeper", "{run:#?}");
+    cli_ok(&sandbox, &["unblock", "name", "sleeper"]);
+    let run = sandbox.run(&["block", "--list"]);
+    assert_eq!(run.stdout.trim(), "deny list: empty", "{run:#?}");
+    cli_ok(&sandbox, &["install", bundle.to_str().unwrap()]);
+}
+
+#[test]
+fn a_managed_allow_list_refuses_a_git_source_from_another_host() {
+    let sandbox = Sandbox::new();
+    let managed = managed_file(
+        &sandbox,
+        &json!({"schemaVersion": 1, "allow": {"gitHosts": ["git.corp.example"]}}),
+    );
+    // Refused before anything is fetched: the host is never contacted.
+    let run = run_managed(
+        &sandbox,
+        &managed,
+        &[
+            "--format",
+            "json",
+            "install",
+            "git+https://github.com/example/tool.git#main",
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert_eq!(
+        run.json()["error"]["kind"],
+        "source_not_allowed",
+        "{run:#?}"
+    );
+    let message = run.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("git host `github.com`"), "{message}");
+    assert!(message.contains("git.corp.example"), "{message}");
+    // A local repository has no host at all, so it is outside the list too.
+    let repo = sandbox.work.join("repo");
+    let files: Vec<(&str, String)> = crate::HELLO_RUNTIME_FILES
+        .iter()
+        .map(|f| {
+            (
+                *f,
+                std::fs::read_to_string(crate::pack("hello-runtime").join(f)).unwrap(),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    crate::git_repo(&repo, &files);
+    let source = format!("git+file://{}#main", repo.display());
+    let run = run_managed(
+        &sandbox,
+        &managed,
+        &["--format", "json", "install", &source],
+    );
+    assert_eq!(
+        run.json()["error"]["kind"],
+        "source_not_allowed",
+        "{run:#?}"
+    );
+    assert_eq!(stored(&sandbox), Vec::<String>::new());
+    // The same source installs without the managed policy.
+    cli_ok(&sandbox, &["install", &source]);
+    assert_eq!(stored(&sandbox).len(), 1);
+}
