@@ -264,3 +264,43 @@ fn a_managed_allow_list_refuses_a_git_source_from_another_host() {
     cli_ok(&sandbox, &["install", &source]);
     assert_eq!(stored(&sandbox).len(), 1);
 }
+
+#[test]
+fn a_managed_file_replaced_by_an_administrator_stops_the_plugin_in_a_live_host() {
+    let sandbox = Sandbox::new();
+    let bundle = fixture_bundle(&sandbox, "sleeper", &FIXTURE);
+    let managed = managed_file(&sandbox, &json!({"schemaVersion": 1}));
+    let run = sandbox.run(&[
+        "--format",
+        "json",
+        "install",
+        bundle.to_str().unwrap(),
+        "--trust",
+        "--enable",
+    ]);
+    let digest = run.json()["result"]["digest"].as_str().unwrap().to_owned();
+    let rt = runtime();
+    let mut options = c2_host::HostOptions::new(&sandbox.plugins);
+    options.working_dir = Some(sandbox.work.clone());
+    options.policy.managed_policy = Some(managed.clone());
+    let host = rt.block_on(c2_host::PluginHost::open(options)).unwrap();
+    let pid = runtime_pid(&rt, &host);
+    // Written beside and renamed into place, as an administrator's tool does.
+    let policy = json!({"schemaVersion": 1, "deny": [{"kind": "digest", "value": &digest[..16]}]});
+    let temp = managed.with_extension("tmp");
+    std::fs::write(&temp, policy.to_string()).unwrap();
+    std::fs::rename(&temp, &managed).unwrap();
+    let took = within(PROPAGATION, "the managed entry stops the runtime", || {
+        !alive(pid) && !has_command(&host, "fixture.info")
+    });
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let status = host.list().into_iter().next().unwrap();
+    assert_eq!(status.state.as_str(), "blocked");
+    assert!(status.reason.unwrap().contains("managed deny list"));
+    // Edited in place back to no entries: the bundle loads again.
+    std::fs::write(&managed, json!({"schemaVersion": 1}).to_string()).unwrap();
+    within(PROPAGATION, "the edit brings the commands back", || {
+        has_command(&host, "fixture.info")
+    });
+    rt.block_on(host.shutdown());
+}
