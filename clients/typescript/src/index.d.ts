@@ -76,7 +76,8 @@ export interface BundleStatus {
   version: string;
   trusted: boolean;
   enabled: boolean;
-  state: "untrusted" | "content_changed" | "disabled" | "ready" | "active" | "failed" | "pending";
+  /** `blocked`: a deny entry matches it (`reason` names the entry); nothing from it runs. */
+  state: "blocked" | "content_changed" | "untrusted" | "disabled" | "ready" | "active" | "pending" | "failed";
   reason: string | null;
   runtime: boolean;
   digest: string;
