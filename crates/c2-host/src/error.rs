@@ -465,6 +465,8 @@ pub(crate) enum Advice<'a> {
     ReviewTrustAndEnable,
     /// See the MCP servers of the realm.
     ListMcpServers,
+    /// See the deny lists.
+    ListDenied,
     /// Review the bundle, then trust it.
     ReviewThenTrust(&'a str),
     /// The command that enables one component of the bundle, quoted.
@@ -508,6 +510,7 @@ impl Advice<'_> {
                 "review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`".to_owned()
             }
             Advice::ListMcpServers => "`c2-plugins mcp` lists them".to_owned(),
+            Advice::ListDenied => "`c2-plugins block --list` shows the deny lists".to_owned(),
             Advice::ReviewThenTrust(id) => format!("review it, then `c2-plugins trust {id}`"),
             Advice::EnableComponentCommand { id, component } => {
                 format!("`c2-plugins enable {id} --component {component}`")

@@ -749,8 +749,7 @@ impl PluginHost {
     }
 
     /// Pushes policy's desired state into the kernel, for the user realm and every known
-    /// project realm. The trust gate is applied here: an untrusted bundle is never desired,
-    /// nor is a blocked one.
+    /// project realm. The trust gate is applied here: an untrusted or blocked bundle never is.
     pub(crate) fn sync_desired(&self) {
         let catalog = self.policy_catalog();
         let blocked = self.shared.blocked();
@@ -1471,6 +1470,10 @@ impl PluginHost {
             .advise(Advice::ListCommands);
         };
         let id = &module.bundle().record.id;
+        if let Some(found) = self.shared.blocked().get(&module.bundle().module_name()) {
+            let message = format!("`{name}` is declared by {id}, which is blocked by {found}");
+            return HostError::command(ErrorKind::Denied, message).advise(Advice::ListDenied);
+        }
         if !self.shared.is_trusted(module.bundle()) {
             return HostError::command(
                 ErrorKind::NotTrusted,
@@ -1520,9 +1523,7 @@ impl PluginHost {
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
                 let changed = self.shared.verify_content(bundle).err();
-                let denied = blocked
-                    .get(&name)
-                    .map(|found| format!("blocked by {found}"));
+                let denied = blocked.get(&name).map(ToString::to_string);
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);

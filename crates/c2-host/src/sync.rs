@@ -181,7 +181,6 @@ impl PluginHost {
                         .document()
                         .and_then(|d| d.entry(&name, &Scope::User))
                         .is_some_and(|e| e.is_trusted(&bundle.record.digest));
-                    // A blocked bundle shows as not enabled: blocking is a policy change.
                     let enabled = !blocked.contains_key(&name)
                         && policy
                             .desired(&catalog, &name, &Scope::User)

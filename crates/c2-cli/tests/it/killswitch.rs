@@ -97,10 +97,19 @@ fn a_blocked_digest_stops_a_running_plugin_in_another_live_host_within_a_second(
             (row["trusted"].clone(), row["enabled"].clone()),
             (json!(true), json!(true))
         );
-        // A call now is refused; unblocking brings it back with trust and enablement unchanged.
+        // A call now is refused, naming the entry; unblocking brings it back with trust and
+        // enablement unchanged.
+        let refused = rt
+            .block_on(host.invoke(&c2_host::Target::User, "fixture.info", json!({})))
+            .unwrap_err();
+        assert_eq!(refused.kind(), c2_host::ErrorKind::Denied, "{refused}");
         assert!(
-            rt.block_on(host.invoke(&c2_host::Target::User, "fixture.info", json!({})))
-                .is_err()
+            refused.to_string().contains("on the user deny list"),
+            "{refused}"
+        );
+        assert!(
+            refused.hint().unwrap().contains("block --list"),
+            "{refused}"
         );
         cli_ok(&sandbox, &["unblock", "digest", &digest]);
         within(PROPAGATION, "unblock brings the commands back", || {
