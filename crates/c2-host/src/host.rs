@@ -82,46 +82,6 @@ impl Shared {
     }
 }
 
-impl Shared {
-    /// The deny entry each blocked bundle matches, by module name (c2-policy's kill switch).
-    pub(crate) fn blocked(&self) -> BTreeMap<String, c2_policy::DenyMatch> {
-        let bundles = lock(&self.bundles).clone();
-        let policy = lock(&self.policy);
-        let denied = |b: &InstalledBundle| {
-            let author = serde_json::json!(b.manifest.author);
-            let subject = c2_policy::Subject::from_record(&serde_json::json!(b.record), &author);
-            policy.deny_lists().denied(&subject)
-        };
-        bundles
-            .values()
-            .filter_map(|m| Some((m.bundle().module_name(), denied(m.bundle())?)))
-            .collect()
-    }
-
-    /// Whether the files under the bundle's directory are still the ones installed (and so
-    /// the ones trusted): the digest is recomputed from disk. `Err` says what changed and
-    /// what to do; nothing is untrusted by it.
-    pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
-        let id = &bundle.record.id;
-        let what_to_do = "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or uninstall it";
-        match self.store.current_digest(id, &self.options.limits) {
-            Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
-            Ok(Some(digest)) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (content digest {} instead of {}); {what_to_do}",
-                &digest[..16.min(digest.len())],
-                &bundle.record.digest[..16.min(bundle.record.digest.len())]
-            )),
-            Ok(None) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (a symlink, special file or unexpected directory appeared in {}); {what_to_do}",
-                bundle.dir.display()
-            )),
-            Err(error) => Err(format!(
-                "the installed files of {id} cannot be checked against its digest: {error}; {what_to_do}"
-            )),
-        }
-    }
-}
-
 /// The plugin host a desktop, TUI or server embeds, and that the `c2-plugins` CLI runs.
 ///
 /// Cloning is cheap (one `Arc`); every clone is the same host. Its async methods run on the
