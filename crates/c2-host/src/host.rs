@@ -286,10 +286,10 @@ pub struct BundleStatus {
     pub trusted: bool,
     /// Whether the user enabled it (user scope).
     pub enabled: bool,
-    /// `content_changed` (the files on disk are not the installed ones), `untrusted`,
-    /// `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
+    /// `blocked` (a deny entry matches), `content_changed` (the files on disk are not the
+    /// installed ones), `untrusted`, `disabled`, `ready` (dormant), `active`, `pending`, `failed`.
     pub state: BundleState,
-    /// Why it is failed or pending.
+    /// Why it is blocked, failed or pending.
     pub reason: Option<String>,
     /// Whether it ships a process runtime.
     pub runtime: bool,
