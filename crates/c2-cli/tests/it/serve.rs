@@ -507,13 +507,13 @@ fn connect(socket: &Path) -> std::os::unix::net::UnixStream {
 fn the_javascript_client_passes_its_node_and_bun_tests_against_a_real_service() {
     // Five tests against the service (spawn failures and cancel-then-call among them), seven
     // of the client's framing, cancellation, typed errors and version check on scripted
-    // streams, one that the docs, the description document and the types name the same
-    // methods; under Node the shared runner module counts as one more passing file.
+    // streams, two that the docs, the description and the types name the same methods and
+    // bundle states; under Node the shared runner module counts as one more passing file.
     let node = client_suite("node", &["--test", "test/"]);
-    assert!(node.contains("# pass 14"), "{node}");
+    assert!(node.contains("# pass 15"), "{node}");
     assert!(node.contains("# fail 0"), "{node}");
     let bun = client_suite("bun", &["test"]);
-    assert!(bun.contains(" 13 pass"), "{bun}");
+    assert!(bun.contains(" 14 pass"), "{bun}");
     assert!(bun.contains(" 0 fail"), "{bun}");
 }
 
