@@ -313,3 +313,70 @@ fn a_managed_file_replaced_by_an_administrator_stops_the_plugin_in_a_live_host()
     });
     rt.block_on(host.shutdown());
 }
+
+fn bundle_json(name: &str, version: &str) -> String {
+    json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+           "name": name, "version": version,
+           "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+    .to_string()
+}
+
+fn publish(sandbox: &Sandbox, version: &str) {
+    sandbox.write("hub/delta/plugin.json", &bundle_json("delta", version));
+    let entry =
+        json!({"name": "delta", "version": version, "source": {"kind": "local", "path": "delta"}});
+    let catalog = json!({"standardVersion": "1.0.0", "name": "cli-hub", "plugins": [entry]});
+    sandbox.write("hub/marketplace.json", &catalog.to_string());
+}
+
+#[test]
+fn an_update_to_blocked_content_or_from_a_catalog_off_the_allow_list_is_refused() {
+    let sandbox = Sandbox::new();
+    publish(&sandbox, "1.0.0");
+    let catalog = sandbox.work.join("hub/marketplace.json");
+    cli_ok(&sandbox, &["marketplace", "add", catalog.to_str().unwrap()]);
+    let id = cli_ok(&sandbox, &["install", "delta"]).trim().to_owned();
+    // The next version is known bad before it is published: its digest is blocked.
+    publish(&sandbox, "1.1.0");
+    let dir = sandbox.work.join("hub/delta");
+    let validated = sandbox.run(&["--format", "json", "validate", dir.to_str().unwrap()]);
+    let digest = validated.json()["results"][0]["digest"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{validated:#?}"));
+    cli_ok(
+        &sandbox,
+        &["block", "digest", &digest, "--reason", "sleeper update"],
+    );
+    let update = sandbox.run(&["--format", "json", "update", &id]);
+    assert_eq!(update.code, 1, "{update:#?}");
+    assert_eq!(update.json()["error"]["kind"], "denied", "{update:#?}");
+    assert!(update.stdout.contains("(sleeper update)"), "{update:#?}");
+    // The old version is left as it was (installed without trust), not blocked.
+    let row = listed_state(&sandbox, &id);
+    assert_eq!(
+        (row["version"].clone(), row["state"].clone()),
+        (json!("1.0.0"), json!("untrusted"))
+    );
+    // A managed allow list of catalogs that does not name this one refuses it, storing nothing.
+    let managed = managed_file(
+        &sandbox,
+        &json!({"schemaVersion": 1, "allow": {"catalogs": ["corp"]}}),
+    );
+    cli_ok(&sandbox, &["unblock", "digest", &digest]);
+    let refused = run_managed(&sandbox, &managed, &["--format", "json", "update", &id]);
+    assert_eq!(
+        refused.json()["error"]["kind"],
+        "source_not_allowed",
+        "{refused:#?}"
+    );
+    assert!(refused.stdout.contains("catalog `cli-hub`"), "{refused:#?}");
+    assert_eq!(listed_state(&sandbox, &id)["version"], "1.0.0");
+    let allowed = managed_file(
+        &sandbox,
+        &json!({"schemaVersion": 1, "allow": {"catalogs": ["cli-hub"]}}),
+    );
+    let run = run_managed(&sandbox, &allowed, &["update", &id]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(listed_state(&sandbox, &id)["version"], "1.1.0");
+}
