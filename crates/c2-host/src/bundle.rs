@@ -36,12 +36,15 @@ impl Shared {
         let bundles = lock(&self.bundles).clone();
         let policy = lock(&self.policy);
         let denied = |b: &InstalledBundle| {
-            let author = serde_json::json!(b.manifest.author);
-            let subject = c2_policy::Subject::from_record(&serde_json::json!(b.record), &author);
+            let (r, author) = (&b.record, serde_json::json!(b.manifest.author));
+            let record = serde_json::json!({"id": r.id, "name": r.name, "digest": r.digest,
+                "source": r.source, "origin": r.origin});
+            let subject = c2_policy::Subject::from_record(&record, &author);
             policy.deny_lists().denied(&subject)
         };
         bundles
             .values()
+            .filter(|_| !policy.deny_lists().is_empty())
             .filter_map(|m| Some((m.bundle().module_name(), denied(m.bundle())?)))
             .collect()
     }

@@ -989,8 +989,7 @@ impl PluginHost {
                 diagnostics,
             });
         }
-        // The kill switch, read afresh: nothing denied or from a source outside a managed
-        // allow list is stored.
+        // The kill switch, read afresh: nothing denied or outside an allow list is stored.
         let name = bundle.manifest.as_ref().map_or("", |m| m.name.as_str());
         let id = c2_bundle_collector::installed_id(name, &request.source);
         let record = serde_json::json!({"id": id, "name": name, "digest": bundle.digest,

@@ -515,6 +515,12 @@ impl DenyLists {
         }
     }
 
+    /// Whether no deny entry is in force (a matching is then needless).
+    pub fn is_empty(&self) -> bool {
+        let managed = self.managed.as_ref().and_then(Loaded::usable);
+        managed.is_none_or(|m| m.deny.is_empty()) && self.user.usable().is_none_or(Vec::is_empty)
+    }
+
     /// Every entry, managed ones first.
     pub fn entries(&self) -> Vec<DenyMatch> {
         let managed = self.managed.as_ref().and_then(Loaded::usable);
