@@ -285,3 +285,57 @@ fn an_unusable_list_refuses_installs_and_edits_but_is_never_overwritten() {
         "unknown fields are refused"
     );
 }
+
+#[test]
+fn a_subject_is_read_from_an_installed_record_and_an_author() {
+    let record = serde_json::json!({
+        "id": "review-1a2b3c4d", "name": "review", "digest": DIGEST,
+        "source": {"kind": "catalog", "catalog": "/srv/corp/marketplace.json", "entry": "review"},
+        "origin": {"catalogName": "corp"},
+    });
+    let author = serde_json::json!({"name": "Ana Example", "email": "ana@example.org"});
+    let read = Subject::from_record(&record, &author);
+    assert_eq!(
+        read,
+        subject(SourceRef::Catalog {
+            location: "/srv/corp/marketplace.json".to_owned(),
+            name: Some("corp".to_owned()),
+            inner: None,
+        })
+    );
+    for (source, expected) in [
+        (
+            serde_json::json!({"kind": "local", "path": "/b"}),
+            SourceRef::Local("/b".to_owned()),
+        ),
+        (
+            serde_json::json!({"kind": "git", "url": "https://g/x", "subdir": ""}),
+            git("https://g/x"),
+        ),
+        (
+            serde_json::json!({"kind": "archive", "digest": "ab"}),
+            SourceRef::Archive("ab".to_owned()),
+        ),
+        (serde_json::json!({"kind": "future"}), SourceRef::Unknown),
+    ] {
+        let read = Subject::from_record(
+            &serde_json::json!({"source": source}),
+            &serde_json::Value::Null,
+        );
+        assert_eq!(read.source, expected);
+        assert!(read.publisher.is_empty());
+    }
+}
+
+#[test]
+fn lists_without_entries_are_empty_even_with_allow_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let managed = dir.path().join("managed.json");
+    fs::write(&managed, r#"{"schemaVersion":1,"allow":{"catalogs":[]}}"#).unwrap();
+    let lists = DenyLists::load(dir.path(), Some(&managed));
+    assert!(lists.is_empty());
+    assert_eq!(lists.allow().catalogs, Some(Vec::new()));
+    let mut store = PolicyStore::open(dir.path(), PolicyOptions::default());
+    store.block(entry(DenyKind::Publisher, "x")).unwrap();
+    assert!(!store.deny_lists().is_empty());
+}
