@@ -64,7 +64,7 @@ export interface RelayParams {
   "relay/describe": {};
   "plugins/list": {};
   "plugins/install": { source: string; trust?: boolean; enable?: boolean; marketplace?: string };
-  "plugins/uninstall": { id: string };
+  "plugins/uninstall": { id: string; keepData?: boolean };
   "plugins/trust": { id: string };
   "plugins/untrust": { id: string };
   "plugins/enable": { id: string; project?: string; component?: string };
@@ -168,6 +168,7 @@ export interface NextAction {
     | "list_bundles"
     | "list_commands"
     | "list_mcp_servers"
+    | "list_denied"
     | "disable_conflicting"
     | (string & {});
   /** The bundle the action is about. */
@@ -197,7 +198,8 @@ export interface BundleStatus {
   version: string;
   trusted: boolean;
   enabled: boolean;
-  state: "untrusted" | "content_changed" | "disabled" | "ready" | "active" | "failed" | "pending";
+  /** `blocked`: a deny entry matches it (`reason` names the entry); nothing from it runs. */
+  state: "blocked" | "content_changed" | "untrusted" | "disabled" | "ready" | "active" | "pending" | "failed";
   reason: string | null;
   runtime: boolean;
   digest: string;

@@ -87,3 +87,15 @@ test("every relay method has a typed client method, with the params docs/schemas
   assert.deepEqual(sorted(Object.keys(params)), sorted(described.map((m) => m.name)), "RelayParams has no extra entry");
   assert.deepEqual(sorted(CANCELLABLE), sorted(described.filter((m) => m.cancellable).map((m) => m.name)), "CANCELLABLE");
 });
+
+test("docs/relay.md, docs/schemas/relay.json and the .d.ts name the same bundle states", () => {
+  const described = sorted(JSON.parse(read("../../../docs/schemas/relay.json")).bundleStates);
+  assert.ok(described.includes("blocked"), "the description lists the bundle states");
+  const union = /\n  state: ([^;]*);/.exec(read("../src/index.d.ts"));
+  assert.ok(union, "index.d.ts declares BundleStatus.state");
+  const typed = sorted([...union[1].matchAll(/"([^"]+)"/g)].map((match) => match[1]));
+  assert.deepEqual(typed, described, "index.d.ts BundleStatus.state against docs/schemas/relay.json");
+  const docs = read("../../../docs/relay.md");
+  const section = docs.slice(docs.indexOf("### `plugins/list`"), docs.indexOf("### `plugins/install`"));
+  for (const state of described) assert.ok(section.includes(`\`${state}\``), `docs/relay.md's plugins/list names ${state}`);
+});

@@ -115,6 +115,10 @@ enum Command {
         #[arg(long)]
         keep_data: bool,
     },
+    /// Add to the user's deny list (or list the deny and allow lists with --list)
+    Block(commands::block::BlockArgs),
+    /// Remove an entry from the user's deny list (managed entries stay)
+    Unblock(commands::block::UnblockArgs),
     /// List installed bundles: trust, enablement, state and contributions
     List,
     /// One installed bundle in full: provenance, digest, trust, enablement, components
@@ -397,6 +401,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
+        Command::Block(args) => commands::block::block(&mut out, cli.plugins_dir.as_deref(), args),
+        Command::Unblock(a) => commands::block::unblock(&mut out, cli.plugins_dir.as_deref(), a),
         Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
         Command::New { name, lang, dir } => commands::new::run(
             &mut out,
@@ -430,7 +436,12 @@ fn main() -> ExitCode {
                 _ => serve::Transport::Stdio,
             };
             let limits = (*max_connections, *max_subscriptions);
-            serve(&cli, &transport, limits)
+            serve::blocking(
+                runtime_and_settings(&cli),
+                &transport,
+                limits,
+                cli.format == Format::Json,
+            )
         }
         _ => on_host(&cli, &mut out),
     };
@@ -478,21 +489,6 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
     let result = runtime.block_on(host_command(&cli.command, &settings, out));
     // tokio reads stdin on a blocking thread; a finished language-server bridge must not wait
     // for the editor to close it.
-    runtime.shutdown_background();
-    result
-}
-
-/// `serve`: the relay on a single-threaded runtime until a signal or the end of stdin.
-fn serve(cli: &Cli, transport: &serve::Transport, limits: (usize, usize)) -> CmdResult {
-    let (max_connections, max_subscriptions) = limits;
-    let (runtime, settings) = runtime_and_settings(cli)?;
-    let options = c2_relay::RelayOptions::default()
-        .with_server_name("c2-plugins")
-        .with_max_connections(max_connections)
-        .with_max_subscriptions(max_subscriptions);
-    let announce = cli.format == Format::Json;
-    let result = runtime.block_on(serve::run(&settings, transport, options, announce));
-    // stdin is read on a blocking thread that only the end of stdin would release.
     runtime.shutdown_background();
     result
 }
@@ -786,6 +782,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             // Answered before the host was opened.
             Command::Validate { .. }
             | Command::Schema
+            | Command::Block(_)
+            | Command::Unblock(_)
             | Command::Scaffold { .. }
             | Command::Check { .. }
             | Command::New { .. }

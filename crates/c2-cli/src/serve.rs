@@ -29,6 +29,24 @@ pub(crate) enum Transport {
     Socket(Option<PathBuf>),
 }
 
+/// `serve`: the relay on a single-threaded runtime until a signal or the end of stdin.
+pub(crate) fn blocking(
+    runtime_and_settings: Result<(tokio::runtime::Runtime, Settings), Failure>,
+    transport: &Transport,
+    (max_connections, max_subscriptions): (usize, usize),
+    announce: bool,
+) -> Result<ExitCode, Failure> {
+    let (runtime, settings) = runtime_and_settings?;
+    let options = RelayOptions::default()
+        .with_server_name("c2-plugins")
+        .with_max_connections(max_connections)
+        .with_max_subscriptions(max_subscriptions);
+    let result = runtime.block_on(run(&settings, transport, options, announce));
+    // stdin is read on a blocking thread that only the end of stdin would release.
+    runtime.shutdown_background();
+    result
+}
+
 /// Runs the service until a signal, or the end of stdin for `--stdio`. With `announce` (a
 /// socket service under `--format json`), one ready line goes to stdout once it accepts.
 pub(crate) async fn run(

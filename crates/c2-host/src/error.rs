@@ -79,6 +79,10 @@ error_kinds! {
     NotExtensionPublic => "not_extension_public",
     /// The project realm blocks falling back to the global command.
     Blocked => "blocked",
+    /// A deny entry matches the bundle; nothing was stored.
+    Denied => "denied",
+    /// The bundle's source is outside a managed allow list; nothing was stored.
+    SourceNotAllowed => "source_not_allowed",
     /// An essential module cannot be disabled or removed.
     Essential => "essential",
     /// The host (its kernel) has been shut down.
@@ -345,6 +349,8 @@ impl HostError {
             HostError::Policy(error) => match error {
                 c2_policy::Error::StalePlan { .. } => ErrorKind::StalePlan,
                 c2_policy::Error::SafeMode => ErrorKind::SafeMode,
+                c2_policy::Error::Denied { .. } => ErrorKind::Denied,
+                c2_policy::Error::SourceNotAllowed { .. } => ErrorKind::SourceNotAllowed,
                 // The bundle went away under the change (another process uninstalled it).
                 c2_policy::Error::UnknownModule(_) => ErrorKind::NotInstalled,
                 c2_policy::Error::ProjectScopeNotSupported(_) => {
@@ -479,6 +485,8 @@ pub(crate) enum Advice<'a> {
     ReviewTrustAndEnable,
     /// See the MCP servers of the realm.
     ListMcpServers,
+    /// See the deny lists.
+    ListDenied,
     /// Review the bundle, then trust it.
     ReviewThenTrust(&'a str),
     /// The command that enables one component of the bundle, quoted.
@@ -491,7 +499,8 @@ pub(crate) enum Advice<'a> {
 }
 
 /// Advice as a frontend acts on it: `action` (`trust`, `enable`, `enable_component`,
-/// `list_bundles`, `list_commands`, `list_mcp_servers`, `disable_conflicting`) and its names.
+/// `list_bundles`, `list_commands`, `list_mcp_servers`, `list_denied`, `disable_conflicting`)
+/// and its names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NextAction {
@@ -527,6 +536,7 @@ impl Advice<'_> {
             }
             Advice::DisableAllButOne => ("disable_conflicting", None, None, ""),
             Advice::ListMcpServers => ("list_mcp_servers", None, None, ""),
+            Advice::ListDenied => ("list_denied", None, None, ""),
         };
         NextAction {
             action,
@@ -567,6 +577,7 @@ impl Advice<'_> {
                 "review them, then `c2-plugins trust <ID>` and `c2-plugins enable <ID>`".to_owned()
             }
             Advice::ListMcpServers => "`c2-plugins mcp` lists them".to_owned(),
+            Advice::ListDenied => "`c2-plugins block --list` shows the deny lists".to_owned(),
             Advice::ReviewThenTrust(id) => format!("review it, then `c2-plugins trust {id}`"),
             Advice::EnableComponentCommand { id, component } => {
                 format!("`c2-plugins enable {id} --component {component}`")

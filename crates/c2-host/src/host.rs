@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bundle::{BundleModule, InstalledBundle, module_name};
-use crate::env::{Counters, EventHook, RuntimeEnv};
+use crate::env::{Counters, RuntimeEnv};
 use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
@@ -74,61 +74,6 @@ impl Shared {
             .document()
             .and_then(|document| document.entry(&bundle.module_name(), &Scope::User))
             .is_some_and(|entry| entry.is_trusted(&bundle.record.digest))
-    }
-}
-
-impl Shared {
-    /// Whether the files under the bundle's directory are still the ones installed (and so
-    /// the ones trusted): the digest is recomputed from disk. `Err` says what changed and
-    /// what to do; nothing is untrusted by it.
-    pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
-        let id = &bundle.record.id;
-        let what_to_do = "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or uninstall it";
-        match self.store.current_digest(id, &self.options.limits) {
-            Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
-            Ok(Some(digest)) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (content digest {} instead of {}); {what_to_do}",
-                &digest[..16.min(digest.len())],
-                &bundle.record.digest[..16.min(bundle.record.digest.len())]
-            )),
-            Ok(None) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (a symlink, special file or unexpected directory appeared in {}); {what_to_do}",
-                bundle.dir.display()
-            )),
-            Err(error) => Err(format!(
-                "the installed files of {id} cannot be checked against its digest: {error}; {what_to_do}"
-            )),
-        }
-    }
-}
-
-impl RuntimeEnv for Shared {
-    fn options(&self) -> &HostOptions {
-        &self.options
-    }
-
-    fn kernel(&self) -> &Kernel {
-        &self.kernel
-    }
-
-    fn counters(&self) -> &Arc<Counters> {
-        &self.stats
-    }
-
-    fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
-        Shared::is_trusted(self, bundle)
-    }
-
-    fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
-        Shared::verify_content(self, bundle)
-    }
-
-    fn lease(&self, id: &str) -> Result<c2_bundle_collector::Lease, c2_bundle_collector::Error> {
-        self.store.lease(id)
-    }
-
-    fn event_hooks(&self) -> &[Arc<dyn EventHook>] {
-        self.wired.get().map_or(&[], |wired| wired.hooks())
     }
 }
 
@@ -320,10 +265,10 @@ pub struct BundleStatus {
     pub trusted: bool,
     /// Whether the user enabled it (user scope).
     pub enabled: bool,
-    /// `content_changed` (the files on disk are not the installed ones), `untrusted`,
-    /// `disabled`, `ready` (dormant), `active`, `pending`, or `failed`.
+    /// `blocked` (a deny entry matches), `content_changed` (the files on disk are not the
+    /// installed ones), `untrusted`, `disabled`, `ready` (dormant), `active`, `pending`, `failed`.
     pub state: BundleState,
-    /// Why it is failed or pending.
+    /// Why it is blocked, failed or pending.
     pub reason: Option<String>,
     /// Whether it ships a process runtime.
     pub runtime: bool,
@@ -743,9 +688,10 @@ impl PluginHost {
     }
 
     /// Pushes policy's desired state into the kernel, for the user realm and every known
-    /// project realm. The trust gate is applied here: an untrusted bundle is never desired.
+    /// project realm. The trust gate is applied here: an untrusted or blocked bundle never is.
     pub(crate) fn sync_desired(&self) {
         let catalog = self.policy_catalog();
+        let blocked = self.shared.blocked();
         let policy = lock(&self.shared.policy);
         let desired = |scope: &Scope| {
             let mut state = KernelDesired::default();
@@ -768,7 +714,7 @@ impl PluginHost {
                     state.modules.insert(
                         module.name.clone(),
                         ModuleIntent {
-                            enabled: Some(d.is_runnable()),
+                            enabled: Some(d.is_runnable() && !blocked.contains_key(&module.name)),
                             config: d.config,
                             withheld,
                         },
@@ -1022,6 +968,15 @@ impl PluginHost {
                 diagnostics,
             });
         }
+        // The kill switch, read afresh: nothing denied or outside an allow list is stored.
+        let name = bundle.manifest.as_ref().map_or("", |m| m.name.as_str());
+        let id = c2_bundle_collector::installed_id(name, &request.source);
+        let record = serde_json::json!({"id": id, "name": name, "digest": bundle.digest,
+            "source": request.source, "origin": request.origin});
+        let author = serde_json::json!(bundle.manifest.as_ref().map(|m| &m.author));
+        let managed = self.shared.options.policy.managed_policy.as_deref();
+        c2_policy::DenyLists::load(&self.shared.options.plugins_dir, managed)
+            .admit(&c2_policy::Subject::from_record(&record, &author))?;
         let mut notes: Vec<String> = bundle
             .diagnostics
             .iter()
@@ -1472,6 +1427,10 @@ impl PluginHost {
             .advise(Advice::ListCommands);
         };
         let id = &module.bundle().record.id;
+        if let Some(found) = self.shared.blocked().get(&module.bundle().module_name()) {
+            let message = format!("`{name}` is declared by {id}, which is blocked by {found}");
+            return HostError::command(ErrorKind::Denied, message).advise(Advice::ListDenied);
+        }
         if !self.shared.is_trusted(module.bundle()) {
             return HostError::command(
                 ErrorKind::NotTrusted,
@@ -1513,6 +1472,7 @@ impl PluginHost {
         let bundles = lock(&self.shared.bundles).clone();
         let catalog = self.shared.kernel.catalog(&Realm::Global);
         let policy_catalog = self.policy_catalog();
+        let blocked = self.shared.blocked();
         bundles
             .values()
             .map(|module| {
@@ -1520,6 +1480,7 @@ impl PluginHost {
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
                 let changed = self.shared.verify_content(bundle).err();
+                let denied = blocked.get(&name).map(ToString::to_string);
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
@@ -1531,6 +1492,7 @@ impl PluginHost {
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
+                    _ if denied.is_some() => (BundleState::Blocked, denied),
                     _ if changed.is_some() => (BundleState::ContentChanged, changed),
                     (false, _, _) => (BundleState::Untrusted, None),
                     (true, false, _) => (BundleState::Disabled, None),
@@ -1570,10 +1532,12 @@ impl PluginHost {
                 "untrusted" => list.untrusted.push(status.id),
                 "disabled" => list.disabled.push(status.id),
                 "active" => list.active.push(status.id),
-                "failed" | "pending" | "content_changed" => list.failed.push(FailedExtension {
-                    id: status.id,
-                    reason: status.reason.unwrap_or_default(),
-                }),
+                "failed" | "pending" | "content_changed" | "blocked" => {
+                    list.failed.push(FailedExtension {
+                        id: status.id,
+                        reason: status.reason.unwrap_or_default(),
+                    })
+                }
                 _ => list.ready.push(status.id),
             }
         }

@@ -100,6 +100,12 @@ impl PluginHost {
         source: &Source,
         options: InstallOptions,
     ) -> Result<InstallOutcome, HostError> {
+        // A git source outside a managed allow list is refused before it is cloned.
+        if let Source::Git(git) = source {
+            let managed = self.shared.options.policy.managed_policy.as_deref();
+            c2_policy::DenyLists::load(&self.shared.options.plugins_dir, managed)
+                .admit_source(&c2_policy::SourceRef::Git(git.url.clone()))?;
+        }
         let fetch = self.fetch_options();
         let fetched = Catalogs::new(&self.shared.store, &fetch)
             .fetch(source)

@@ -32,6 +32,7 @@ mod contributions;
 mod env;
 mod error;
 mod events;
+mod gate;
 mod host;
 mod hub;
 mod installed;

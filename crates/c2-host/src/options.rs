@@ -96,7 +96,7 @@ pub struct HostOptions {
     /// How the bundle store is opened (its one switch is the crash-test hook of
     /// c2-bundle-collector's `fault-injection` feature, which no shipped build enables).
     pub store: StoreOptions,
-    /// Bounds of the policy store: plan lifetime, outstanding plans (10 min, 64).
+    /// The policy store: plan lifetime and count (10 min, 64), the managed policy file (none).
     pub policy: PolicyOptions,
     /// How long a spawned runtime may take to answer `initialize` (the protocol's 10 s).
     pub handshake_timeout: Duration,

@@ -81,6 +81,8 @@ macro_rules! string_enum {
 string_enum! {
     /// Where an installed bundle stands ([`crate::BundleStatus::state`]).
     BundleState {
+        /// A deny entry matches it; nothing from it runs (the reason names the entry).
+        Blocked => "blocked",
         /// The files on disk are not the installed ones; nothing from it runs.
         ContentChanged => "content_changed",
         /// Its content is not trusted.

@@ -169,6 +169,7 @@ impl PluginHost {
     fn view(&self) -> View {
         let bundles = lock(&self.shared.bundles).clone();
         let catalog = self.policy_catalog();
+        let blocked = self.shared.blocked();
         let policy = lock(&self.shared.policy);
         View {
             bundles: bundles
@@ -180,9 +181,10 @@ impl PluginHost {
                         .document()
                         .and_then(|d| d.entry(&name, &Scope::User))
                         .is_some_and(|e| e.is_trusted(&bundle.record.digest));
-                    let enabled = policy
-                        .desired(&catalog, &name, &Scope::User)
-                        .is_ok_and(|d| d.enabled);
+                    let enabled = !blocked.contains_key(&name)
+                        && policy
+                            .desired(&catalog, &name, &Scope::User)
+                            .is_ok_and(|d| d.enabled);
                     (
                         bundle.record.id.clone(),
                         (bundle.record.digest.clone(), trusted, enabled),
@@ -196,8 +198,9 @@ impl PluginHost {
     /// Starts the store watcher and the task that refreshes on its wake-ups.
     pub(crate) fn start_watch(&self) {
         let (wake, mut woken) = tokio::sync::mpsc::channel::<()>(1);
-        let started = c2_policy::StoreWatch::start(
+        let started = c2_policy::StoreWatch::start_with(
             &self.shared.options.plugins_dir,
+            self.shared.options.policy.managed_policy.as_deref(),
             &self.shared.options.store_watch,
             move || {
                 // A full channel already holds a wake-up: changes coalesce.

@@ -101,6 +101,7 @@ fn states_serialize_as_the_strings_they_always_were() {
     round_trip(
         BundleState::ALL,
         &[
+            "blocked",
             "content_changed",
             "untrusted",
             "disabled",

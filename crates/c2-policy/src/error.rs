@@ -1,6 +1,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::deny::{DenyKind, DenyMatch};
 use crate::plan::PlanId;
 
 /// Which recorded revision moved between planning and applying.
@@ -173,6 +174,60 @@ pub enum Error {
         "no change at revision {0} awaits confirmation; it was already confirmed, rolled back or superseded"
     )]
     NoPendingCommit(u64),
+    /// A deny entry whose value cannot match anything.
+    #[error(
+        "`{value}` cannot be a {kind} entry: a digest entry is at least 12 hex digits of a content digest, other values are not empty"
+    )]
+    InvalidDenyEntry {
+        /// The entry's kind.
+        kind: DenyKind,
+        /// The value given.
+        value: String,
+    },
+    /// The user's deny list or the managed policy file cannot be used; installs are refused
+    /// until it is fixed.
+    #[error(
+        "the deny list {} cannot be used: {reason}; installs are refused until it is fixed or removed",
+        path.display()
+    )]
+    UnusableList {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The bundle matches a deny entry.
+    #[error("{subject} is blocked by {found}; nothing was stored")]
+    Denied {
+        /// The bundle's name.
+        subject: String,
+        /// The entry that matched.
+        found: Box<DenyMatch>,
+    },
+    /// The bundle's source is outside a managed allow list.
+    #[error(
+        "{subject} comes from a source the managed policy does not allow: {why}; nothing was stored"
+    )]
+    SourceNotAllowed {
+        /// The bundle's name.
+        subject: String,
+        /// Which list refuses it.
+        why: String,
+    },
+    /// An unblock of an entry the managed policy file holds.
+    #[error(
+        "{entry} is on the managed deny list ({}), which the user cannot change; ask whoever manages it",
+        path.display()
+    )]
+    ManagedEntry {
+        /// The entry.
+        entry: String,
+        /// The managed policy file.
+        path: std::path::PathBuf,
+    },
+    /// An unblock of an entry the user's deny list does not hold.
+    #[error("{0} is not on the deny list")]
+    NotDenied(String),
     /// Rollback of a reset out of unusable policy: there is no earlier good state.
     #[error(
         "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to"
@@ -187,6 +242,13 @@ impl Error {
         match self {
             Error::SafeMode => Some("run `c2-plugins reset` to leave it"),
             Error::NothingToRollBack(_) => Some("run `c2-plugins reset` again if needed"),
+            Error::Denied { .. } => Some(
+                "`c2-plugins block --list` shows the deny lists; `c2-plugins unblock KIND VALUE` removes a user entry",
+            ),
+            Error::NotDenied(_) => Some("`c2-plugins block --list` shows the deny lists"),
+            Error::UnusableList { .. } => {
+                Some("fix the file's JSON, or remove it and block again with `c2-plugins block`")
+            }
             _ => None,
         }
     }

@@ -5,7 +5,10 @@
 //! It owns `policy.json`, `policy.last-good.json` and `policy.lock` in the plugins directory
 //! (atomic, owner-only writes serialized across processes), and `store.generation`, the
 //! counter every committed change bumps, which [`StoreWatch`] watches so that every host on one
-//! plugins directory sees a change made by any other within a second. It deliberately knows nothing of
+//! plugins directory sees a change made by any other within a second. It also owns the kill
+//! switch: the user's deny list (`denylist.json`), the managed policy file an embedder names
+//! (deny entries the user cannot remove, allow lists of sources) and the matching of a bundle
+//! against them ([`DenyLists`]); the host gates installs and runnability on it. It deliberately knows nothing of
 //! processes, the kernel or the wire: the host passes in the catalog and runtime revisions and
 //! acts on the impact and desired state it gets back. Only c2-host (and the CLI through it)
 //! depends on it.
@@ -13,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod deny;
 mod document;
 mod error;
 mod fsio;
@@ -28,6 +32,10 @@ mod watch;
 mod tests;
 
 pub use catalog::{Catalog, CatalogModule};
+pub use deny::{
+    AllowLists, DENY_FILE, DenyEntry, DenyKind, DenyLists, DenyMatch, ListOrigin, ManagedPolicy,
+    SourceRef, Subject, git_host, source_matches,
+};
 pub use document::{
     ComponentSwitch, DesiredState, PluginPolicy, PolicyDocument, SCHEMA_VERSION, Scope, Switch,
 };

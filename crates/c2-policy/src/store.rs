@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::catalog::Catalog;
+use crate::deny::{DenyEntry, DenyKind, DenyLists};
 use crate::document::{DesiredState, PolicyDocument, Scope};
 use crate::error::{Error, RevisionKind};
 use crate::fsio;
@@ -22,6 +23,9 @@ pub struct PolicyOptions {
     pub plan_ttl: Duration,
     /// Plans outstanding at once; expired ones are dropped before a new one is refused.
     pub max_outstanding_plans: usize,
+    /// The managed policy file (deny entries the user cannot remove, allow lists of sources),
+    /// set by the embedder; `None`: there is none. A missing file is an empty one.
+    pub managed_policy: Option<PathBuf>,
 }
 
 impl Default for PolicyOptions {
@@ -29,6 +33,7 @@ impl Default for PolicyOptions {
         Self {
             plan_ttl: Duration::from_secs(10 * 60),
             max_outstanding_plans: 64,
+            managed_policy: None,
         }
     }
 }
@@ -121,6 +126,7 @@ pub struct PolicyStore {
     plans: BTreeMap<PlanId, StoredPlan>,
     next_plan: u64,
     pending: Option<Pending>,
+    deny: DenyLists,
 }
 
 impl PolicyStore {
@@ -129,6 +135,7 @@ impl PolicyStore {
     pub fn open(plugins_dir: impl Into<PathBuf>, options: PolicyOptions) -> Self {
         let dir = plugins_dir.into();
         let loaded = load(&dir);
+        let deny = DenyLists::load(&dir, options.managed_policy.as_deref());
         Self {
             dir,
             options,
@@ -136,13 +143,42 @@ impl PolicyStore {
             plans: BTreeMap::new(),
             next_plan: 1,
             pending: None,
+            deny,
         }
     }
 
     /// Reads the files again, e.g. after another process changed them.
     pub fn reload(&mut self) -> &[Diagnostic] {
         self.loaded = load(&self.dir);
+        self.deny = DenyLists::load(&self.dir, self.options.managed_policy.as_deref());
         &self.loaded.diagnostics
+    }
+
+    /// The deny lists and managed allow lists as last loaded (see [`PolicyStore::reload`]).
+    pub fn deny_lists(&self) -> &DenyLists {
+        &self.deny
+    }
+
+    /// Adds `entry` to the user's deny list (atomically, under the lock; every live host
+    /// applies it within a second). Returns false when that kind and value were already listed
+    /// (the reason is replaced). Allowed in safe mode: a kill switch must always work.
+    pub fn block(&mut self, entry: DenyEntry) -> Result<bool, Error> {
+        let added = crate::deny::block(&self.dir, entry)?;
+        self.reload();
+        Ok(added)
+    }
+
+    /// Removes the user's deny entry of `kind` and `value`; an entry of the managed policy
+    /// file is refused ([`Error::ManagedEntry`]), one not listed is [`Error::NotDenied`].
+    pub fn unblock(&mut self, kind: DenyKind, value: &str) -> Result<DenyEntry, Error> {
+        let removed = crate::deny::unblock(
+            &self.dir,
+            self.options.managed_policy.as_deref(),
+            kind,
+            value,
+        )?;
+        self.reload();
+        Ok(removed)
     }
 
     /// Where `policy.json` is.

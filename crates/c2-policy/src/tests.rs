@@ -1,9 +1,9 @@
+mod deny;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::*;
+use serde_json::json;
 
 fn review_schema() -> serde_json::Value {
     json!({

@@ -12,7 +12,7 @@
 //! polls a cheap fingerprint (the generation, `policy.json`'s inode, size and mtime, the
 //! directory's mtime) every [`WatchOptions::poll_interval`].
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 
 use crate::error::Error;
 use crate::fsio;
@@ -108,8 +108,25 @@ impl StoreWatch {
         options: &WatchOptions,
         on_change: impl Fn() + Send + 'static,
     ) -> Result<Self, Error> {
+        Self::start_with(plugins_dir, None, options, on_change)
+    }
+
+    /// [`StoreWatch::start`] that also wakes when `managed`, the managed policy file (see
+    /// [`crate::PolicyOptions::managed_policy`]), is written, replaced, created or removed. Its
+    /// directory must exist when the watch starts for notifications to cover it; the polling
+    /// fallback looks at the file itself.
+    pub fn start_with(
+        plugins_dir: &Path,
+        managed: Option<&Path>,
+        options: &WatchOptions,
+        on_change: impl Fn() + Send + 'static,
+    ) -> Result<Self, Error> {
         let dir = plugins_dir.to_path_buf();
-        let inotify = options.notifications.then(|| notifications(&dir)).flatten();
+        let managed = managed.map(Path::to_path_buf);
+        let inotify = options
+            .notifications
+            .then(|| notifications(&dir, managed.as_deref()))
+            .flatten();
         let mode = if inotify.is_some() {
             WatchMode::Notifications
         } else {
@@ -123,7 +140,13 @@ impl StoreWatch {
         let interval = options.poll_interval;
         let thread = std::thread::Builder::new()
             .name("c2-store-watch".to_owned())
-            .spawn(move || run(&dir, inotify, &reader, interval, &on_change))
+            .spawn(move || {
+                let watched = Watched {
+                    dir: &dir,
+                    managed: managed.as_deref(),
+                };
+                run(&watched, inotify, &reader, interval, &on_change);
+            })
             .map_err(|source| Error::Io {
                 action: "start a watcher thread for",
                 path: plugins_dir.to_path_buf(),
@@ -154,7 +177,17 @@ impl Drop for StoreWatch {
     }
 }
 
-fn notifications(dir: &Path) -> Option<Inotify> {
+/// What one watcher looks at: the plugins directory and, optionally, the managed policy file.
+struct Watched<'a> {
+    dir: &'a Path,
+    managed: Option<&'a Path>,
+}
+
+/// The inotify instance, and the watch on the managed policy file's directory with the
+/// file's name.
+type Notifications = (Inotify, Option<(WatchDescriptor, OsString)>);
+
+fn notifications(dir: &Path, managed: Option<&Path>) -> Option<Notifications> {
     let inotify = Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK)
         .map_err(|errno| tracing::debug!(%errno, "inotify unavailable, polling the store"))
         .ok()?;
@@ -169,7 +202,26 @@ fn notifications(dir: &Path) -> Option<Inotify> {
         .add_watch(dir, mask)
         .map_err(|errno| tracing::debug!(%errno, dir = %dir.display(), "cannot watch the store, polling it"))
         .ok()?;
-    Some(inotify)
+    let managed = managed.and_then(|path| {
+        let (parent, name) = (path.parent()?, path.file_name()?);
+        let mask = AddWatchFlags::IN_CLOSE_WRITE
+            | AddWatchFlags::IN_CREATE
+            | AddWatchFlags::IN_DELETE
+            | AddWatchFlags::IN_MOVED_FROM
+            | AddWatchFlags::IN_MOVED_TO
+            | AddWatchFlags::IN_ONLYDIR;
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        inotify
+            .add_watch(parent, mask)
+            .map_err(|errno| tracing::debug!(%errno, path = %path.display(), "cannot watch the managed policy file"))
+            .ok()
+            .map(|wd| (wd, name.to_os_string()))
+    });
+    Some((inotify, managed))
 }
 
 /// Whether a directory entry's change can be a committed change of the store.
@@ -185,29 +237,37 @@ struct Fingerprint {
     generation: u64,
     policy: Option<(u64, u64, i64, i64)>,
     dir: Option<(i64, i64)>,
+    managed: Option<(u64, u64, i64, i64)>,
 }
 
-fn fingerprint(dir: &Path) -> Fingerprint {
+fn file_stamp(path: &Path) -> Option<(u64, u64, i64, i64)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+}
+
+fn fingerprint(watched: &Watched<'_>) -> Fingerprint {
+    let dir = watched.dir;
     Fingerprint {
         generation: read_generation(dir),
-        policy: std::fs::metadata(dir.join(PRIMARY_FILE))
-            .ok()
-            .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec())),
+        policy: file_stamp(&dir.join(PRIMARY_FILE)),
         dir: std::fs::metadata(dir)
             .ok()
             .map(|m| (m.mtime(), m.mtime_nsec())),
+        managed: watched.managed.and_then(file_stamp),
     }
 }
 
 fn run(
-    dir: &Path,
-    mut inotify: Option<Inotify>,
+    watched: &Watched<'_>,
+    mut inotify: Option<Notifications>,
     stop: &PipeReader,
     interval: Duration,
     on_change: &dyn Fn(),
 ) {
     let poll_ms = u16::try_from(interval.as_millis().max(1)).unwrap_or(u16::MAX);
-    let mut last = fingerprint(dir);
+    let dir = watched.dir;
+    let mut last = fingerprint(watched);
     loop {
         let timeout = if inotify.is_some() {
             PollTimeout::NONE
@@ -216,7 +276,7 @@ fn run(
         };
         let (stopped, notified) = {
             let mut fds = vec![PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
-            if let Some(inotify) = &inotify {
+            if let Some((inotify, _)) = &inotify {
                 fds.push(PollFd::new(inotify.as_fd(), PollFlags::POLLIN));
             }
             match poll(&mut fds, timeout) {
@@ -233,7 +293,7 @@ fn run(
             return;
         }
         match &inotify {
-            Some(watch) if notified => {
+            Some((watch, managed)) if notified => {
                 let mut changed = false;
                 let mut gone = false;
                 loop {
@@ -241,6 +301,12 @@ fn run(
                         Ok(events) => {
                             for event in events {
                                 let flags = event.mask;
+                                if let Some((wd, name)) = managed
+                                    && event.wd == *wd
+                                {
+                                    changed |= event.name.as_deref() == Some(name.as_os_str());
+                                    continue;
+                                }
                                 if flags.intersects(
                                     AddWatchFlags::IN_IGNORED
                                         | AddWatchFlags::IN_DELETE_SELF
@@ -269,7 +335,7 @@ fn run(
             }
             Some(_) => {}
             None => {
-                let now = fingerprint(dir);
+                let now = fingerprint(watched);
                 if now != last {
                     last = now;
                     on_change();

@@ -288,6 +288,7 @@ pub fn describe() -> Value {
         "transport": "JSON-RPC 2.0, one JSON object per line, on stdio or a Unix socket",
         "integers": "64-bit revisions and generations (plan, policy and catalog revisions, store generations) are decimal strings; every JSON number the relay sends is within 2^53",
         "methods": methods,
+        "bundleStates": c2_host::BundleState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         "clientNotifications": [{ "name": CANCEL, "params": { "id": "string or integer" } }],
         "serverNotifications": [{
             "name": EVENT,

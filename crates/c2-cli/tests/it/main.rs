@@ -13,6 +13,7 @@ mod guards;
 mod host;
 mod hostile;
 mod hub;
+mod killswitch;
 mod lock;
 mod lsp;
 mod mcp;

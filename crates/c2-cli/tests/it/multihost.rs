@@ -14,13 +14,13 @@ use serde_json::json;
 use crate::Sandbox;
 
 /// The guarantee under test: a committed change reaches every live host within this.
-const PROPAGATION: Duration = Duration::from_secs(1);
+pub(crate) const PROPAGATION: Duration = Duration::from_secs(1);
 /// How long a test waits for something that has no stated bound (a process to start).
 const PATIENCE: Duration = Duration::from_secs(20);
 /// The commands of the fixture bundles most tests use.
-const FIXTURE: [&str; 2] = ["fixture.info", "fixture.sleep"];
+pub(crate) const FIXTURE: [&str; 2] = ["fixture.info", "fixture.sleep"];
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -29,7 +29,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A bundle whose runtime is the c2-testkit fixture.
-fn fixture_bundle(sandbox: &Sandbox, name: &str, names: &[&str]) -> PathBuf {
+pub(crate) fn fixture_bundle(sandbox: &Sandbox, name: &str, names: &[&str]) -> PathBuf {
     let dir = sandbox.work.join(name);
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     let fixture = c2_testkit::fixture_path().unwrap();
@@ -59,7 +59,7 @@ fn fixture_bundle(sandbox: &Sandbox, name: &str, names: &[&str]) -> PathBuf {
 }
 
 /// Installs `dir` through the CLI (trusted and enabled unless `flags` says otherwise).
-fn install(sandbox: &Sandbox, dir: &Path, flags: &[&str]) -> String {
+pub(crate) fn install(sandbox: &Sandbox, dir: &Path, flags: &[&str]) -> String {
     let mut args = vec!["--format", "json", "install", dir.to_str().unwrap()];
     args.extend_from_slice(flags);
     let run = sandbox.run(&args);
@@ -67,7 +67,7 @@ fn install(sandbox: &Sandbox, dir: &Path, flags: &[&str]) -> String {
     run.json()["result"]["id"].as_str().unwrap().to_owned()
 }
 
-fn cli_ok(sandbox: &Sandbox, args: &[&str]) -> String {
+pub(crate) fn cli_ok(sandbox: &Sandbox, args: &[&str]) -> String {
     let run = sandbox.run(args);
     assert_eq!(run.code, 0, "c2-plugins {args:?}: {run:#?}");
     run.stdout
@@ -95,7 +95,7 @@ fn spawn_cli(sandbox: &Sandbox, args: &[&str]) -> Child {
 }
 
 /// Whether a process with this pid exists (and is not a zombie).
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit_once(')')
@@ -140,7 +140,7 @@ fn only_child(pid: u32) -> u32 {
 }
 
 /// Waits up to `limit` for `ok`; returns how long it took, panics with `what` otherwise.
-fn within(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) -> Duration {
+pub(crate) fn within(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) -> Duration {
     let start = Instant::now();
     loop {
         if ok() {
@@ -167,13 +167,13 @@ fn exits(child: &mut Child, limit: Duration) -> Option<i32> {
     }
 }
 
-fn open_host(rt: &tokio::runtime::Runtime, sandbox: &Sandbox) -> PluginHost {
+pub(crate) fn open_host(rt: &tokio::runtime::Runtime, sandbox: &Sandbox) -> PluginHost {
     let mut options = HostOptions::new(&sandbox.plugins);
     options.working_dir = Some(sandbox.work.clone());
     rt.block_on(PluginHost::open(options)).unwrap()
 }
 
-fn has_command(host: &PluginHost, name: &str) -> bool {
+pub(crate) fn has_command(host: &PluginHost, name: &str) -> bool {
     host.commands(&Target::User)
         .unwrap()
         .iter()
@@ -188,7 +188,7 @@ fn listed(host: &PluginHost, id: &str) -> Option<(bool, bool)> {
         .map(|s| (s.trusted, s.enabled))
 }
 
-fn runtime_pid(rt: &tokio::runtime::Runtime, host: &PluginHost) -> u32 {
+pub(crate) fn runtime_pid(rt: &tokio::runtime::Runtime, host: &PluginHost) -> u32 {
     let info = rt
         .block_on(host.invoke(&Target::User, "fixture.info", json!({})))
         .unwrap();

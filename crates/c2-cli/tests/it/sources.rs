@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::{Run, Sandbox, git, git_repo, pack};
 
 /// The installed ids (directories holding installed.json) in the sandbox's store.
-fn stored(sandbox: &Sandbox) -> Vec<String> {
+pub(crate) fn stored(sandbox: &Sandbox) -> Vec<String> {
     #[expect(
         clippy::disallowed_methods,
         reason = "the test inspects what the store holds"
