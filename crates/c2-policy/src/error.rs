@@ -178,6 +178,14 @@ pub enum Error {
         "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to"
     )]
     NothingToRollBack(u64),
+    /// The bisect state file exists but cannot be used.
+    #[error("bisect state {path} is unusable: {reason}")]
+    BisectUnusable {
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -187,6 +195,9 @@ impl Error {
         match self {
             Error::SafeMode => Some("run `c2-plugins reset` to leave it"),
             Error::NothingToRollBack(_) => Some("run `c2-plugins reset` again if needed"),
+            Error::BisectUnusable { .. } => {
+                Some("restore the bundles by hand, then delete the file to end the bisect")
+            }
             _ => None,
         }
     }
