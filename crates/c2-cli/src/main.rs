@@ -248,6 +248,8 @@ enum Command {
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+    /// Find the enabled bundle, or pair, behind a problem by halving the enabled bundles
+    Bisect(commands::bisect::Args),
     /// The UI descriptors of a realm, per slot (extends docs/cli.md)
     Ui {
         #[command(flatten)]
@@ -736,6 +738,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             }
             Command::Apply { file } => commands::plan::apply(out, host, file).await,
             Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
+            Command::Bisect(args) => commands::bisect::run(out, host, settings, args).await,
             Command::Ui { project } => {
                 commands::ui::catalog(out, host, project.project.as_deref()).await
             }

@@ -2,6 +2,7 @@
 //! the libraries: the bundle store for validate and scaffold, the plugin host for the rest.
 //! Helpers shared by the commands that touch the plugin store live here.
 
+pub(crate) mod bisect;
 pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod hub;

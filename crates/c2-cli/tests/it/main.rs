@@ -6,6 +6,7 @@
 )]
 
 mod authoring;
+mod bisect;
 mod cli;
 mod components;
 mod guards;

@@ -20,6 +20,7 @@ const FORMAT: u32 = 1;
 /// How to give a bundle back the enablement bisect took from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Restore {
     /// Its entry said enabled.
     Enable,

@@ -43,6 +43,7 @@ pub use file::{BISECT_FILE, BisectFile, BisectRecord, Restore};
 /// A person's verdict on one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Verdict {
     /// The problem did not show.
     Good,
