@@ -78,7 +78,7 @@ impl FrameTap {
     pub fn plugin_output<R>(&self, inner: R) -> TapRead<R> {
         TapRead {
             inner,
-            lines: self.splitter(Direction::PluginToHost),
+            lines: Some(self.splitter(Direction::PluginToHost)),
         }
     }
 
@@ -86,7 +86,7 @@ impl FrameTap {
     pub fn host_output<W>(&self, inner: W) -> TapWrite<W> {
         TapWrite {
             inner,
-            lines: self.splitter(Direction::HostToPlugin),
+            lines: Some(self.splitter(Direction::HostToPlugin)),
         }
     }
 
@@ -94,7 +94,7 @@ impl FrameTap {
     pub fn reader<R>(&self, inner: R, direction: Direction) -> TapRead<R> {
         TapRead {
             inner,
-            lines: self.splitter(direction),
+            lines: Some(self.splitter(direction)),
         }
     }
 
@@ -102,7 +102,7 @@ impl FrameTap {
     pub fn writer<W>(&self, inner: W, direction: Direction) -> TapWrite<W> {
         TapWrite {
             inner,
-            lines: self.splitter(direction),
+            lines: Some(self.splitter(direction)),
         }
     }
 
@@ -113,6 +113,28 @@ impl FrameTap {
             partial: Vec::new(),
             skipping: false,
         }
+    }
+}
+
+/// A plugin connection's streams (its stdout, its stdin) behind `tap`, or passed through
+/// untouched when there is none.
+pub fn tap_plugin_streams<R, W>(
+    tap: Option<&FrameTap>,
+    stdout: R,
+    stdin: W,
+) -> (TapRead<R>, TapWrite<W>) {
+    match tap {
+        Some(tap) => (tap.plugin_output(stdout), tap.host_output(stdin)),
+        None => (
+            TapRead {
+                inner: stdout,
+                lines: None,
+            },
+            TapWrite {
+                inner: stdin,
+                lines: None,
+            },
+        ),
     }
 }
 
@@ -159,7 +181,7 @@ impl Splitter {
 /// A reader that shows each line it reads to a [`FrameTap`].
 pub struct TapRead<R> {
     inner: R,
-    lines: Splitter,
+    lines: Option<Splitter>,
 }
 
 impl<R> fmt::Debug for TapRead<R> {
@@ -177,8 +199,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapRead<R> {
         let this = self.get_mut();
         let before = buf.filled().len();
         let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = &poll {
-            this.lines.feed(&buf.filled()[before..]);
+        if let (Poll::Ready(Ok(())), Some(lines)) = (&poll, &mut this.lines) {
+            lines.feed(&buf.filled()[before..]);
         }
         poll
     }
@@ -187,7 +209,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapRead<R> {
 /// A writer that shows each line written through it to a [`FrameTap`].
 pub struct TapWrite<W> {
     inner: W,
-    lines: Splitter,
+    lines: Option<Splitter>,
 }
 
 impl<W> fmt::Debug for TapWrite<W> {
@@ -204,8 +226,8 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for TapWrite<W> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let poll = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(written)) = &poll {
-            this.lines.feed(&buf[..*written]);
+        if let (Poll::Ready(Ok(written)), Some(lines)) = (&poll, &mut this.lines) {
+            lines.feed(&buf[..*written]);
         }
         poll
     }
