@@ -19,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::install::Installing;
 use crate::commands::policy::Change;
+use crate::commands::{CallArgs, ProjectArg};
 use crate::output::{Failure, Format, Out};
 use crate::session::{Session, Settings, StoreUse};
 
@@ -52,24 +53,6 @@ struct Cli {
 
     #[command(subcommand)]
     command: Command,
-}
-
-/// `--project DIR`: the project realm; the user realm when absent.
-#[derive(Debug, clap::Args)]
-struct ProjectArg {
-    /// The project directory whose realm to use [default: the user realm]
-    #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
-}
-
-/// The arguments and realm of a command call.
-#[derive(Debug, clap::Args)]
-struct CallArgs {
-    /// The command's arguments: JSON, or @FILE [default: {}]
-    #[arg(long, value_name = "JSON")]
-    args: Option<String>,
-    #[command(flatten)]
-    project: ProjectArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -250,6 +233,8 @@ enum Command {
     },
     /// Find the enabled bundle, or pair, behind a problem by halving the enabled bundles
     Bisect(commands::bisect::Args),
+    /// Play one side of a --record recording against a live other side; report the first difference
+    Replay(commands::replay::Args),
     /// The UI descriptors of a realm, per slot (extends docs/cli.md)
     Ui {
         #[command(flatten)]
@@ -293,6 +278,8 @@ enum Command {
         /// and the built-in mappings instead of starting one
         #[arg(long, conflicts_with = "language")]
         list: bool,
+        #[command(flatten)]
+        record: commands::record::RecordArgs,
     },
     /// The MCP servers a session in this realm would be composed with (starts nothing)
     Mcp {
@@ -338,6 +325,8 @@ enum Command {
         /// Event subscriptions one client may hold at once
         #[arg(long, value_name = "N", default_value_t = 64)]
         max_subscriptions: usize,
+        #[command(flatten)]
+        record: commands::record::RecordArgs,
     },
     /// For authors: create a bundle with one command that passes `check` straight away
     New {
@@ -402,9 +391,14 @@ fn main() -> ExitCode {
     };
     output::init_logging(cli.verbose, cli.quiet);
     let mut out = Out::new(cli.format, cli.quiet);
+    let _recording = match commands::record::start(&cli.command) {
+        Ok(recording) => recording,
+        Err(failure) => return out.fail(&failure),
+    };
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
+        Command::Replay(args) => commands::replay::run(&mut out, args, cli.handshake_timeout),
         Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
         Command::New { name, lang, dir } => commands::new::run(
             &mut out,
@@ -432,6 +426,7 @@ fn main() -> ExitCode {
             socket,
             max_connections,
             max_subscriptions,
+            ..
         } => {
             let transport = match socket {
                 Some(path) if !stdio => serve::Transport::Socket(path.clone()),
@@ -765,6 +760,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 language: Some(language),
                 project: Some(project),
                 list: false,
+                ..
             } => commands::lsp::run(out, host, language, project).await,
             Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
             Command::Skills(p) => commands::skills::skills(out, host, p.project.as_deref()),
@@ -791,6 +787,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             | Command::Check { .. }
             | Command::New { .. }
             | Command::Serve { .. }
+            | Command::Replay(_)
             | Command::Run { .. } => Ok(ExitCode::SUCCESS),
         }
     })

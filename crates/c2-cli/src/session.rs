@@ -94,6 +94,7 @@ pub(crate) async fn open_host(
     let mut options = HostOptions::new(dir).with_host_name("c2-plugins");
     options.handshake_timeout = handshake_timeout;
     options.working_dir = Some(working_dir);
+    options.frame_tap = crate::commands::record::tap();
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
     let host = PluginHost::open(options).await.map_err(failure)?;
