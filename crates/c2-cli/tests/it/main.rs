@@ -16,6 +16,7 @@ mod hub;
 mod lsp;
 mod mcp;
 mod multihost;
+mod replay;
 mod resilience;
 mod sdk;
 mod serve;
