@@ -512,11 +512,12 @@ async fn through_service(
             .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()))
     };
     let (method, params) = match command {
+        // A recording needs the plugin's connection in this process.
         Command::Invoke {
             command,
             call,
             no_service: false,
-        } => {
+        } if call.record.record.is_none() => {
             // What the user typed is checked as the in-process command checks it.
             let args = match session::parse_args(call.args.as_deref()) {
                 Ok(args) => args,
