@@ -194,13 +194,18 @@ fn write_loop(
             _ if full => continue,
             Entry::Frame(t, direction, bytes) => {
                 last = t;
-                let mut frame: Value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
-                    Value::String(String::from_utf8_lossy(&bytes).into_owned())
-                });
-                redact(&mut frame, keys);
-                // `t` and `dir` first, as people read the lines.
                 let dir = direction.as_str();
-                Value::String(format!(r#"{{"t":{t},"dir":"{dir}","frame":{frame}}}"#))
+                // `t` and `dir` first, as people read the lines; a line that is not JSON is `raw`.
+                match serde_json::from_slice::<Value>(&bytes) {
+                    Ok(mut frame) => {
+                        redact(&mut frame, keys);
+                        Value::String(format!(r#"{{"t":{t},"dir":"{dir}","frame":{frame}}}"#))
+                    }
+                    Err(_) => {
+                        let raw = Value::String(String::from_utf8_lossy(&bytes).into_owned());
+                        Value::String(format!(r#"{{"t":{t},"dir":"{dir}","raw":{raw}}}"#))
+                    }
+                }
             }
             Entry::Oversized(t, direction) => {
                 json!({"t": t, "dir": direction.as_str(), "note": "a frame over the frame limit went by unrecorded"})

@@ -102,3 +102,42 @@ fn replay_refuses_a_file_that_is_not_a_recording() {
     assert_eq!(run.code, 1, "{run:#?}");
     assert_eq!(run.json()["error"]["kind"], "invalid_recording");
 }
+
+/// A conformance transcript is a recording: `replay` plays its plugin side against the real
+/// host (`run`), which gets the transcript's outcome; a host whose frames differ is reported.
+#[test]
+fn a_conformance_transcript_replays_as_the_plugin_against_the_real_host() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let transcript = crate::pack("../conformance/transcripts/handshake-ok-invoke.ndjson")
+        .canonicalize()
+        .unwrap();
+    let bundle = sandbox.write(
+        "as-plugin/plugin.json",
+        r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "as-plugin", "version": "1.0.0",
+            "extensions": {"dev.codetwo": {"standardVersion": "1.2.0",
+              "commands": [{"id": "t.run", "title": "Run the transcript"}],
+              "runtime": {"command": "bin/replay", "args": []}}}}"#,
+    );
+    let bundle = bundle.parent().unwrap().to_owned();
+    let launcher = sandbox.write(
+        "as-plugin/bin/replay",
+        &format!(
+            "#!/bin/sh\nexec '{}' replay '{}'\n",
+            env!("CARGO_BIN_EXE_c2-plugins"),
+            transcript.display()
+        ),
+    );
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let played = sandbox.run(&["run", bundle.to_str().unwrap(), "t.run", "--args", r#"{"n": 1}"#]);
+    assert_eq!(played.code, 0, "{played:#?}");
+    let result: Value = serde_json::from_str(&played.stdout).unwrap();
+    assert_eq!(result, serde_json::json!({"answer": 42}));
+    // Other arguments: the host's command/invoke differs from the recorded one.
+    let other = sandbox.run(&["run", bundle.to_str().unwrap(), "t.run", "--args", r#"{"n": 2}"#]);
+    assert_eq!(other.code, 1, "{other:#?}");
+    assert!(
+        other.stderr.contains("differs at /params/args/n: expected 1, got 2"),
+        "{other:#?}"
+    );
+}
