@@ -171,7 +171,9 @@ async fn apply_step(
         let applied = match (wanted, disabled) {
             (true, Some(restore)) => {
                 let applied = host.set_state(&id, &target, change(restore)).await;
-                record.disabled.remove(&id);
+                if applied.is_ok() {
+                    record.disabled.remove(&id);
+                }
                 applied
             }
             (false, None) => {
@@ -185,9 +187,15 @@ async fn apply_step(
                     Some(Switch::Enabled) => Restore::Enable,
                     _ => Restore::Inherit,
                 };
+                // Saved before the change: a crash right after it still knows what to restore.
                 record.disabled.insert(id.clone(), restore);
                 file.save(record).map_err(policy_failure)?;
-                host.set_state(&id, &target, StateChange::Disable).await
+                let applied = host.set_state(&id, &target, StateChange::Disable).await;
+                if applied.is_err() {
+                    record.disabled.remove(&id);
+                    file.save(record).map_err(policy_failure)?;
+                }
+                applied
             }
             _ => continue,
         };

@@ -129,15 +129,29 @@ fn a_conformance_transcript_replays_as_the_plugin_against_the_real_host() {
         ),
     );
     std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let played = sandbox.run(&["run", bundle.to_str().unwrap(), "t.run", "--args", r#"{"n": 1}"#]);
+    let played = sandbox.run(&[
+        "run",
+        bundle.to_str().unwrap(),
+        "t.run",
+        "--args",
+        r#"{"n": 1}"#,
+    ]);
     assert_eq!(played.code, 0, "{played:#?}");
     let result: Value = serde_json::from_str(&played.stdout).unwrap();
     assert_eq!(result, serde_json::json!({"answer": 42}));
     // Other arguments: the host's command/invoke differs from the recorded one.
-    let other = sandbox.run(&["run", bundle.to_str().unwrap(), "t.run", "--args", r#"{"n": 2}"#]);
+    let other = sandbox.run(&[
+        "run",
+        bundle.to_str().unwrap(),
+        "t.run",
+        "--args",
+        r#"{"n": 2}"#,
+    ]);
     assert_eq!(other.code, 1, "{other:#?}");
     assert!(
-        other.stderr.contains("differs at /params/args/n: expected 1, got 2"),
+        other
+            .stderr
+            .contains("differs at /params/args/n: expected 1, got 2"),
         "{other:#?}"
     );
 }
