@@ -122,7 +122,16 @@ async fn start(
         // A user entry enabled by the bundle's default cannot be given back exactly by a
         // policy change, so bisect leaves it alone.
         let switch = document.entry(&row.entry.name, &scope).map(|e| e.state);
-        if scope == Scope::User && switch != Some(Switch::Enabled) {
+        let scopes = serde_json::to_value(&row.entry.meta.scopes).unwrap_or_default();
+        let per_project = scopes
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("project")));
+        // Nor can a project change a bundle that runs for the user only: it stays enabled too.
+        let fixed_here = match scope {
+            Scope::User => switch != Some(Switch::Enabled),
+            _ => !per_project,
+        };
+        if fixed_here {
             fixed.push(id.to_owned());
             continue;
         }

@@ -9,13 +9,20 @@ use crate::Sandbox;
 
 /// Installs, trusts and enables twelve bundles `b00`..`b11`; returns their ids in order.
 fn twelve(sandbox: &Sandbox) -> Vec<String> {
+    bundles(sandbox, "b", "")
+}
+
+/// Twelve bundles `<prefix>00`.. with `extra` members in their `dev.codetwo` object (`NAME`
+/// replaced by the bundle's name).
+fn bundles(sandbox: &Sandbox, prefix: &str, extra: &str) -> Vec<String> {
     (0..12)
         .map(|i| {
-            let name = format!("b{i:02}");
+            let name = format!("{prefix}{i:02}");
+            let extra = extra.replace("NAME", &name);
             let dir = sandbox.write(
                 &format!("{name}/plugin.json"),
                 &format!(
-                    r#"{{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "{name}", "version": "1.0.0", "extensions": {{"dev.codetwo": {{"standardVersion": "1.2.0"}}}}}}"#
+                    r#"{{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "{name}", "version": "1.0.0", "extensions": {{"dev.codetwo": {{"standardVersion": "1.2.0"{extra}}}}}}}"#
                 ),
             );
             let install = sandbox.run(&[
@@ -147,4 +154,54 @@ fn bisect_names_a_pair_that_only_fails_together_and_reset_leaves_others_changes(
         "bisect never re-enables what it did not disable"
     );
     assert_eq!(on.len(), 11);
+}
+
+#[test]
+fn a_project_bisect_disables_in_that_project_only_and_reset_gives_back_inheritance() {
+    let sandbox = Sandbox::new();
+    // A runtime that may run per project (never started here) makes a bundle project-capable.
+    let runtime = r#", "commands": [{"id": "NAME.run", "title": "Run"}], "runtime": {"command": "node", "args": ["plugin.mjs"], "scopeSupport": ["user", "project"]}"#;
+    let ids = bundles(&sandbox, "p", runtime);
+    let project = sandbox.work.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.to_str().unwrap();
+    // One bundle is enabled in the project explicitly, the others follow the user's choice.
+    assert_eq!(
+        sandbox.run(&["enable", &ids[4], "--project", project]).code,
+        0
+    );
+    let before = policy(&sandbox);
+    let start = sandbox.run(&["bisect", "start", "--project", project, "--format", "json"]);
+    assert_eq!(start.code, 0, "{start:#?}");
+    assert_eq!(
+        start.json()["result"]["candidates"]
+            .as_array()
+            .unwrap()
+            .len(),
+        12
+    );
+    // The user realm is untouched: every bundle stays enabled there.
+    assert_eq!(enabled(&sandbox).len(), 12);
+    let after_start = policy(&sandbox);
+    let disabled_here = after_start["projects"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap();
+    assert_eq!(
+        disabled_here
+            .as_object()
+            .unwrap()
+            .values()
+            .filter(|entry| entry["state"] == "disabled")
+            .count(),
+        6,
+        "{after_start}"
+    );
+    assert_eq!(sandbox.run(&["bisect", "bad"]).code, 0);
+    assert_eq!(sandbox.run(&["bisect", "skip"]).code, 0);
+    let reset = sandbox.run(&["bisect", "reset"]);
+    assert_eq!(reset.code, 0, "{reset:#?}");
+    assert_eq!(policy(&sandbox), before);
 }
