@@ -58,7 +58,9 @@ pub use peer::{
     RequestHandler,
 };
 pub use serde_json::value::RawValue;
-pub use tap::{Direction, FrameObserver, FrameTap, TapRead, TapWrite, tap_plugin_streams};
+pub use tap::{
+    Direction, FrameObserver, FrameTap, TapRead, TapWrite, tap_editor_streams, tap_plugin_streams,
+};
 pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
     InitializeParams, InitializeResult, LogLevel, LogParams, OBSERVATIONS_OFF_MESSAGE,

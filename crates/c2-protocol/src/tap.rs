@@ -1,5 +1,6 @@
-//! A frame tap: stream wrappers that show every newline-framed frame crossing a connection to
-//! an observer, without changing a byte of it. The peer reads and writes through them as
+//! A frame tap: stream wrappers that show every frame crossing a connection (newline framing,
+//! or Content-Length framing for a language server's) to an observer, without changing a byte
+//! of it. The peer reads and writes through them as
 //! through the bare streams; recording (to a file, bounded) is the observer's business.
 
 use std::fmt;
@@ -9,6 +10,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::{ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions};
 
 /// Which side sent a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -112,8 +115,39 @@ impl FrameTap {
             direction,
             partial: Vec::new(),
             skipping: false,
+            bodies: None,
         }
     }
+
+    fn body_splitter(&self, direction: Direction) -> Splitter {
+        Splitter {
+            bodies: Some(Some(ContentLengthDecoder::new(ContentLengthOptions {
+                max_body_bytes: self.max_frame_bytes,
+                ..ContentLengthOptions::default()
+            }))),
+            ..self.splitter(direction)
+        }
+    }
+}
+
+/// A language-server bridge's editor streams (what the editor sends, what it receives) behind
+/// `tap` with Content-Length framing: the editor is the host's side, the server the plugin's.
+/// Passed through untouched when there is no tap.
+pub fn tap_editor_streams<R, W>(
+    tap: Option<&FrameTap>,
+    editor_in: R,
+    editor_out: W,
+) -> (TapRead<R>, TapWrite<W>) {
+    (
+        TapRead {
+            inner: editor_in,
+            lines: tap.map(|tap| tap.body_splitter(Direction::HostToPlugin)),
+        },
+        TapWrite {
+            inner: editor_out,
+            lines: tap.map(|tap| tap.body_splitter(Direction::PluginToHost)),
+        },
+    )
 }
 
 /// A plugin connection's streams (its stdout, its stdin) behind `tap`, or passed through
@@ -145,10 +179,32 @@ struct Splitter {
     partial: Vec<u8>,
     /// Inside a line that went over the limit: dropped up to its newline.
     skipping: bool,
+    /// Content-Length framing instead of lines; `Some(None)` once a broken header ended it.
+    bodies: Option<Option<ContentLengthDecoder>>,
 }
 
 impl Splitter {
-    fn feed(&mut self, mut bytes: &[u8]) {
+    fn feed(&mut self, bytes: &[u8]) {
+        match &mut self.bodies {
+            None => self.feed_lines(bytes),
+            Some(decoder) => {
+                let mut input = bytes;
+                while let Some(active) = decoder {
+                    match active.decode(&mut input) {
+                        Ok(Some(ContentLengthEvent::Body(body))) => {
+                            self.tap.observer.frame(self.direction, &body);
+                        }
+                        Ok(Some(_)) => self.tap.observer.oversized(self.direction),
+                        Ok(None) => break,
+                        // The stream is out of step for good: stop showing it.
+                        Err(_) => *decoder = None,
+                    }
+                }
+            }
+        }
+    }
+
+    fn feed_lines(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let (chunk, end) = match memchr::memchr(b'\n', bytes) {
                 Some(at) => (&bytes[..at], true),

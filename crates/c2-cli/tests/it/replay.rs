@@ -155,3 +155,56 @@ fn a_conformance_transcript_replays_as_the_plugin_against_the_real_host() {
         "{other:#?}"
     );
 }
+
+/// `lsp --record` records the editor's and the server's Content-Length frames.
+#[test]
+fn lsp_records_the_editors_and_the_servers_frames() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    crate::lsp::fixture_bundle(&sandbox, "echo", "echo", &["echolang"]);
+    crate::lsp::install(&sandbox, "echo");
+    let project = sandbox.work.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let recording = sandbox.work.join("lsp.ndjson");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test drives the built binary as an editor would"
+    )]
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"))
+        .args(["lsp", "echolang", "--project", project.to_str().unwrap()])
+        .args(["--record", recording.to_str().unwrap()])
+        .current_dir(&sandbox.work)
+        .env("HOME", &sandbox.home)
+        .env("C2_PLUGINS_DIR", &sandbox.plugins)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&crate::lsp::frame(&crate::lsp::initialize().to_string()))
+        .unwrap();
+    stdin.flush().unwrap();
+    // Wait for the server's answer before the editor goes away.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&received).contains("\"result\"") {
+        let n = stdout.read(&mut chunk).unwrap();
+        assert!(n > 0, "the bridge ended before the server answered");
+        received.extend_from_slice(&chunk[..n]);
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let entries = lines(&recording);
+    assert_eq!(entries[0]["command"], "lsp");
+    let frames = &entries[1..];
+    assert_eq!(frames[0]["dir"], "host->plugin", "{frames:#?}");
+    assert_eq!(frames[0]["frame"]["method"], "initialize");
+    assert_eq!(frames[1]["dir"], "plugin->host", "{frames:#?}");
+    assert_eq!(frames[1]["frame"]["id"], 1);
+    assert!(frames[1]["frame"]["result"]["cwd"].is_string());
+}
