@@ -20,6 +20,7 @@ use clap::{Parser, Subcommand};
 use crate::commands::hub::MarketplaceAction;
 use crate::commands::install::Installing;
 use crate::commands::policy::Change;
+use crate::commands::{CallArgs, ProjectArg};
 use crate::output::{Failure, Format, Out};
 use crate::session::{Session, Settings, StoreUse};
 
@@ -53,24 +54,6 @@ struct Cli {
 
     #[command(subcommand)]
     command: Command,
-}
-
-/// `--project DIR`: the project realm; the user realm when absent.
-#[derive(Debug, clap::Args)]
-struct ProjectArg {
-    /// The project directory whose realm to use [default: the user realm]
-    #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
-}
-
-/// The arguments and realm of a command call.
-#[derive(Debug, clap::Args)]
-struct CallArgs {
-    /// The command's arguments: JSON, or @FILE [default: {}]
-    #[arg(long, value_name = "JSON")]
-    args: Option<String>,
-    #[command(flatten)]
-    project: ProjectArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -268,6 +251,10 @@ enum Command {
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+    /// Find the enabled bundle, or pair, behind a problem by halving the enabled bundles
+    Bisect(commands::bisect::Args),
+    /// Play one side of a --record recording against a live other side; report the first difference
+    Replay(commands::replay::Args),
     /// The UI descriptors of a realm, per slot (extends docs/cli.md)
     Ui {
         #[command(flatten)]
@@ -311,6 +298,8 @@ enum Command {
         /// and the built-in mappings instead of starting one
         #[arg(long, conflicts_with = "language")]
         list: bool,
+        #[command(flatten)]
+        record: commands::record::RecordArgs,
     },
     /// The MCP servers a session in this realm would be composed with (starts nothing)
     Mcp {
@@ -356,6 +345,8 @@ enum Command {
         /// Event subscriptions one client may hold at once
         #[arg(long, value_name = "N", default_value_t = 64)]
         max_subscriptions: usize,
+        #[command(flatten)]
+        record: commands::record::RecordArgs,
     },
     /// For authors: create a bundle with one command that passes `check` straight away
     New {
@@ -398,11 +389,16 @@ fn main() -> ExitCode {
     };
     output::init_logging(cli.verbose, cli.quiet);
     let mut out = Out::new(cli.format, cli.quiet);
+    let _recording = match commands::record::start(&cli.command) {
+        Ok(recording) => recording,
+        Err(failure) => return out.fail(&failure),
+    };
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
         Command::Block(args) => commands::block::block(&mut out, cli.plugins_dir.as_deref(), args),
         Command::Unblock(a) => commands::block::unblock(&mut out, cli.plugins_dir.as_deref(), a),
+        Command::Replay(args) => commands::replay::run(&mut out, args, cli.handshake_timeout),
         Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
         Command::New { name, lang, dir } => commands::new::run(
             &mut out,
@@ -430,6 +426,7 @@ fn main() -> ExitCode {
             socket,
             max_connections,
             max_subscriptions,
+            ..
         } => {
             let transport = match socket {
                 Some(path) if !stdio => serve::Transport::Socket(path.clone()),
@@ -506,11 +503,12 @@ async fn through_service(
             .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()))
     };
     let (method, params) = match command {
+        // A recording needs the plugin's connection in this process.
         Command::Invoke {
             command,
             call,
             no_service: false,
-        } => {
+        } if call.record.record.is_none() => {
             // What the user typed is checked as the in-process command checks it.
             let args = match session::parse_args(call.args.as_deref()) {
                 Ok(args) => args,
@@ -734,6 +732,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             }
             Command::Apply { file } => commands::plan::apply(out, host, file).await,
             Command::Reset { id } => commands::policy::reset(out, host, id.as_deref()).await,
+            Command::Bisect(args) => commands::bisect::run(out, host, settings, args).await,
             Command::Ui { project } => {
                 commands::ui::catalog(out, host, project.project.as_deref()).await
             }
@@ -760,6 +759,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 language: Some(language),
                 project: Some(project),
                 list: false,
+                ..
             } => commands::lsp::run(out, host, language, project).await,
             Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
             Command::Skills(p) => commands::skills::skills(out, host, p.project.as_deref()),
@@ -788,6 +788,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             | Command::Check { .. }
             | Command::New { .. }
             | Command::Serve { .. }
+            | Command::Replay(_)
             | Command::Run { .. } => Ok(ExitCode::SUCCESS),
         }
     })

@@ -95,6 +95,7 @@ pub(crate) async fn open_host(
     options.handshake_timeout = handshake_timeout;
     options.working_dir = Some(working_dir);
     options.policy.managed_policy = crate::commands::block::managed_policy();
+    options.frame_tap = crate::commands::record::tap();
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
     let host = PluginHost::open(options).await.map_err(failure)?;

@@ -113,6 +113,8 @@ pub struct HostOptions {
     pub invoke_deadline: Option<Duration>,
     /// Bounds of every plugin connection.
     pub peer: PeerOptions,
+    /// Shown every frame of every plugin connection (`--record`); none by default.
+    pub frame_tap: Option<c2_protocol::FrameTap>,
     /// Longest `log` message from a plugin passed on, in bytes; the rest is cut with a marker,
     /// like a stderr line (64 KiB).
     pub log_message_max_bytes: usize,
@@ -178,6 +180,7 @@ impl Default for HostOptions {
             crash_window: Duration::from_secs(60),
             invoke_deadline: None,
             peer: PeerOptions::default(),
+            frame_tap: None,
             log_message_max_bytes: 64 * 1024,
             max_value_tree_bytes: 32 * 1024 * 1024,
             supervisor: SupervisorOptions::default(),
@@ -279,6 +282,7 @@ impl HostOptions {
         with_crash_limit => crash_limit: usize,
         with_crash_window => crash_window: Duration,
         with_peer => peer: PeerOptions,
+        with_frame_tap => frame_tap: Option<c2_protocol::FrameTap>,
         with_log_message_max_bytes => log_message_max_bytes: usize,
         with_max_value_tree_bytes => max_value_tree_bytes: usize,
         with_supervisor => supervisor: SupervisorOptions,

@@ -520,9 +520,11 @@ impl RuntimeInstance {
             .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         host.counters().spawns.fetch_add(1, Ordering::Relaxed);
         let expiry = Arc::new(Expiry::default());
+        let tap = host.options().frame_tap.as_ref();
+        let (stdout, stdin) = c2_protocol::tap_plugin_streams(tap, spawned.stdout, spawned.stdin);
         let (peer, notifications) = Peer::new(
-            spawned.stdout,
-            spawned.stdin,
+            stdout,
+            stdin,
             deadline::bounded(
                 extension_handler(self.scope.clone(), self.max_value_tree_bytes),
                 self.invoke_deadline.map(|limit| (limit, expiry.clone())),

@@ -233,6 +233,14 @@ pub enum Error {
         "revision {0} came from a reset out of unusable policy, so there is nothing to roll back to"
     )]
     NothingToRollBack(u64),
+    /// The bisect state file exists but cannot be used.
+    #[error("bisect state {path} is unusable: {reason}")]
+    BisectUnusable {
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -248,6 +256,9 @@ impl Error {
             Error::NotDenied(_) => Some("`c2-plugins block --list` shows the deny lists"),
             Error::UnusableList { .. } => {
                 Some("fix the file's JSON, or remove it and block again with `c2-plugins block`")
+            }
+            Error::BisectUnusable { .. } => {
+                Some("restore the bundles by hand, then delete the file to end the bisect")
             }
             _ => None,
         }

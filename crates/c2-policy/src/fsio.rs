@@ -118,6 +118,16 @@ pub(crate) fn move_aside(path: &Path) -> Result<PathBuf, Error> {
     Ok(target)
 }
 
+/// Removes `path`; a missing file is already removed. The caller holds the lock.
+pub(crate) fn remove(path: &Path) -> Result<(), Error> {
+    match fs::remove_file(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(io("remove", path)(error))
+        }
+        _ => sync_dir(path.parent().unwrap_or(Path::new("."))),
+    }
+}
+
 /// What reading one file found.
 #[derive(Debug)]
 pub(crate) enum Read {

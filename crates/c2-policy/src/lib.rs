@@ -3,7 +3,9 @@
 //! single-use plans, promoted to last-known-good only when the host confirms the runtime got
 //! there, and recovered from corruption by falling back to last-known-good or to safe mode.
 //! It owns `policy.json`, `policy.last-good.json` and `policy.lock` in the plugins directory
-//! (atomic, owner-only writes serialized across processes), and `store.generation`, the
+//! (atomic, owner-only writes serialized across processes), `policy.bisect.json` (the state of
+//! a bisect over policy, whose search is a pure state machine here: [`Bisection`]), and
+//! `store.generation`, the
 //! counter every committed change bumps, which [`StoreWatch`] watches so that every host on one
 //! plugins directory sees a change made by any other within a second. It also owns the kill
 //! switch: the user's deny list (`denylist.json`), the managed policy file an embedder names
@@ -15,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod bisect;
 mod catalog;
 mod deny;
 mod document;
@@ -31,6 +34,9 @@ mod watch;
 )]
 mod tests;
 
+pub use bisect::{
+    BISECT_FILE, BisectFile, BisectRecord, Bisection, Outcome, Restore, Step, Verdict,
+};
 pub use catalog::{Catalog, CatalogModule};
 pub use deny::{
     AllowLists, DENY_FILE, DenyEntry, DenyKind, DenyLists, DenyMatch, ListOrigin, ManagedPolicy,

@@ -7,7 +7,8 @@
 //! [`initialize_start`] and [`initialize_finish`] that the host and the author's check both
 //! drive, every refusal a [`HandshakeError`], and [`handshake`], which runs both steps over a
 //! spawned plugin's streams), the event names only the host may emit ([`is_host_event`]), and
-//! a bounded async [`Peer`] over any tokio `AsyncRead`/`AsyncWrite`.
+//! a bounded async [`Peer`] over any tokio `AsyncRead`/`AsyncWrite`, and a [`FrameTap`] that
+//! shows every frame crossing such streams to an observer (recording, replay).
 //!
 //! It deliberately spawns no process and touches no filesystem: the caller hands it streams.
 //! It knows nothing of realms or policy; declared commands come in as plain
@@ -25,6 +26,7 @@ mod handshake;
 mod message;
 mod peer;
 mod scan;
+mod tap;
 mod types;
 mod version;
 
@@ -56,6 +58,9 @@ pub use peer::{
     RequestHandler,
 };
 pub use serde_json::value::RawValue;
+pub use tap::{
+    Direction, FrameObserver, FrameTap, TapRead, TapWrite, tap_editor_streams, tap_plugin_streams,
+};
 pub use types::{
     CommandCallParams, CommandInfo, CommandInvokeParams, EventEmitParams, HostInfo,
     InitializeParams, InitializeResult, LogLevel, LogParams, OBSERVATIONS_OFF_MESSAGE,

@@ -829,3 +829,37 @@ fn host_event_names_are_the_hosts_own_and_its_namespaces() {
         assert!(!crate::is_host_event(name), "{name}");
     }
 }
+
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<(Direction, String)>>);
+
+impl FrameObserver for Seen {
+    fn frame(&self, direction: Direction, line: &[u8]) {
+        let line = String::from_utf8_lossy(line);
+        self.0.lock().unwrap().push((direction, line.into()));
+    }
+}
+
+#[tokio::test]
+async fn a_tap_shows_whole_frames_in_either_direction_and_changes_no_byte() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let seen = std::sync::Arc::new(Seen::default());
+    let tap = FrameTap::new(seen.clone());
+    let mut out = tap.host_output(Vec::new());
+    for part in [&b"{\"a\":"[..], b"1}\r\n\n{\"b\"", b":2}\n"] {
+        out.write_all(part).await.unwrap();
+    }
+    let mut read = tap.plugin_output(&b"{\"c\":3}\n{\"partial\""[..]);
+    let mut bytes = Vec::new();
+    read.read_to_end(&mut bytes).await.unwrap();
+    assert_eq!(bytes, b"{\"c\":3}\n{\"partial\"");
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            (Direction::HostToPlugin, "{\"a\":1}".to_owned()),
+            (Direction::HostToPlugin, "{\"b\":2}".to_owned()),
+            (Direction::PluginToHost, "{\"c\":3}".to_owned()),
+        ]
+    );
+}

@@ -348,7 +348,7 @@ impl TestInventory {
         let path = self.root.join(corpus_dir(reference));
         let transcript = reference.starts_with("conformance/transcripts/");
         let exists = if transcript {
-            path.with_extension("json").is_file()
+            path.with_extension("ndjson").is_file()
         } else {
             path.is_dir()
         };

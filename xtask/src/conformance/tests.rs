@@ -260,18 +260,14 @@ fn the_runner_accepts_an_agreeing_host_and_names_a_disagreeing_one() {
     );
 }
 
-/// Plays `script` with `outcome` as a transcript file in a temporary directory.
-fn play(script: &str, outcome: &str) -> anyhow::Result<()> {
+/// Plays `frames` (recording lines) with `outcome` as a transcript file in a temporary directory.
+fn play(frames: &str, outcome: &str) -> anyhow::Result<()> {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"commands": [{{"id": "t.run", "title": "Run"}}], "invoke": {{"command": "t.run"}},
-                "script": {script}, "outcome": {outcome}}}"#
-        ),
-    )
-    .unwrap();
+    let file = dir.path().join("t.ndjson");
+    let header = format!(
+        r#"{{"format": "c2-plugins-recording", "version": 1, "conformance": {{"commands": [{{"id": "t.run", "title": "Run"}}], "invoke": {{"command": "t.run"}}, "outcome": {outcome}}}}}"#
+    );
+    std::fs::write(&file, format!("{header}\n{frames}")).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -280,12 +276,11 @@ fn play(script: &str, outcome: &str) -> anyhow::Result<()> {
     runtime.block_on(super::transcripts::play(root(), &file))
 }
 
-const GOOD_SCRIPT: &str = r#"[
-    {"expect": {"method": "initialize"}},
-    {"send": {"jsonrpc": "2.0", "id": "$id", "result": {"name": "t", "version": "1.0.0", "protocolVersion": "1.0.0", "commands": [{"name": "t.run"}]}}},
-    {"expect": {"method": "command/invoke", "params": {"name": "t.run"}}},
-    {"send": {"jsonrpc": "2.0", "id": "$id", "result": 7}}
-]"#;
+const GOOD_SCRIPT: &str = r#"{"t": 0, "dir": "host->plugin", "match": "subset", "frame": {"id": 1, "method": "initialize"}}
+{"t": 0, "dir": "plugin->host", "frame": {"jsonrpc": "2.0", "id": 1, "result": {"name": "t", "version": "1.0.0", "protocolVersion": "1.0.0", "commands": [{"name": "t.run"}]}}}
+{"t": 0, "dir": "host->plugin", "match": "subset", "frame": {"id": 2, "method": "command/invoke", "params": {"name": "t.run"}}}
+{"t": 0, "dir": "plugin->host", "frame": {"jsonrpc": "2.0", "id": 2, "result": 7}}
+"#;
 
 #[test]
 fn a_transcript_fails_on_a_wrong_outcome_or_a_host_message_the_script_did_not_expect() {

@@ -1,7 +1,8 @@
-//! Protocol transcripts, `conformance/transcripts/<name>.json`, played against the real host.
+//! Protocol transcripts, `conformance/transcripts/<name>.ndjson`, played against the real host.
 //!
-//! Each transcript declares the bundle's commands, the command a frontend invokes, the plugin
-//! side as a script of expected host messages and plugin messages, and the host outcome.
+//! Each transcript is a recording (the format of `--record`, docs/operability.md) whose header
+//! declares, under `conformance`, the bundle's commands, the command a frontend invokes and the
+//! host outcome; its frames are the plugin side: host frames to expect, plugin frames to send.
 //! The runner writes a bundle whose runtime is `conformance/replay/replay.py` (standard-library
 //! Python that plays the script), installs it trusted and enabled into a fresh `PluginHost`,
 //! invokes the command, and requires both the outcome and the whole script to have happened.
@@ -25,7 +26,7 @@ const INVOKE_BOUND: Duration = Duration::from_secs(60);
 pub(crate) fn files(root: &Path) -> Vec<PathBuf> {
     list_dir(&root.join(TRANSCRIPTS))
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| p.extension().is_some_and(|e| e == "ndjson"))
         .collect()
 }
 
@@ -45,7 +46,7 @@ pub(crate) fn run_all(root: &Path) -> Result<usize> {
             .unwrap_or_default();
         match runtime.block_on(play(root, file)) {
             Ok(()) => {}
-            Err(error) => failures.push(format!("{TRANSCRIPTS}/{name}.json: {error:#}")),
+            Err(error) => failures.push(format!("{TRANSCRIPTS}/{name}.ndjson: {error:#}")),
         }
     }
     if files.is_empty() {
@@ -83,7 +84,14 @@ impl Outcome {
 
 pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
     let text = std::fs::read_to_string(file)?;
-    let transcript: Value = serde_json::from_str(&text).context("not JSON")?;
+    let header: Value = serde_json::from_str(text.lines().next().unwrap_or_default())
+        .context("the first line is not a JSON header")?;
+    if header["format"] != "c2-plugins-recording" || header["version"] != 1 {
+        bail!("not a c2-plugins-recording version 1 file");
+    }
+    let transcript = header
+        .get("conformance")
+        .context("the header has no `conformance` object")?;
     let commands = transcript
         .get("commands")
         .and_then(Value::as_array)

@@ -39,8 +39,11 @@ pub(crate) async fn run(
         sender: "c2-plugins".to_owned(),
         ..LspBridgeOptions::default()
     };
-    let report =
-        c2_relay::bridge_lsp(server, tokio::io::stdin(), tokio::io::stdout(), options).await;
+    // `--record`: the editor's frames and the server's, Content-Length framed.
+    let tap = crate::commands::record::tap();
+    let (editor_in, editor_out) =
+        c2_protocol::tap_editor_streams(tap.as_ref(), tokio::io::stdin(), tokio::io::stdout());
+    let report = c2_relay::bridge_lsp(server, editor_in, editor_out, options).await;
     match report.verdict {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // Why a server ended on its own is usually in its stderr, shown only with -v otherwise.

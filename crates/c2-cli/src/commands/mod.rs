@@ -2,6 +2,7 @@
 //! the libraries: the bundle store for validate and scaffold, the plugin host for the rest.
 //! Helpers shared by the commands that touch the plugin store live here.
 
+pub(crate) mod bisect;
 pub(crate) mod block;
 pub(crate) mod catalog;
 pub(crate) mod check;
@@ -16,6 +17,8 @@ pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod plan;
 pub(crate) mod policy;
+pub(crate) mod record;
+pub(crate) mod replay;
 pub(crate) mod scaffold;
 pub(crate) mod schema;
 pub(crate) mod skills;
@@ -28,6 +31,26 @@ use std::path::{Path, PathBuf};
 use c2_bundle_collector::{Error, Store, StoreOptions};
 
 use crate::output::Failure;
+
+/// `--project DIR`: the project realm; the user realm when absent.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProjectArg {
+    /// The project directory whose realm to use [default: the user realm]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+}
+
+/// The arguments and realm of a command call, and its recording.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CallArgs {
+    /// The command's arguments: JSON, or @FILE [default: {}]
+    #[arg(long, value_name = "JSON")]
+    pub(crate) args: Option<String>,
+    #[command(flatten)]
+    pub(crate) project: ProjectArg,
+    #[command(flatten)]
+    pub(crate) record: record::RecordArgs,
+}
 
 /// The variable that names the plugin store when `--plugins-dir` is not given.
 pub(crate) const PLUGINS_DIR_VAR: &str = "C2_PLUGINS_DIR";

@@ -6,6 +6,7 @@
 )]
 
 mod authoring;
+mod bisect;
 mod catalogs;
 mod cli;
 mod components;
@@ -18,6 +19,7 @@ mod lock;
 mod lsp;
 mod mcp;
 mod multihost;
+mod replay;
 mod resilience;
 mod sdk;
 mod serve;
