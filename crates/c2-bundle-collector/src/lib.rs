@@ -35,6 +35,7 @@ mod marketplace;
 mod mcp_paths;
 mod scaffold;
 mod store;
+mod surface;
 mod tree;
 mod walk;
 
@@ -58,6 +59,9 @@ pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
     StoreOptions,
+};
+pub use surface::{
+    ChangeKind, ExecutableSurface, FileDiff, SurfaceChange, SurfaceItem, SurfaceKind, UpdateReview,
 };
 pub use tree::FileEntry;
 pub use walk::{

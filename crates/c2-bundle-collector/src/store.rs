@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::fault::Step;
 use crate::inventory::Inventory;
 use crate::limits::Limits;
+use crate::surface::UpdateReview;
 use crate::walk::{open_nofollow, read_bounded};
 
 mod stamps;
@@ -126,6 +127,10 @@ pub struct InstalledRecord {
     pub installed_at: u64,
     /// The contributions found when the bundle was collected for this install.
     pub inventory: Inventory,
+    /// For a replace with other content: what changed from the content before (executable
+    /// surface and files), the reason a trust bound to the old digest no longer holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<UpdateReview>,
 }
 
 /// One `<id>` directory found by [`Store::list`], with its record or why it is unreadable.
@@ -222,7 +227,7 @@ impl Store {
         };
         let id = installed_id(&manifest.name, &request.source);
         check_id(&id)?;
-        let record = InstalledRecord {
+        let mut record = InstalledRecord {
             id: id.clone(),
             name: manifest.name.clone(),
             version: manifest.version.clone(),
@@ -235,8 +240,10 @@ impl Store {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |since| since.as_secs()),
             inventory: bundle.inventory.clone(),
+            review: None,
         };
         let _lock = self.lock(FlockArg::LockExclusive)?;
+        record.review = self.review_unlocked(&id, bundle);
 
         let staging_root = self.dir.join(STAGING);
         create_dir_all_synced(&staging_root, &self.dir)?;
@@ -414,6 +421,24 @@ impl Store {
         let _lock = self.lock(FlockArg::LockShared)?;
         self.read(id)?;
         crate::bundle::collect_dir(&self.bundle_dir(id)?, limits)
+    }
+
+    /// What storing `bundle` would change in the installed bundle `id`: `None` when `id` is
+    /// not installed, holds the same content or cannot be read again (under the default
+    /// [`Limits`]).
+    pub fn review_replace(&self, id: &str, bundle: &CollectedBundle) -> Option<UpdateReview> {
+        let _lock = self.lock(FlockArg::LockShared).ok()?;
+        self.review_unlocked(id, bundle)
+    }
+
+    fn review_unlocked(&self, id: &str, bundle: &CollectedBundle) -> Option<UpdateReview> {
+        let previous = self.read(id).ok()?;
+        if previous.digest == bundle.digest {
+            return None;
+        }
+        let old =
+            crate::bundle::collect_dir(&self.bundle_dir(id).ok()?, &Limits::default()).ok()?;
+        (old.digest == previous.digest).then(|| UpdateReview::between(&old, bundle))
     }
 
     /// Finishes or undoes whatever change a crash interrupted. [`Store::open`] calls it.

@@ -13,4 +13,5 @@ mod marketplace;
 mod scaffold;
 mod store;
 mod support;
+mod surface;
 mod symlinks;
