@@ -324,7 +324,7 @@ impl SurfaceChange {
     /// One line: `language server `rust` added (command `ra`, args ["--stdio"])`,
     /// `runtime changed: args ["a"] -> ["b"]`.
     pub fn describe(&self) -> String {
-        let mut text = format!("{}", self.kind.label());
+        let mut text = self.kind.label().to_owned();
         if self.kind != SurfaceKind::Runtime {
             let _ = write!(text, " `{}`", self.id);
         }
