@@ -243,7 +243,9 @@ impl Store {
             review: None,
         };
         let _lock = self.lock(FlockArg::LockExclusive)?;
-        record.review = self.review_unlocked(&id, bundle);
+        // A replace with other content records what changed; a failed review records none.
+        record.review = self.review_unlocked(&id, bundle).ok();
+        record.review.take_if(|r| r.from_digest == r.to_digest);
 
         let staging_root = self.dir.join(STAGING);
         create_dir_all_synced(&staging_root, &self.dir)?;
@@ -423,22 +425,21 @@ impl Store {
         crate::bundle::collect_dir(&self.bundle_dir(id)?, limits)
     }
 
-    /// What storing `bundle` would change in the installed bundle `id`: `None` when `id` is
-    /// not installed, holds the same content or cannot be read again (under the default
-    /// [`Limits`]).
-    pub fn review_replace(&self, id: &str, bundle: &CollectedBundle) -> Option<UpdateReview> {
-        let _lock = self.lock(FlockArg::LockShared).ok()?;
+    /// What storing `bundle` would change in the installed bundle `id` (its executable
+    /// surface and files), read from the stored tree under the default [`Limits`]. An
+    /// installed tree that no longer matches its digest is [`Error::ContentChanged`].
+    pub fn review_replace(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
+        let _lock = self.lock(FlockArg::LockShared)?;
         self.review_unlocked(id, bundle)
     }
 
-    fn review_unlocked(&self, id: &str, bundle: &CollectedBundle) -> Option<UpdateReview> {
-        let previous = self.read(id).ok()?;
-        if previous.digest == bundle.digest {
-            return None;
+    fn review_unlocked(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
+        let previous = self.read(id)?;
+        let old = crate::bundle::collect_dir(&self.bundle_dir(id)?, &Limits::default())?;
+        if old.digest != previous.digest {
+            return Err(Error::ContentChanged { id: id.to_owned() });
         }
-        let old =
-            crate::bundle::collect_dir(&self.bundle_dir(id).ok()?, &Limits::default()).ok()?;
-        (old.digest == previous.digest).then(|| UpdateReview::between(&old, bundle))
+        Ok(UpdateReview::between(id, &old, bundle))
     }
 
     /// Finishes or undoes whatever change a crash interrupted. [`Store::open`] calls it.

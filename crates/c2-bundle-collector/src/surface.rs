@@ -146,11 +146,18 @@ impl FileDiff {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateReview {
-    /// The content digest before.
-    pub from_digest: String,
+    /// The installed id.
+    pub id: String,
     /// The manifest version before.
     #[serde(default)]
     pub from_version: Option<String>,
+    /// The manifest version after.
+    #[serde(default)]
+    pub to_version: Option<String>,
+    /// The content digest before.
+    pub from_digest: String,
+    /// The content digest after.
+    pub to_digest: String,
     /// The executable-surface diff; empty when only other content changed.
     pub surface: Vec<SurfaceChange>,
     /// The files added, removed and changed.
@@ -158,11 +165,14 @@ pub struct UpdateReview {
 }
 
 impl UpdateReview {
-    /// Compares the old content with the new one.
-    pub fn between(old: &CollectedBundle, new: &CollectedBundle) -> Self {
+    /// Compares the old content of the installed bundle `id` with the new one.
+    pub fn between(id: &str, old: &CollectedBundle, new: &CollectedBundle) -> Self {
         Self {
-            from_digest: old.digest.clone(),
+            id: id.to_owned(),
             from_version: old.version().map(str::to_owned),
+            to_version: new.version().map(str::to_owned),
+            from_digest: old.digest.clone(),
+            to_digest: new.digest.clone(),
             surface: ExecutableSurface::of(old).diff(&ExecutableSurface::of(new)),
             files: file_diff(old, new),
         }
@@ -171,11 +181,25 @@ impl UpdateReview {
     /// Why trust is dropped, in one line: `executable surface changed: ...` with every
     /// change, or `content changed, executable surface unchanged`.
     pub fn reason(&self) -> String {
+        if self.from_digest == self.to_digest {
+            return "content unchanged".to_owned();
+        }
         if self.surface.is_empty() {
             return "content changed, executable surface unchanged".to_owned();
         }
         let changes: Vec<String> = self.surface.iter().map(SurfaceChange::describe).collect();
         format!("executable surface changed: {}", changes.join("; "))
+    }
+
+    /// Why a bundle is untrusted when the user trusted `trusted_digest` and this replace
+    /// dropped that trust; `None` when the trust was for other content.
+    pub fn lost_trust(&self, trusted_digest: Option<&str>) -> Option<String> {
+        (trusted_digest == Some(self.from_digest.as_str())).then(|| {
+            format!(
+                "trust was for the content before the update: {}",
+                self.reason()
+            )
+        })
     }
 }
 

@@ -1062,9 +1062,11 @@ impl PluginHost {
                     .and_then(|d| d.entry(&name, &Scope::User))
                     .and_then(|e| e.trusted_digest.clone());
                 if was_trusted.is_some_and(|digest| digest != record.digest) {
+                    let why = record.review.as_ref().map(|r| format!(" ({})", r.reason()));
                     notes.push(format!(
-                        "{} changed content, so it is no longer trusted: {}",
+                        "{} changed content, so it is no longer trusted{}: {}",
                         record.id,
+                        why.unwrap_or_default(),
                         Advice::ReviewAndTrust(&record.id).hint()
                     ));
                 }
@@ -1504,7 +1506,7 @@ impl PluginHost {
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
                 let (state, reason) = match (trusted, enabled, state) {
                     _ if changed.is_some() => (BundleState::ContentChanged, changed),
-                    (false, _, _) => (BundleState::Untrusted, None),
+                    (false, _, _) => (BundleState::Untrusted, self.untrusted_reason(bundle)),
                     (true, false, _) => (BundleState::Disabled, None),
                     (true, true, Some(ModuleState::Failed { reason })) => {
                         (BundleState::Failed, Some(reason))

@@ -73,7 +73,7 @@ fn a_review_names_each_surface_change_and_every_changed_file() {
     write(new, "plugin.json", &manifest);
     write(new, "README.md", "# hello again\n");
     write(new, "skills/review/scripts/run.sh", "echo\n");
-    let review = UpdateReview::between(&collect(old_dir.path()), &collect(new));
+    let review = UpdateReview::between("x", &collect(old_dir.path()), &collect(new));
     let described: Vec<String> = review.surface.iter().map(|c| c.describe()).collect();
     assert_eq!(
         described,
@@ -100,7 +100,7 @@ fn content_that_changes_no_executable_item_says_so() {
     let old_dir = hello_bundle();
     let new_dir = hello_bundle();
     write(new_dir.path(), "README.md", "# other words\n");
-    let review = UpdateReview::between(&collect(old_dir.path()), &collect(new_dir.path()));
+    let review = UpdateReview::between("x", &collect(old_dir.path()), &collect(new_dir.path()));
     assert!(review.surface.is_empty());
     assert_eq!(review.files.changed, vec!["README.md"]);
     assert_eq!(
@@ -122,6 +122,13 @@ fn a_replace_records_its_review_and_a_same_content_reinstall_records_none() {
     write(src.path(), "hooks/hooks.json", "{}");
     let changed = collect(src.path());
     let preview = store.review_replace(&first.id, &changed).unwrap();
+    assert_eq!(
+        store
+            .review_replace(&first.id, &collect(src.path()))
+            .unwrap()
+            .reason(),
+        preview.reason()
+    );
     let stored = store.install(&changed, &request).unwrap();
     assert_eq!(stored.review.as_ref(), Some(&preview));
     assert_eq!(preview.from_digest, first.digest);

@@ -16,6 +16,7 @@ mod lsp;
 mod mcp;
 mod multihost;
 mod resilience;
+mod review;
 mod sdk;
 mod serve;
 mod serve_access;
