@@ -135,9 +135,44 @@ export interface OutdatedRow {
   reason: string | null;
 }
 
+/** One executable item of a bundle, as written in it. */
+export type SurfaceItem =
+  | { type: "process"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { type: "remote"; transport: string; url: string }
+  | { type: "command" }
+  | { type: "file"; digest: string; executable: boolean };
+
+/** What an update changes in a bundle: its executable surface and its files. */
+export interface UpdateReview {
+  id: string;
+  from: string | null;
+  to: string | null;
+  fromDigest: string;
+  toDigest: string;
+  /** `executable surface changed: ...` or `content changed, executable surface unchanged`. */
+  reason: string;
+  surface: {
+    kind: "runtime" | "language-server" | "mcp-server" | "command" | "hook" | "monitor" | "skill-script";
+    id: string;
+    change: "added" | "removed" | "changed";
+    before?: SurfaceItem;
+    after?: SurfaceItem;
+    text: string;
+  }[];
+  files: { added: string[]; removed: string[]; changed: string[] };
+}
+
 /** What `hub/update` did. */
 export interface UpdateResult {
-  updated: { id: string; from: string | null; to: string; digest: string; notes: string[] }[];
+  updated: { id: string; from: string | null; to: string; digest: string; notes: string[]; review: UpdateReview | null }[];
+  current: string[];
+  failed: { id: string; kind: string; message: string }[];
+}
+
+/** What `hub/update` with `dryRun: true` would do; nothing was stored. */
+export interface UpdateDryRun {
+  dryRun: true;
+  pending: UpdateReview[];
   current: string[];
   failed: { id: string; kind: string; message: string }[];
 }
@@ -403,6 +438,7 @@ export declare class RelayClient {
   search(text: string, marketplace?: string): Promise<SearchHit[]>;
   outdated(): Promise<OutdatedRow[]>;
   update(id?: string): Promise<UpdateResult>;
+  reviewUpdate(id?: string): Promise<UpdateDryRun>;
   uninstall(id: string): Promise<{ id: string; name: string; version: string }>;
   trust(id: string): Promise<Applied>;
   untrust(id: string): Promise<Applied>;

@@ -310,6 +310,15 @@ export class RelayClient {
     return this.request("hub/update", id === undefined ? {} : { id });
   }
 
+  /**
+   * What updating one bundle, or every catalog-installed one, would change; applies nothing
+   * (`hub/update` with `dryRun`).
+   * @param {string} [id]
+   */
+  reviewUpdate(id) {
+    return this.request("hub/update", id === undefined ? { dryRun: true } : { id, dryRun: true });
+  }
+
   uninstall(id) {
     return this.request("plugins/uninstall", { id });
   }
