@@ -332,6 +332,7 @@ fn analyze(
             ));
         }
     }
+    crate::hidden_text::check(&files, &dirs, manifest.as_ref(), &mut diagnostics);
     let inventory = crate::components::inventory(
         &files,
         &dirs,

@@ -28,6 +28,7 @@ mod diagnostic;
 mod digest;
 mod error;
 mod fault;
+mod hidden_text;
 mod installed;
 mod inventory;
 mod limits;

@@ -21,6 +21,7 @@ mod codes;
 mod diagnostic;
 mod error;
 mod frontmatter;
+mod hidden;
 mod json;
 mod manifest;
 mod marketplace;
@@ -39,6 +40,10 @@ pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;
 pub use frontmatter::{Frontmatter, FrontmatterValue, parse_frontmatter};
+pub use hidden::{
+    HiddenChar, HiddenKind, hidden_chars, hidden_identifier_diagnostic, hidden_kind,
+    identifier_hidden_char, scan_hidden_text,
+};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,

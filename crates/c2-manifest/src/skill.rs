@@ -77,6 +77,7 @@ pub fn validate_skill_with(source: &str, folder_name: &str, options: &SkillOptio
     let mut sink = Sink::new(source);
     let fields = frontmatter(source, &mut sink);
     let skill = fields.and_then(|fields| check(&fields, folder_name, options, &mut sink));
+    crate::hidden::scan_into(&mut sink);
     let skill = if sink.has_errors() { None } else { skill };
     SkillReport {
         skill,
