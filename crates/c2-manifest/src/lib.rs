@@ -23,6 +23,7 @@ mod error;
 mod frontmatter;
 mod hidden;
 mod json;
+mod lookalike;
 mod manifest;
 mod marketplace;
 mod mcp;
@@ -44,6 +45,7 @@ pub use hidden::{
     HiddenChar, HiddenKind, hidden_chars, hidden_identifier_diagnostic, hidden_kind,
     identifier_hidden_char, scan_hidden_text,
 };
+pub use lookalike::{Lookalike, lookalike, skeleton, within_one_edit};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,
