@@ -38,6 +38,7 @@ mod scaffold;
 mod store;
 mod surface;
 mod tree;
+mod typosquat;
 mod walk;
 
 pub use archive_format::ArchiveFormat;
@@ -65,6 +66,7 @@ pub use surface::{
     ChangeKind, ExecutableSurface, FileDiff, SurfaceChange, SurfaceItem, SurfaceKind, UpdateReview,
 };
 pub use tree::FileEntry;
+pub use typosquat::lookalike_warnings;
 pub use walk::{
     SKIPPED_DIRECTORIES, SubdirectoryRefusal, read_contained_file, resolve_subdirectory,
 };

@@ -1025,6 +1025,7 @@ impl PluginHost {
                 )
             })
             .collect();
+        notes.extend(self.lookalike_notes(bundle, &request));
         let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
             self.catch_up_locked().await;

@@ -5,10 +5,12 @@
 //! The installed id of a catalog entry comes from the catalog and the entry's name, and
 //! `installed.json` records the origin, so `outdated` and `update` re-read the catalog and an
 //! update replaces the same installed bundle: enablement, per-component choices and data
-//! directories are kept, trust is dropped when the content changed (with the store's review
-//! of the replace as the reason). A dry run fetches and reviews, and stores nothing.
+//! directories are kept, trust is dropped when the content changed (the store's review says
+//! why). A dry run fetches and reviews, and stores nothing.
 
-use c2_bundle_collector::{CollectOptions, InstalledRecord, UpdateReview};
+use c2_bundle_collector::{
+    CollectOptions, CollectedBundle, InstallRequest, InstalledRecord, UpdateReview,
+};
 use c2_lock::lock;
 use c2_policy::Scope;
 pub(crate) use c2_sources::HubOptions;
@@ -265,7 +267,6 @@ impl PluginHost {
         Ok(report)
     }
 
-    /// Whether `record` has a newer version (updated, or pending in a dry run).
     async fn update_one(
         &self,
         record: &InstalledRecord,
@@ -287,9 +288,8 @@ impl PluginHost {
             .unwrap_or_default();
         if dry_run {
             let store = &self.shared.store;
-            report
-                .pending
-                .push(store.review_replace(&record.id, &fetched.bundle)?);
+            let review = store.review_replace(&record.id, &fetched.bundle)?;
+            report.pending.push(review);
             return Ok(true);
         }
         let outcome = self
@@ -306,14 +306,21 @@ impl PluginHost {
 
     /// Why `bundle` is untrusted when an update dropped the user's trust (the store's review).
     pub(crate) fn untrusted_reason(&self, bundle: &InstalledBundle) -> Option<String> {
+        let review = bundle.record.review.as_ref()?;
         let policy = lock(&self.shared.policy);
-        let entry = policy
-            .document()?
-            .entry(&bundle.module_name(), &Scope::User)?;
-        bundle
-            .record
-            .review
-            .as_ref()?
-            .lost_trust(entry.trusted_digest.as_deref())
+        let document = policy.document()?;
+        let entry = document.entry(&bundle.module_name(), &Scope::User)?;
+        review.lost_trust(entry.trusted_digest.as_deref())
+    }
+
+    /// Typosquat warnings: installed bundles from another source whose name resembles it.
+    pub(crate) fn lookalike_notes(
+        &self,
+        bundle: &CollectedBundle,
+        to: &InstallRequest,
+    ) -> Vec<String> {
+        let installed = lock(&self.shared.bundles).clone();
+        let records = installed.values().map(|m| &m.bundle().record);
+        c2_bundle_collector::lookalike_warnings(bundle.name(), &to.source, records)
     }
 }

@@ -165,3 +165,139 @@ fn a_content_only_update_says_the_executable_surface_is_unchanged() {
         "{update:#?}"
     );
 }
+
+fn plain_bundle(name: &str) -> String {
+    json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+           "name": name, "version": "1.0.0",
+           "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
+    .to_string()
+}
+
+#[test]
+fn a_right_to_left_override_in_a_skill_warns_and_a_zero_width_joiner_in_a_command_id_refuses() {
+    let sandbox = Sandbox::new();
+    let manifest = json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": "hidden", "version": "1.0.0",
+        "extensions": {"dev.codetwo": {"standardVersion": "1.2.0",
+            "commands": [{"id": "hidden.r\u{200d}un", "title": "Run"}],
+            "runtime": {"command": "python3", "args": ["main.py"]}}}})
+    .to_string();
+    sandbox.write("hidden/plugin.json", &manifest);
+    sandbox.write("hidden/main.py", "print('ok')  # \u{2067}hidden\u{2069}\n");
+    sandbox.write(
+        "hidden/skills/review/SKILL.md",
+        "---\nname: review\ndescription: Reviews code.\n---\nRun `ls \u{202e}exe.txt`.\n",
+    );
+    let validated = sandbox.run(&["validate", "hidden", "--format", "json"]);
+    assert_eq!(validated.code, 1, "{validated:#?}");
+    let diagnostics = validated.json()["results"][0]["diagnostics"].clone();
+    let found: Vec<(String, String, String, Value, Value)> = diagnostics
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| {
+            ["bidi-control", "hidden-character-in-identifier"]
+                .contains(&d["code"].as_str().unwrap_or_default())
+        })
+        .map(|d| {
+            let text = |key: &str| d[key].as_str().unwrap_or_default().to_owned();
+            (
+                text("code"),
+                text("severity"),
+                text("file"),
+                d["line"].clone(),
+                d["column"].clone(),
+            )
+        })
+        .collect();
+    let row = |code: &str, severity: &str, file: &str, line: u32, column: u32| {
+        (
+            code.to_owned(),
+            severity.to_owned(),
+            file.to_owned(),
+            json!(line),
+            json!(column),
+        )
+    };
+    assert!(
+        found.contains(&row(
+            "hidden-character-in-identifier",
+            "error",
+            "plugin.json",
+            1,
+            120
+        )),
+        "{found:#?}"
+    );
+    assert!(
+        found.contains(&row(
+            "bidi-control",
+            "warning",
+            "skills/review/SKILL.md",
+            5,
+            9
+        )),
+        "{found:#?}"
+    );
+    let human = sandbox.run(&["validate", "hidden"]);
+    assert!(
+        human
+            .stdout
+            .contains("error[hidden-character-in-identifier]")
+            && human.stdout.contains("skills/review/SKILL.md:5:9")
+            && human.stdout.contains("\\u{202e}"),
+        "{human:#?}"
+    );
+    let install = sandbox.run(&["install", "hidden", "--format", "json"]);
+    assert_eq!(install.code, 1, "{install:#?}");
+    assert_eq!(install.json()["error"]["kind"], "invalid_bundle");
+    // A valid bundle's runtime script with a hidden character is installed, with a warning.
+    sandbox.write(
+        "hidden/plugin.json",
+        &manifest.replace("r\u{200d}un", "run"),
+    );
+    let validated = sandbox.run(&["validate", "hidden"]);
+    assert_eq!(validated.code, 0, "{validated:#?}");
+    assert!(
+        validated.stdout.contains("warning[bidi-control]")
+            && validated.stdout.contains("main.py:1:16"),
+        "{validated:#?}"
+    );
+    let install = sandbox.run(&["install", "hidden"]);
+    assert_eq!(install.code, 0, "{install:#?}");
+    assert!(
+        install.stderr.contains("warning[bidi-control] main.py"),
+        "{install:#?}"
+    );
+}
+
+#[test]
+fn a_name_one_edit_from_an_installed_bundle_of_another_source_gets_a_typosquat_warning() {
+    let sandbox = Sandbox::new();
+    sandbox.write("a/plugin.json", &plain_bundle("reviewer"));
+    sandbox.write("b/plugin.json", &plain_bundle("reviewr"));
+    sandbox.write("c/plugin.json", &plain_bundle("formatter"));
+    let first = sandbox.run(&["install", "a"]);
+    assert_eq!(first.code, 0, "{first:#?}");
+    let id = first.stdout.trim().to_owned();
+    let again = sandbox.run(&["install", "a"]);
+    assert!(!again.stderr.contains("typosquat"), "{again:#?}");
+    let unrelated = sandbox.run(&["install", "c"]);
+    assert!(!unrelated.stderr.contains("typosquat"), "{unrelated:#?}");
+    let squat = sandbox.run(&["install", "b"]);
+    assert_eq!(squat.code, 0, "{squat:#?}");
+    let expected = format!(
+        "warning: possible typosquat: reviewr is one edit away from reviewer (installed as {id} from another source); make sure this is the bundle you meant"
+    );
+    assert!(squat.stderr.contains(&expected), "{squat:#?}");
+    sandbox.write("d/plugin.json", &plain_bundle("reviewer"));
+    let json = sandbox.run(&["install", "d", "--format", "json"]);
+    let notes = json.json()["result"]["notes"].clone();
+    assert!(
+        notes.as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("possible typosquat: reviewer is the same name as reviewer")),
+        "{notes:#?}"
+    );
+}
