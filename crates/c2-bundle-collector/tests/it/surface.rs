@@ -138,3 +138,35 @@ fn a_replace_records_its_review_and_a_same_content_reinstall_records_none() {
     );
     assert_eq!(store.get(&first.id).unwrap().review, Some(preview));
 }
+
+#[test]
+fn hidden_text_in_commands_agents_and_runtime_scripts_warns_and_in_their_names_refuses() {
+    let dir = hello_bundle();
+    let root = dir.path();
+    write_exec(root, "bin/hello", "#!/bin/sh\necho hi # \u{202e}gnp.exe\n");
+    write(root, "lib/greet.txt", "hello \u{2066}there\u{2069}\n");
+    write(
+        root,
+        "agents/reviewer.md",
+        "# reviewer\nSay \u{200b}nothing.\n",
+    );
+    write(root, "commands/dep\u{200d}loy.md", "Deploy it.\n");
+    write(root, "README.md", "not scanned \u{202e}\n");
+    let bundle = collect(root);
+    let found: Vec<String> = bundle
+        .diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {} {}:{}",
+                d.severity.as_str(),
+                d.code,
+                d.file.as_deref().unwrap_or("-"),
+                d.line.unwrap_or(0),
+                d.column.unwrap_or(0)
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(found.join("\n"));
+    assert!(!bundle.is_valid());
+}
