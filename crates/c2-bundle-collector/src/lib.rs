@@ -6,6 +6,10 @@
 //! FIFO or device, never extracting an archive to disk), runs the checks the manifest crate
 //! cannot do alone, inventories the contributions, computes the content digest, and installs,
 //! updates and removes bundles atomically in a [`Store`]. Every refusal is a [`Diagnostic`].
+//! It also tells what an update changes: a bundle's [`ExecutableSurface`] and the
+//! [`UpdateReview`] of a replace (surface and file diff), which the store records; it scans
+//! the bundle files no manifest validator reads for hidden text, and words the typosquat
+//! warning of an install ([`lookalike_warnings`]).
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file

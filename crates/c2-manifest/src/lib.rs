@@ -3,7 +3,9 @@
 //! the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
 //! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
 //! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
-//! pointer, and a line and column. It deliberately does no IO: it never opens a
+//! pointer, and a line and column. The same pure checks find hidden text (bidirectional
+//! controls and invisible characters: warnings in text, errors in identifiers,
+//! [`scan_hidden_text`]) and look-alike names ([`lookalike`]). It deliberately does no IO: it never opens a
 //! path, walks a bundle, checks that an executable exists, or fetches a schema (that is
 //! c2-bundle-collector's job, which calls in here with the text it read). Any crate may depend
 //! on it; it depends on no other c2 crate.
