@@ -426,7 +426,8 @@ impl Store {
     }
 
     /// What storing `bundle` would change in the installed bundle `id` (its executable
-    /// surface and files), read from the stored tree under the default [`Limits`]. An
+    /// surface and files), read from the stored tree under the default [`Limits`] raised to
+    /// twice what `bundle` needs. An
     /// installed tree that no longer matches its digest is [`Error::ContentChanged`].
     pub fn review_replace(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
         let _lock = self.lock(FlockArg::LockShared)?;
@@ -435,7 +436,7 @@ impl Store {
 
     fn review_unlocked(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
         let previous = self.read(id)?;
-        let old = crate::bundle::collect_dir(&self.bundle_dir(id)?, &Limits::default())?;
+        let old = crate::bundle::collect_dir(&self.bundle_dir(id)?, &review_limits(bundle))?;
         if old.digest != previous.digest {
             return Err(Error::ContentChanged { id: id.to_owned() });
         }
@@ -890,4 +891,20 @@ fn random_name() -> String {
     hasher.update(&nanos.to_le_bytes());
     hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     hasher.finalize().to_hex()[..16].to_owned()
+}
+
+/// The limits a replaced tree is read with for its review: the defaults, raised to twice what
+/// the new content needs, so a host with larger limits can still review its updates.
+fn review_limits(bundle: &CollectedBundle) -> Limits {
+    let defaults = Limits::default();
+    let sizes = || bundle.files.values().map(|f| f.bytes.len() as u64);
+    let files = bundle.files.len().saturating_mul(2);
+    let entries = files.saturating_add(bundle.directories.len().saturating_mul(2));
+    Limits {
+        max_files: defaults.max_files.max(files),
+        max_file_bytes: defaults.max_file_bytes.max(sizes().max().unwrap_or(0) * 2),
+        max_bundle_bytes: defaults.max_bundle_bytes.max(sizes().sum::<u64>() * 2),
+        max_entries: defaults.max_entries.max(entries),
+        ..defaults
+    }
 }
