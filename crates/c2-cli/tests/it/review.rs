@@ -83,6 +83,14 @@ fn a_dry_run_shows_the_surface_diff_and_the_update_drops_trust_with_it_as_the_re
         "{id} 1.0.0 -> 1.1.0 would be updated (dry run: nothing applied)\n  executable surface changed (2):\n    runtime changed: args [\"main.py\", \"--level\", \"1\"] -> [\"main.py\", \"--level\", \"2\"]\n    language server `lint-ls` added (command `pylsp`)\n  files: 0 added, 0 removed, 1 changed\n    ~ plugin.json"
     );
     assert_eq!(human.stdout.trim_end(), expected, "{human:#?}");
+    // The relay's dry run answers the same document.
+    let (mut service, socket) = crate::serve::serve_on_socket(&sandbox, "serve.log");
+    let mut client = crate::serve::socket_client(&socket);
+    let relayed = client.ok("hub/update", json!({"id": id, "dryRun": true}));
+    assert_eq!(relayed, result);
+    drop(client);
+    crate::serve::sigterm(&service);
+    assert_eq!(crate::serve::exit_code(&mut service), 0);
     // Nothing was applied: still 1.0.0 and trusted.
     let listed = sandbox.run(&["list", "--format", "json"]);
     let row = &listed.json()["result"][0];
