@@ -96,7 +96,7 @@ export interface RelayParams {
   "hub/removeMarketplace": { name: string };
   "hub/search": { text: string; marketplace?: string };
   "hub/outdated": {};
-  "hub/update": { id?: string };
+  "hub/update": { id?: string; dryRun?: boolean };
 }
 
 /** What a client tells `relay/initialize` about itself. */
@@ -299,9 +299,44 @@ export interface OutdatedRow {
   reason: string | null;
 }
 
+/** One executable item of a bundle, as written in it. */
+export type SurfaceItem =
+  | { type: "process"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { type: "remote"; transport: string; url: string }
+  | { type: "command" }
+  | { type: "file"; digest: string; executable: boolean };
+
+/** What an update changes in a bundle: its executable surface and its files. */
+export interface UpdateReview {
+  id: string;
+  from: string | null;
+  to: string | null;
+  fromDigest: string;
+  toDigest: string;
+  /** `executable surface changed: ...` or `content changed, executable surface unchanged`. */
+  reason: string;
+  surface: {
+    kind: "runtime" | "language-server" | "mcp-server" | "command" | "hook" | "monitor" | "skill-script";
+    id: string;
+    change: "added" | "removed" | "changed";
+    before?: SurfaceItem;
+    after?: SurfaceItem;
+    text: string;
+  }[];
+  files: { added: string[]; removed: string[]; changed: string[] };
+}
+
 /** What `hub/update` did. */
 export interface UpdateResult {
-  updated: { id: string; from: string | null; to: string; digest: string; notes: string[] }[];
+  updated: { id: string; from: string | null; to: string; digest: string; notes: string[]; review: UpdateReview | null }[];
+  current: string[];
+  failed: { id: string; kind: string; message: string }[];
+}
+
+/** What `hub/update` with `dryRun: true` would do; nothing was stored. */
+export interface UpdateDryRun {
+  dryRun: true;
+  pending: UpdateReview[];
   current: string[];
   failed: { id: string; kind: string; message: string }[];
 }
@@ -685,6 +720,8 @@ export declare class RelayClient {
   search(text: string, marketplace?: string): Promise<SearchHit[]>;
   outdated(): Promise<OutdatedRow[]>;
   update(id?: string): Promise<UpdateResult>;
+  /** What updating one bundle, or every catalog-installed one, would change; applies nothing. */
+  reviewUpdate(id?: string): Promise<UpdateDryRun>;
   /** Removes the bundle and its data directory; `keepData` keeps `.data/<id>/`. */
   uninstall(id: string, options?: { keepData?: boolean }): Promise<{ id: string; name: string; version: string }>;
   trust(id: string): Promise<Applied>;

@@ -641,6 +641,15 @@ export class RelayClient {
     return this.request("hub/update", id === undefined ? {} : { id });
   }
 
+  /**
+   * What updating one bundle, or every catalog-installed one, would change; applies nothing
+   * (`hub/update` with `dryRun`).
+   * @param {string} [id]
+   */
+  reviewUpdate(id) {
+    return this.request("hub/update", id === undefined ? { dryRun: true } : { id, dryRun: true });
+  }
+
   uninstall(id, options = {}) {
     const params = { id };
     if (options.keepData !== undefined) params.keepData = options.keepData;

@@ -358,6 +358,7 @@ fn analyze(
             ));
         }
     }
+    crate::hidden_text::check(&files, &dirs, manifest.as_ref(), &mut diagnostics);
     let inventory = crate::components::inventory(
         &files,
         &dirs,

@@ -351,8 +351,12 @@ pub(crate) fn wrong_kind(path: &str, expected: &str, found: &str, what: &str) ->
     ))
 }
 
+/// A skill's or mcp.json's finding, which only skips or disables that component; a hidden
+/// character in an identifier stays an error and refuses the bundle.
 fn as_warning(d: c2_manifest::Diagnostic, file: &str) -> Diagnostic {
     let mut carried = crate::bundle::from_document(d, file);
-    carried.severity = c2_manifest::Severity::Warning;
+    if carried.code != codes::HIDDEN_IN_IDENTIFIER {
+        carried.severity = c2_manifest::Severity::Warning;
+    }
     carried
 }

@@ -95,4 +95,12 @@ pub mod codes {
     /// Error: a catalog entry's `local` path cannot be used (not plain, reached through a
     /// symlink, missing) or leads to an invalid bundle.
     pub const MARKETPLACE_ENTRY_INVALID: &str = "marketplace-entry-invalid";
+    /// Error: an identifier (a manifest name or id, an MCP server name, a prompt command's,
+    /// subagent's or skill's file or folder name) holds a hidden character (c2-manifest's
+    /// code, which a skill or mcp.json finding keeps as an error).
+    pub const HIDDEN_IN_IDENTIFIER: &str = "hidden-character-in-identifier";
+    /// Warning: a bidirectional control character in bundle text (c2-manifest's code).
+    pub const BIDI_CONTROL: &str = "bidi-control";
+    /// Warning: an invisible or format character in bundle text (c2-manifest's code).
+    pub const INVISIBLE_CHARACTER: &str = "invisible-character";
 }

@@ -96,6 +96,13 @@ pub enum Error {
     /// the feature.
     #[error("injected fault at {0}; reopen the store to recover")]
     InjectedFault(&'static str),
+    /// The stored files of an installed bundle no longer match its recorded digest, so what
+    /// an update would change cannot be told.
+    #[error("the stored files of {id} are not the ones installed; reinstall it from its source")]
+    ContentChanged {
+        /// The installed id.
+        id: String,
+    },
     /// A store settings file (the configured catalogs) is over its byte limit.
     #[error("{} is larger than its limit of {limit} bytes; remove entries from it or delete it", path.display())]
     SettingsTooLarge {

@@ -7,7 +7,10 @@
 //! cannot do alone, inventories the contributions, computes the content digest, and installs,
 //! updates and removes bundles atomically in a [`Store`], each with the [`Provenance`] its
 //! fetcher recorded (kept in `installed.json`, written with the bundle). Every refusal is a
-//! [`Diagnostic`].
+//! [`Diagnostic`]. It also tells what an update changes: a bundle's [`ExecutableSurface`] and
+//! the [`UpdateReview`] of a replace (surface and file diff), which the store records; it scans
+//! the bundle files no manifest validator reads for hidden text, and words the typosquat
+//! warning of an install ([`lookalike_warnings`]).
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
@@ -31,6 +34,7 @@ mod diagnostic;
 mod digest;
 mod error;
 mod fault;
+mod hidden_text;
 mod installed;
 mod inventory;
 mod library;
@@ -40,7 +44,9 @@ mod mcp_paths;
 mod provenance;
 mod scaffold;
 mod store;
+mod surface;
 mod tree;
+mod typosquat;
 mod walk;
 
 pub use archive_format::ArchiveFormat;
@@ -71,7 +77,11 @@ pub use store::{
     CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
     StoreOptions,
 };
+pub use surface::{
+    ChangeKind, ExecutableSurface, FileDiff, SurfaceChange, SurfaceItem, SurfaceKind, UpdateReview,
+};
 pub use tree::FileEntry;
+pub use typosquat::lookalike_warnings;
 pub use walk::{
     SKIPPED_DIRECTORIES, SubdirectoryRefusal, read_contained_file, resolve_subdirectory,
 };

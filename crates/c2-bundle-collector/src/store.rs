@@ -32,6 +32,7 @@ use crate::fault::Step;
 use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::provenance::Provenance;
+use crate::surface::UpdateReview;
 use crate::walk::{open_nofollow, read_bounded};
 
 mod stamps;
@@ -134,6 +135,10 @@ pub struct InstalledRecord {
     pub provenance: Option<Provenance>,
     /// The contributions found when the bundle was collected for this install.
     pub inventory: Inventory,
+    /// For a replace with other content: what changed from the content before (executable
+    /// surface and files), the reason a trust bound to the old digest no longer holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<UpdateReview>,
 }
 
 /// One `<id>` directory found by [`Store::list`], with its record or why it is unreadable.
@@ -230,7 +235,7 @@ impl Store {
         };
         let id = installed_id(&manifest.name, &request.source);
         check_id(&id)?;
-        let record = InstalledRecord {
+        let mut record = InstalledRecord {
             id: id.clone(),
             name: manifest.name.clone(),
             version: manifest.version.clone(),
@@ -244,8 +249,12 @@ impl Store {
                 .map_or(0, |since| since.as_secs()),
             provenance: request.provenance.clone(),
             inventory: bundle.inventory.clone(),
+            review: None,
         };
         let _lock = self.lock(FlockArg::LockExclusive)?;
+        // A replace with other content records what changed; a failed review records none.
+        record.review = self.review_unlocked(&id, bundle).ok();
+        record.review.take_if(|r| r.from_digest == r.to_digest);
 
         let staging_root = self.dir.join(STAGING);
         create_dir_all_synced(&staging_root, &self.dir)?;
@@ -423,6 +432,24 @@ impl Store {
         let _lock = self.lock(FlockArg::LockShared)?;
         self.read(id)?;
         crate::bundle::collect_dir(&self.bundle_dir(id)?, limits)
+    }
+
+    /// What storing `bundle` would change in the installed bundle `id` (its executable
+    /// surface and files), read from the stored tree under the default [`Limits`] raised to
+    /// twice what `bundle` needs. An
+    /// installed tree that no longer matches its digest is [`Error::ContentChanged`].
+    pub fn review_replace(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
+        let _lock = self.lock(FlockArg::LockShared)?;
+        self.review_unlocked(id, bundle)
+    }
+
+    fn review_unlocked(&self, id: &str, bundle: &CollectedBundle) -> Result<UpdateReview> {
+        let previous = self.read(id)?;
+        let old = crate::bundle::collect_dir(&self.bundle_dir(id)?, &review_limits(bundle))?;
+        if old.digest != previous.digest {
+            return Err(Error::ContentChanged { id: id.to_owned() });
+        }
+        Ok(UpdateReview::between(id, &old, bundle))
     }
 
     /// Finishes or undoes whatever change a crash interrupted. [`Store::open`] calls it.
@@ -873,4 +900,20 @@ fn random_name() -> String {
     hasher.update(&nanos.to_le_bytes());
     hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     hasher.finalize().to_hex()[..16].to_owned()
+}
+
+/// The limits a replaced tree is read with for its review: the defaults, raised to twice what
+/// the new content needs, so a host with larger limits can still review its updates.
+fn review_limits(bundle: &CollectedBundle) -> Limits {
+    let defaults = Limits::default();
+    let sizes = || bundle.files.values().map(|f| f.bytes.len() as u64);
+    let files = bundle.files.len().saturating_mul(2);
+    let entries = files.saturating_add(bundle.directories.len().saturating_mul(2));
+    Limits {
+        max_files: defaults.max_files.max(files),
+        max_file_bytes: defaults.max_file_bytes.max(sizes().max().unwrap_or(0) * 2),
+        max_bundle_bytes: defaults.max_bundle_bytes.max(sizes().sum::<u64>() * 2),
+        max_entries: defaults.max_entries.max(entries),
+        ..defaults
+    }
 }

@@ -129,11 +129,7 @@ enum Command {
     /// Bundles installed from a catalog whose catalog entry has a newer version
     Outdated,
     /// Update bundles installed from a catalog to their entry's newer version, in place
-    Update {
-        /// The installed bundle to update [default: every bundle installed from a catalog]
-        #[arg(value_name = "ID")]
-        id: Option<String>,
-    },
+    Update(commands::hub::UpdateArgs),
     /// Trust the installed content of a bundle
     Trust {
         /// The installed bundle's id
@@ -637,7 +633,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 commands::hub::search(out, host, text, marketplace.as_deref()).await
             }
             Command::Outdated => commands::hub::outdated(out, host).await,
-            Command::Update { id } => commands::hub::update(out, host, id.as_deref()).await,
+            Command::Update(args) => commands::hub::update(out, host, args).await,
             Command::Uninstall { id, keep_data } => {
                 commands::uninstall::run(out, host, &session.store, id, *keep_data).await
             }

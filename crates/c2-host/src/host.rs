@@ -989,6 +989,7 @@ impl PluginHost {
                 )
             })
             .collect();
+        notes.extend(self.lookalike_notes(bundle, &request));
         let (record, replaced, retired) = {
             let _changes = self.shared.changes.lock().await;
             self.catch_up_locked().await;
@@ -1026,9 +1027,11 @@ impl PluginHost {
                     .and_then(|d| d.entry(&name, &Scope::User))
                     .and_then(|e| e.trusted_digest.clone());
                 if was_trusted.is_some_and(|digest| digest != record.digest) {
+                    let why = record.review.as_ref().map(|r| format!(" ({})", r.reason()));
                     notes.push(format!(
-                        "{} changed content, so it is no longer trusted: {}",
+                        "{} changed content, so it is no longer trusted{}: {}",
                         record.id,
+                        why.unwrap_or_default(),
                         Advice::ReviewAndTrust(&record.id).hint()
                     ));
                 }
@@ -1494,7 +1497,7 @@ impl PluginHost {
                 let (state, reason) = match (trusted, enabled, state) {
                     _ if denied.is_some() => (BundleState::Blocked, denied),
                     _ if changed.is_some() => (BundleState::ContentChanged, changed),
-                    (false, _, _) => (BundleState::Untrusted, None),
+                    (false, _, _) => (BundleState::Untrusted, self.untrusted_reason(bundle)),
                     (true, false, _) => (BundleState::Disabled, None),
                     (true, true, Some(ModuleState::Failed { reason })) => {
                         (BundleState::Failed, Some(reason))

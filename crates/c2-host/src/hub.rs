@@ -5,15 +5,21 @@
 //! The installed id of a catalog entry comes from the catalog and the entry's name, and
 //! `installed.json` records the origin, so `outdated` and `update` re-read the catalog and an
 //! update replaces the same installed bundle: enablement, per-component choices and data
-//! directories are kept, trust is dropped when the content changed.
+//! directories are kept, trust is dropped when the content changed (the store's review says
+//! why). A dry run fetches and reviews, and stores nothing.
 
-use c2_bundle_collector::{CollectOptions, InstalledRecord};
+use c2_bundle_collector::{
+    CollectOptions, CollectedBundle, InstallRequest, InstalledRecord, UpdateReview,
+};
+use c2_lock::lock;
+use c2_policy::Scope;
 use c2_sources::{
     Catalogs, ConfiguredMarketplace, EntryLookup, FetchOptions, Fetched, LockFile, OutdatedRow,
     SearchHit, Source,
 };
 use serde::Serialize;
 
+use crate::bundle::InstalledBundle;
 use crate::error::{ErrorKind, HostError};
 use crate::host::{InstallOptions, InstallOutcome, PluginHost};
 
@@ -53,6 +59,8 @@ pub struct UpdateReport {
     pub current: Vec<String>,
     /// Bundles left as they were because the update failed.
     pub failed: Vec<UpdateFailure>,
+    /// A dry run only: what each update would change (executable surface and files).
+    pub pending: Vec<UpdateReview>,
 }
 
 impl PluginHost {
@@ -243,6 +251,16 @@ impl PluginHost {
     /// changed, live runtimes reloaded. A bundle whose update fails stays as it was and is
     /// listed in `failed`. `id` not installed or not from a catalog is an error.
     pub async fn update(&self, id: Option<&str>) -> Result<UpdateReport, HostError> {
+        self.update_with(id, false).await
+    }
+
+    /// [`PluginHost::update`]; with `dry_run`, each newer version is fetched and reviewed
+    /// against the installed content into `pending`, and nothing is stored or changed.
+    pub async fn update_with(
+        &self,
+        id: Option<&str>,
+        dry_run: bool,
+    ) -> Result<UpdateReport, HostError> {
         let records = self.records();
         let targets: Vec<_> = match id {
             Some(id) => {
@@ -261,9 +279,9 @@ impl PluginHost {
         };
         let mut report = UpdateReport::default();
         for record in targets {
-            match self.update_one(&record).await {
-                Ok(Some(updated)) => report.updated.push(updated),
-                Ok(None) => report.current.push(record.id.clone()),
+            match self.update_one(&record, dry_run, &mut report).await {
+                Ok(true) => {}
+                Ok(false) => report.current.push(record.id.clone()),
                 Err(error) => report.failed.push(UpdateFailure {
                     id: record.id.clone(),
                     kind: error.kind(),
@@ -274,13 +292,18 @@ impl PluginHost {
         Ok(report)
     }
 
-    async fn update_one(&self, record: &InstalledRecord) -> Result<Option<Updated>, HostError> {
+    async fn update_one(
+        &self,
+        record: &InstalledRecord,
+        dry_run: bool,
+        report: &mut UpdateReport,
+    ) -> Result<bool, HostError> {
         let fetch = self.fetch_options();
         let Some(fetched) = Catalogs::new(&self.shared.store, &fetch)
             .fetch_update(record)
             .await?
         else {
-            return Ok(None);
+            return Ok(false);
         };
         let to = fetched
             .request
@@ -288,14 +311,41 @@ impl PluginHost {
             .as_ref()
             .map(|o| o.version.clone())
             .unwrap_or_default();
+        if dry_run {
+            let store = &self.shared.store;
+            let review = store.review_replace(&record.id, &fetched.bundle)?;
+            report.pending.push(review);
+            return Ok(true);
+        }
         let outcome = self
             .install_fetched(fetched, InstallOptions::default())
             .await?;
-        Ok(Some(Updated {
+        report.updated.push(Updated {
             id: record.id.clone(),
             from: record.version.clone(),
             to,
             outcome,
-        }))
+        });
+        Ok(true)
+    }
+
+    /// Why `bundle` is untrusted when an update dropped the user's trust (the store's review).
+    pub(crate) fn untrusted_reason(&self, bundle: &InstalledBundle) -> Option<String> {
+        let review = bundle.record.review.as_ref()?;
+        let policy = lock(&self.shared.policy);
+        let document = policy.document()?;
+        let entry = document.entry(&bundle.module_name(), &Scope::User)?;
+        review.lost_trust(entry.trusted_digest.as_deref())
+    }
+
+    /// Typosquat warnings: installed bundles from another source whose name resembles it.
+    pub(crate) fn lookalike_notes(
+        &self,
+        bundle: &CollectedBundle,
+        to: &InstallRequest,
+    ) -> Vec<String> {
+        let installed = lock(&self.shared.bundles).clone();
+        let records = installed.values().map(|m| &m.bundle().record);
+        c2_bundle_collector::lookalike_warnings(bundle.name(), &to.source, records)
     }
 }

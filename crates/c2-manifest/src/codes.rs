@@ -8,6 +8,19 @@ pub const CODES: &[(&str, &str)] = &[
         "the text is not JSON; the parse stops at the first syntax error",
     ),
     ("duplicate-key", "an object has the same key twice"),
+    // Hidden text (every document)
+    (
+        "bidi-control",
+        "a bidirectional control character reorders how text is displayed (warning)",
+    ),
+    (
+        "invisible-character",
+        "an invisible or format character hides content (warning)",
+    ),
+    (
+        "hidden-character-in-identifier",
+        "a name, command id, component id or server name holds a hidden character",
+    ),
     (
         "byte-order-mark",
         "the file starts with a UTF-8 byte-order mark",

@@ -3,7 +3,9 @@
 //! (and the Claude Code and Codex catalog formats, [`validate_catalog`]), the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
 //! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
 //! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
-//! pointer, and a line and column. It deliberately does no IO: it never opens a
+//! pointer, and a line and column. The same pure checks find hidden text (bidirectional
+//! controls and invisible characters: warnings in text, errors in identifiers,
+//! [`scan_hidden_text`]) and look-alike names ([`lookalike`]). It deliberately does no IO: it never opens a
 //! path, walks a bundle, checks that an executable exists, or fetches a schema (that is
 //! c2-bundle-collector's job, which calls in here with the text it read). Any crate may depend
 //! on it; it depends on no other c2 crate.
@@ -23,8 +25,10 @@ mod codes;
 mod diagnostic;
 mod error;
 mod frontmatter;
+mod hidden;
 mod host_actions;
 mod json;
+mod lookalike;
 mod manifest;
 mod marketplace;
 mod mcp;
@@ -46,7 +50,12 @@ pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;
 pub use frontmatter::{Frontmatter, FrontmatterValue, parse_frontmatter};
+pub use hidden::{
+    HiddenChar, HiddenKind, hidden_chars, hidden_identifier_diagnostic, hidden_kind,
+    identifier_hidden_char, scan_hidden_text,
+};
 pub use host_actions::{HostAction, HostActionsLimits, validate_host_actions};
+pub use lookalike::{Lookalike, lookalike, skeleton, within_one_edit};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,

@@ -86,10 +86,12 @@ pub fn validate_manifest(source: &str, options: &ManifestOptions) -> ManifestRep
             opts: options,
         };
         let manifest = v.root(&root);
+        crate::hidden::manifest_identifiers(&root, v.c.sink);
         // The tree's depth is bounded by `max_depth`, so dropping it cannot exhaust the stack.
         drop(root);
         manifest
     });
+    crate::hidden::scan_into(&mut sink);
     let manifest = if sink.has_errors() { None } else { manifest };
     ManifestReport {
         manifest,

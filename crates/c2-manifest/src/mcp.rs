@@ -129,12 +129,14 @@ pub fn validate_mcp_for(source: &str, plugin_schema: &str) -> McpReport {
     let mut declared = Vec::new();
     if let Some(root) = json::parse(source, ManifestOptions::default().max_depth, &mut sink) {
         document(&root, plugin_schema, &mut sink, &mut servers, &mut skipped);
+        crate::hidden::mcp_identifiers(&root, &mut sink);
         declared = root
             .get("mcpServers")
             .and_then(Node::as_object)
             .map(|ms| ms.iter().map(|m| m.key.clone()).collect())
             .unwrap_or_default();
     }
+    crate::hidden::scan_into(&mut sink);
     let enabled = !sink.has_errors();
     let diagnostics = sink.finish();
     let disabled_reason = (!enabled).then(|| {

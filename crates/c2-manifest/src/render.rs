@@ -214,6 +214,9 @@ pub fn terminal_text(text: &str, lines: TerminalLines) -> Cow<'_, str> {
     let unsafe_char = |c: char| {
         (c.is_control() && c != '\t' && !(c == '\n' && keep_newline))
             || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            // Other hidden characters too, but the joiners and variation selectors of emoji.
+            || (crate::hidden::hidden_kind(c).is_some()
+                && !matches!(c, '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}'))
     };
     let needs_indent = |text: &str| {
         keep_newline

@@ -76,7 +76,15 @@ pub fn validate_skill(source: &str, folder_name: &str) -> SkillReport {
 pub fn validate_skill_with(source: &str, folder_name: &str, options: &SkillOptions) -> SkillReport {
     let mut sink = Sink::new(source);
     let fields = frontmatter(source, &mut sink);
-    let skill = fields.and_then(|fields| check(&fields, folder_name, options, &mut sink));
+    let skill = fields
+        .as_ref()
+        .and_then(|fields| check(fields, folder_name, options, &mut sink));
+    if let Some(name) = fields.as_ref().and_then(|fields| fields.get("name"))
+        && let Value::Str(text) = &name.value
+    {
+        crate::hidden::check_identifier(&mut sink, "/name", name.value_at, "the skill name", text);
+    }
+    crate::hidden::scan_into(&mut sink);
     let skill = if sink.has_errors() { None } else { skill };
     SkillReport {
         skill,

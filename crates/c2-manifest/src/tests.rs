@@ -262,3 +262,84 @@ fn a_frontmatter_over_its_bounds_or_not_a_mapping_is_an_error() {
     assert!(empty.is_valid() && empty.fields.is_empty());
     assert_eq!(empty.body, "Body.");
 }
+
+#[test]
+fn hidden_characters_are_found_in_text_but_not_where_they_have_a_visible_job() {
+    let found = crate::hidden_chars("a\u{202e}b\u{200b}c\u{feff}d\u{ad}e\u{e0041}");
+    let chars: Vec<char> = found.iter().map(|h| h.ch).collect();
+    assert_eq!(
+        chars,
+        ['\u{202e}', '\u{200b}', '\u{feff}', '\u{ad}', '\u{e0041}']
+    );
+    assert_eq!(found[0].kind, crate::HiddenKind::Bidi);
+    assert_eq!(found[1].offset, 5);
+    // A leading byte-order mark, emoji joiners and variation selectors, a flag's tags.
+    for visible in [
+        "\u{feff}text",
+        "\u{1f468}\u{200d}\u{1f469}",
+        "\u{2764}\u{fe0f}",
+        "1\u{fe0f}\u{20e3}",
+        "\u{1f3f4}\u{e0067}\u{e0062}\u{e007f}",
+    ] {
+        assert!(crate::hidden_chars(visible).is_empty(), "{visible:?}");
+    }
+    // Next to ASCII a joiner has no job.
+    assert_eq!(crate::hidden_chars("ab\u{200d}c").len(), 1);
+    assert_eq!(
+        crate::identifier_hidden_char("x\u{200d}y"),
+        Some('\u{200d}')
+    );
+    assert_eq!(crate::identifier_hidden_char("plain-id"), None);
+}
+
+#[test]
+fn hidden_text_warnings_carry_line_and_column_and_stop_after_sixteen() {
+    let found = crate::scan_hidden_text("line one\nsee \u{2066}this\u{2069}\n");
+    assert_eq!(found.len(), 2);
+    assert_eq!(
+        (found[0].code, found[0].line, found[0].column),
+        ("bidi-control", 2, 5)
+    );
+    assert_eq!(found[0].severity, Severity::Warning);
+    let many = crate::scan_hidden_text(&"x\u{200b}".repeat(40));
+    assert_eq!(many.len(), 17);
+    assert!(many[16].message.starts_with("24 more hidden characters"));
+    assert_eq!(
+        terminal_text("a\u{200b}b\u{e0041}", TerminalLines::One),
+        "a\\u{200b}b\\u{e0041}"
+    );
+}
+
+#[test]
+fn look_alike_names_are_one_edit_apart_or_equal_once_folded() {
+    use crate::{Lookalike, lookalike, within_one_edit};
+    assert_eq!(lookalike("reviewer", "reviewer"), Some(Lookalike::SameName));
+    for (a, b) in [
+        ("reviewer", "reviewr"),
+        ("reviewer", "reveiwer"),
+        ("reviewer", "reviewers"),
+        ("reviewer", "reviewar"),
+        ("ab", "ba"),
+    ] {
+        assert_eq!(lookalike(a, b), Some(Lookalike::OneEdit), "{a} {b}");
+        assert!(within_one_edit(b, a), "{b} {a}");
+    }
+    for (a, b) in [
+        ("modern-lint", "modem-lint"),
+        ("Linter", "linter"),
+        ("l0gger", "logger"),
+        ("code_review", "code-review"),
+        ("pаypal", "paypal"),
+        ("vvatch", "watch"),
+    ] {
+        assert_eq!(lookalike(a, b), Some(Lookalike::Confusable), "{a} {b}");
+    }
+    for (a, b) in [
+        ("reviewer", "reviewing"),
+        ("lint", "fmt"),
+        ("abc", "cab"),
+        ("", "ab"),
+    ] {
+        assert_eq!(lookalike(a, b), None, "{a} {b}");
+    }
+}

@@ -586,8 +586,15 @@ impl Connection {
             }
             Call::HubOutdated => Ok(json::outdated_rows(&host.outdated().await)),
             Call::HubUpdate(p) => {
-                let report = host.update(p.id.as_deref()).await.map_err(error_object)?;
-                Ok(json::update_report(&report))
+                let report = host
+                    .update_with(p.id.as_deref(), p.dry_run)
+                    .await
+                    .map_err(error_object)?;
+                Ok(if p.dry_run {
+                    json::update_dry_run(&report)
+                } else {
+                    json::update_report(&report)
+                })
             }
         }
     }

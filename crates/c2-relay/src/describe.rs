@@ -234,8 +234,11 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
     ),
     (
         "hub/update",
-        "Update one or every catalog-installed bundle in place",
-        &[("id", "string", false, r#""x""#)],
+        "Update one or every catalog-installed bundle in place, or review what it would change",
+        &[
+            ("id", "string", false, r#""x""#),
+            ("dryRun", "boolean", false, "false"),
+        ],
     ),
 ];
 

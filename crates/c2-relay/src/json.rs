@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use c2_bundle_collector::{
     CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck, Provenance,
+    UpdateReview,
 };
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
@@ -667,7 +668,30 @@ pub fn mcp_server(r: &McpServerLaunch, env_values: bool) -> Value {
     })
 }
 
-/// A catalog update: `{updated: [{id, from, to, digest, notes}], current, failed}`.
+/// An update's review: `{id, from, to, fromDigest, toDigest, reason, surface: [{kind, id,
+/// change, before, after, text}], files: {added, removed, changed}}`.
+pub fn update_review(review: &UpdateReview) -> Value {
+    let surface: Vec<Value> = review
+        .surface
+        .iter()
+        .map(|change| {
+            let mut value = serde_json::to_value(change).unwrap_or_default();
+            value["text"] = json!(change.describe());
+            value
+        })
+        .collect();
+    json!({ "id": review.id, "from": review.from_version, "to": review.to_version,
+            "fromDigest": review.from_digest, "toDigest": review.to_digest,
+            "reason": review.reason(), "surface": surface, "files": review.files })
+}
+
+/// A dry run of an update: `{dryRun: true, pending: [review], current, failed}`.
+pub fn update_dry_run(report: &UpdateReport) -> Value {
+    let pending: Vec<Value> = report.pending.iter().map(update_review).collect();
+    json!({ "dryRun": true, "pending": pending, "current": report.current, "failed": report.failed })
+}
+
+/// A catalog update: `{updated: [{id, from, to, digest, notes, review}], current, failed}`.
 pub fn update_report(report: &UpdateReport) -> Value {
     let updated: Vec<Value> = report
         .updated
@@ -679,6 +703,7 @@ pub fn update_report(report: &UpdateReport) -> Value {
                 "to": u.to,
                 "digest": u.outcome.record.digest,
                 "notes": u.outcome.notes,
+                "review": u.outcome.record.review.as_ref().map(update_review),
             })
         })
         .collect();

@@ -293,6 +293,8 @@ pub(crate) struct SearchParams {
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateParams {
     pub(crate) id: Option<String>,
+    #[serde(default, rename = "dryRun")]
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, Deserialize)]

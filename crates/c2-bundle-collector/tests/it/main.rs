@@ -14,4 +14,5 @@ mod provenance;
 mod scaffold;
 mod store;
 mod support;
+mod surface;
 mod symlinks;

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use c2_bundle_collector::UpdateReview;
 use c2_host::{InstallOptions, OutdatedStatus, PluginHost, Source};
 
 use crate::CmdResult;
@@ -232,9 +233,24 @@ pub(crate) async fn outdated(out: &mut Out, host: &PluginHost) -> CmdResult {
     Ok(code)
 }
 
+/// `update [ID] [--dry-run]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UpdateArgs {
+    /// The installed bundle to update [default: every bundle installed from a catalog]
+    #[arg(value_name = "ID")]
+    id: Option<String>,
+    /// Show what each update would change (executable surface and files); apply nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
 /// Exits 1 when any update failed (those bundles stay as they were).
-pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -> CmdResult {
-    let report = host.update(id).await.map_err(session::failure)?;
+pub(crate) async fn update(out: &mut Out, host: &PluginHost, args: &UpdateArgs) -> CmdResult {
+    let id = args.id.as_deref();
+    let report = host
+        .update_with(id, args.dry_run)
+        .await
+        .map_err(session::failure)?;
     // With one id, its failure is the command's failure, in the usual shape.
     if id.is_some()
         && let Some(failed) = report.failed.first()
@@ -257,10 +273,18 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
         ExitCode::from(1)
     };
     if out.json() {
-        out.success(c2_relay::json::update_report(&report), "");
+        let result = if args.dry_run {
+            c2_relay::json::update_dry_run(&report)
+        } else {
+            c2_relay::json::update_report(&report)
+        };
+        out.success(result, "");
         return Ok(code);
     }
     let mut lines = Vec::new();
+    for review in &report.pending {
+        lines.extend(review_lines(review));
+    }
     for u in &report.updated {
         lines.push(format!(
             "updated {} {} -> {}",
@@ -268,6 +292,11 @@ pub(crate) async fn update(out: &mut Out, host: &PluginHost, id: Option<&str>) -
             terminal_text(u.from.as_deref().unwrap_or("-"), Lines::One),
             terminal_text(&u.to, Lines::One)
         ));
+        if let Some(review) = u.outcome.record.review.as_ref()
+            && !review.surface.is_empty()
+        {
+            lines.extend(surface_lines(review));
+        }
     }
     for id in &report.current {
         lines.push(format!("{id} is current"));
@@ -307,4 +336,51 @@ pub(crate) enum MarketplaceAction {
     },
     /// The configured catalogs
     List,
+}
+
+/// A dry run's block for one bundle: the versions, the executable-surface diff, the file diff.
+fn review_lines(review: &UpdateReview) -> Vec<String> {
+    let version =
+        |v: &Option<String>| terminal_text(v.as_deref().unwrap_or("-"), Lines::One).into_owned();
+    let mut lines = vec![format!(
+        "{} {} -> {} would be updated (dry run: nothing applied)",
+        review.id,
+        version(&review.from_version),
+        version(&review.to_version)
+    )];
+    if review.surface.is_empty() {
+        lines.push(format!("  {}", review.reason()));
+    } else {
+        lines.extend(surface_lines(review));
+    }
+    let files = &review.files;
+    lines.push(format!(
+        "  files: {} added, {} removed, {} changed",
+        files.added.len(),
+        files.removed.len(),
+        files.changed.len()
+    ));
+    for (mark, paths) in [
+        ("+", &files.added),
+        ("-", &files.removed),
+        ("~", &files.changed),
+    ] {
+        for path in paths {
+            lines.push(format!("    {mark} {}", terminal_text(path, Lines::One)));
+        }
+    }
+    lines
+}
+
+/// `  executable surface changed:` then one line per change.
+fn surface_lines(review: &UpdateReview) -> Vec<String> {
+    let mut lines = vec![format!(
+        "  executable surface changed ({}):",
+        review.surface.len()
+    )];
+    for change in &review.surface {
+        let text = change.describe();
+        lines.push(format!("    {}", terminal_text(&text, Lines::One)));
+    }
+    lines
 }

@@ -21,6 +21,7 @@ mod mcp;
 mod multihost;
 mod replay;
 mod resilience;
+mod review;
 mod sdk;
 mod serve;
 mod serve_access;
