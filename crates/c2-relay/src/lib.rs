@@ -51,8 +51,10 @@ pub mod client;
 pub mod json;
 
 pub use bridge::{
-    BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN, FlowStats,
-    LspBridgeOptions, McpBridgeReport, bridge_lsp, bridge_mcp,
+    BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN,
+    DEFAULT_LSP_RESTART_BACKOFF, DEFAULT_LSP_RESTART_WINDOW, DEFAULT_LSP_RESTARTS, FlowStats,
+    LspBridgeOptions, LspRestartBudget, MAX_LSP_RESTART_BACKOFF, MAX_REPLAY_BYTES, McpBridgeReport,
+    bridge_lsp, bridge_lsp_supervised, bridge_mcp,
 };
 pub use connection::{
     CANCEL, CANCELLABLE, EVENT, MAX_UI_CACHE_KEY, NOT_INITIALIZED, RELAY_VERSION,

@@ -6,14 +6,20 @@
 //! ends the session. The bridge reads only the `method` of the editor's messages (for
 //! `shutdown` and `exit`); it answers nothing and tracks no ids.
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use c2_host::{ExitReport, LanguageServer};
+use c2_host::{ExitReport, LanguageServer, ProcessStdin};
 use c2_protocol::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
 };
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+#[cfg(doc)]
+use super::supervise::MAX_REPLAY_BYTES;
+use super::supervise::{CrashLog, LspRestartBudget, REPLAY_INITIALIZE_TIMEOUT, Tracker};
 
 /// How many bytes one read of a bridged stream asks for. Memory stays bounded by the decoder's
 /// limits whatever this is; it only sets how much is moved per wake-up.
@@ -50,62 +56,219 @@ impl Default for LspBridgeOptions {
 /// arrive, the editor gets a `window/showMessage` error naming the size and the limit, and the
 /// server is stopped. Returns when either side ends or fails, after stopping the server.
 pub async fn bridge_lsp<R, W>(
-    mut server: LanguageServer,
+    server: LanguageServer,
     client_in: R,
-    mut client_out: W,
+    client_out: W,
     options: LspBridgeOptions,
 ) -> BridgeReport
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    run(
+        server,
+        client_in,
+        client_out,
+        options,
+        None::<(LspRestartBudget, NoRestart)>,
+    )
+    .await
+}
+
+/// No restarts: the type [`bridge_lsp`] gives [`run`].
+type NoRestart = fn() -> std::future::Ready<Result<LanguageServer, String>>;
+
+/// [`bridge_lsp`] with supervised restarts: a server that ends before the editor sent `exit`
+/// (and was not stopped by the host, as when its bundle unloads) is restarted through
+/// `restart` within `budget`, after the budget's backoff, and brought back to the editor's
+/// session by replaying the editor's `initialize` (its answer kept from the editor, which has
+/// one), `initialized`, and the `didOpen` and `didChange` notifications of every document
+/// still open. The editor's requests the crashed server had not answered get an error answer
+/// (code -32803); a request is never sent again.
+///
+/// Fail-closed: when the session cannot be replayed exactly (the server had asked the editor
+/// something still unanswered, or the replay log passed [`MAX_REPLAY_BYTES`]), when the budget
+/// is spent, or when `restart` fails, the editor gets a `window/showMessage` error and the
+/// session ends with a [`BridgeFailureKind::ProcessExited`] failure giving the reason.
+pub async fn bridge_lsp_supervised<R, W, S, F>(
+    server: LanguageServer,
+    client_in: R,
+    client_out: W,
+    options: LspBridgeOptions,
+    budget: LspRestartBudget,
+    restart: S,
+) -> BridgeReport
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    S: FnMut() -> F,
+    F: Future<Output = Result<LanguageServer, String>>,
+{
+    run(
+        server,
+        client_in,
+        client_out,
+        options,
+        Some((budget, restart)),
+    )
+    .await
+}
+
+/// What both directions of a bridge note, shared within its one task.
+#[derive(Debug, Default)]
+struct Shared {
+    lifecycle: Lifecycle,
+    /// Present when the bridge restarts crashed servers.
+    tracker: Option<Tracker>,
+    to_server: FlowStats,
+}
+
+/// Locks the shared state (only this bridge's one task does; never held across an await).
+trait LockShared {
+    fn lock_shared(&self) -> std::sync::MutexGuard<'_, Shared>;
+}
+
+impl LockShared for Mutex<Shared> {
+    fn lock_shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+        c2_lock::lock(self)
+    }
+}
+
+/// The server-to-editor direction's view of [`Shared`].
+struct FromServer<'a>(&'a Mutex<Shared>);
+
+impl Observe for FromServer<'_> {
+    fn see(&mut self, body: &[u8]) -> bool {
+        let mut shared = self.0.lock_shared();
+        shared.lifecycle.server_spoke = true;
+        shared
+            .tracker
+            .as_mut()
+            .is_none_or(|tracker| tracker.from_server(body))
+    }
+}
+
+/// How one server's part of a session ended.
+struct Part {
+    ended: BridgeEnd,
+    output_ended: bool,
+}
+
+async fn run<R, W, S, F>(
+    mut server: LanguageServer,
+    client_in: R,
+    mut client_out: W,
+    options: LspBridgeOptions,
+    supervision: Option<(LspRestartBudget, S)>,
+) -> BridgeReport
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    S: FnMut() -> F,
+    F: Future<Output = Result<LanguageServer, String>>,
+{
     let LspBridgeOptions {
         framing,
         drain,
         sender,
     } = options;
-    let mut to_server = FlowStats::default();
+    let shared = Mutex::new(Shared {
+        tracker: supervision.as_ref().map(|_| Tracker::default()),
+        ..Shared::default()
+    });
+    let mut supervision = supervision.map(|(budget, restart)| (CrashLog::new(budget), restart));
     let mut to_client = FlowStats::default();
-    let mut lifecycle = Lifecycle::default();
-    let mut output_ended = false;
-    let ended = {
-        let (stdin, stdout, process) = server.pipes();
-        let mut down = std::pin::pin!(pump(stdout, &mut client_out, framing, &mut to_client, None));
-        let first = {
-            let up = pump(
-                client_in,
-                stdin,
-                framing,
-                &mut to_server,
-                Some(&mut lifecycle),
-            );
-            tokio::select! {
-                result = up => Ok(result),
-                result = &mut down => Err(result),
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(EDITOR_QUEUE);
+    let mut editor = std::pin::pin!(read_editor(client_in, framing, tx, &shared));
+    let mut editor_done: Option<Result<(), PumpError>> = None;
+    let mut restarts = 0u32;
+    let mut left_failed: Option<String> = None;
+    let mut decoder = ContentLengthDecoder::new(framing);
+    let part = loop {
+        let part = serve_part(
+            &mut server,
+            &mut editor,
+            &mut editor_done,
+            &mut rx,
+            &mut client_out,
+            framing,
+            drain,
+            &shared,
+            &mut to_client,
+            decoder,
+        )
+        .await;
+        let crashed = part.ended == BridgeEnd::ServerClosed
+            && editor_done.is_none()
+            && !shared.lock_shared().lifecycle.exit_sent
+            && !server.stopped_by_host();
+        let Some((log, restart)) = supervision.as_mut().filter(|_| crashed) else {
+            break part;
+        };
+        let exit = server.stop().await.exit;
+        let language = server.language().to_owned();
+        let (answers, unreplayable) = {
+            let mut shared = shared.lock_shared();
+            let tracker = shared.tracker.get_or_insert_with(Tracker::default);
+            (tracker.abandon(&language), tracker.unreplayable())
+        };
+        for answer in answers {
+            let _told = write_body(&mut client_out, &answer, framing).await;
+        }
+        let budget = log.budget();
+        let reason = match (log.crashed(Instant::now()), unreplayable) {
+            (None, _) => Err(format!(
+                "it crashed more than {} times within {} s ({exit})",
+                budget.restarts,
+                budget.window.as_secs()
+            )),
+            (Some(_), Some(why)) => Err(format!("it crashed ({exit}) and {why}")),
+            (Some(wait), None) => Ok(wait),
+        };
+        let wait = match reason {
+            Ok(wait) => wait,
+            Err(reason) => {
+                left_failed = Some(reason);
+                break part;
             }
         };
-        match first {
-            Ok(Ok(())) => {
-                // The editor is done. Let the server see the end of its input and deliver what
-                // it has already answered, for at most the drain time, before it is stopped.
-                process.close_stdin();
-                output_ended = tokio::time::timeout(drain, &mut down).await.is_ok();
-                BridgeEnd::ClientClosed
+        tracing::warn!(language, %exit, ?wait, "the language server crashed: restarting it");
+        tokio::time::sleep(wait).await;
+        let replacement = match restart().await {
+            Ok(replacement) => replacement,
+            Err(why) => {
+                left_failed = Some(format!("it crashed ({exit}) and cannot restart: {why}"));
+                break part;
             }
-            Ok(Err(PumpError::Oversized { len, limit })) => {
-                BridgeEnd::ClientFrameTooLarge { len, limit }
+        };
+        restarts += 1;
+        // The crashed server is already stopped and reaped.
+        let crashed = std::mem::replace(&mut server, replacement);
+        drop(crashed);
+        match replay(
+            &mut server,
+            &mut client_out,
+            framing,
+            &shared,
+            &mut to_client,
+        )
+        .await
+        {
+            Ok(carried) => decoder = carried,
+            Err(why) => {
+                left_failed = Some(format!("it crashed ({exit}) and its restart failed: {why}"));
+                break Part {
+                    ended: BridgeEnd::ServerClosed,
+                    output_ended: true,
+                };
             }
-            Ok(Err(PumpError::Failed(reason))) => BridgeEnd::ClientToServerFailed(reason),
-            Err(Ok(())) => {
-                output_ended = true;
-                BridgeEnd::ServerClosed
-            }
-            Err(Err(PumpError::Oversized { len, limit })) => {
-                BridgeEnd::ServerFrameTooLarge { len, limit }
-            }
-            Err(Err(PumpError::Failed(reason))) => BridgeEnd::ServerToClientFailed(reason),
         }
     };
+    let Part {
+        ended,
+        output_ended,
+    } = part;
+    let lifecycle = shared.lock_shared().lifecycle;
     if output_ended || lifecycle.exit_sent {
         // The server closed its output or was told to exit: it is ending on its own (its
         // stdout closes a moment before its exit is reaped). Wait for that, bounded, so the
@@ -113,9 +276,18 @@ where
         let _exited = tokio::time::timeout(drain, server.exited()).await;
     }
     let exit = server.stop().await;
-    let verdict = verdict(&ended, lifecycle, &exit, server.language(), drain);
+    let verdict = match &left_failed {
+        Some(reason) => Err(BridgeFailure {
+            kind: BridgeFailureKind::ProcessExited,
+            message: format!(
+                "the {} language server was left failed after {restarts} restart(s): {reason}",
+                server.language()
+            ),
+        }),
+        None => verdict(&ended, lifecycle, &exit, server.language(), drain),
+    };
     if let Err(failure) = &verdict
-        && failure.kind == BridgeFailureKind::FrameTooLarge
+        && (failure.kind == BridgeFailureKind::FrameTooLarge || left_failed.is_some())
     {
         // Tell the editor why the session ends (it cannot otherwise know which of its
         // requests will never be answered).
@@ -126,6 +298,7 @@ where
     } else {
         Vec::new()
     };
+    let to_server = shared.lock_shared().to_server;
     BridgeReport {
         ended,
         to_server,
@@ -135,7 +308,249 @@ where
         exit_sent: lifecycle.exit_sent,
         verdict,
         stderr_tail,
+        restarts,
     }
+}
+
+/// How many editor messages wait, decoded, for the server to take them.
+const EDITOR_QUEUE: usize = 16;
+
+/// Reads the editor's messages, notes them, and queues them for whichever server is current.
+/// Ends at the end of the editor's input (dropping the queue's sender, so the server's input
+/// is closed once the queue is delivered), or on a framing failure.
+async fn read_editor<R: AsyncRead + Unpin>(
+    mut from: R,
+    framing: ContentLengthOptions,
+    to: mpsc::Sender<Vec<u8>>,
+    shared: &Mutex<Shared>,
+) -> Result<(), PumpError> {
+    let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
+    let mut decoder = ContentLengthDecoder::new(framing);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    let oversized = |len: u64| {
+        tracing::warn!(
+            len,
+            limit = framing.max_body_bytes,
+            "a language-server frame over the limit: the session ends"
+        );
+        shared.lock_shared().to_server.oversized += 1;
+        PumpError::Oversized {
+            len,
+            limit: framing.max_body_bytes,
+        }
+    };
+    loop {
+        let read = from
+            .read(&mut chunk)
+            .await
+            .map_err(|e| failed("cannot read", e))?;
+        if read == 0 {
+            return Ok(());
+        }
+        let mut input = &chunk[..read];
+        while let Some(event) = decoder
+            .decode(&mut input)
+            .map_err(|e| PumpError::Failed(e.to_string()))?
+        {
+            match event {
+                ContentLengthEvent::Body(body) => {
+                    {
+                        let mut shared = shared.lock_shared();
+                        shared.lifecycle.observe(&body);
+                        if let Some(tracker) = shared.tracker.as_mut() {
+                            tracker.from_editor(&body);
+                        }
+                    }
+                    if to.send(body).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                ContentLengthEvent::Oversized { len } => return Err(oversized(len)),
+            }
+        }
+        // A header that declared a body over the limit ends the session at once: the rest of
+        // the body is not waited for (a sender may never send it).
+        if let Some(len) = decoder.oversized_body() {
+            return Err(oversized(len));
+        }
+    }
+}
+
+/// Writes queued editor messages to the server until the queue ends (the editor is done:
+/// the server's input is then closed) or a write fails (the server is gone).
+async fn feed(
+    queue: &mut mpsc::Receiver<Vec<u8>>,
+    stdin: &mut ProcessStdin,
+    close_stdin: impl FnOnce(),
+    framing: ContentLengthOptions,
+    shared: &Mutex<Shared>,
+) -> Result<(), String> {
+    while let Some(body) = queue.recv().await {
+        write_body(stdin, &body, framing).await?;
+        shared.lock_shared().to_server.frames += 1;
+    }
+    close_stdin();
+    Ok(())
+}
+
+/// Bridges the editor to one server until that server's part ends.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one session's streams and state, borrowed for one server's part of it"
+)]
+async fn serve_part<E, W>(
+    server: &mut LanguageServer,
+    editor: &mut std::pin::Pin<&mut E>,
+    editor_done: &mut Option<Result<(), PumpError>>,
+    queue: &mut mpsc::Receiver<Vec<u8>>,
+    client_out: &mut W,
+    framing: ContentLengthOptions,
+    drain: Duration,
+    shared: &Mutex<Shared>,
+    to_client: &mut FlowStats,
+    decoder: ContentLengthDecoder,
+) -> Part
+where
+    E: Future<Output = Result<(), PumpError>>,
+    W: AsyncWrite + Unpin,
+{
+    let (stdin, stdout, process) = server.pipes();
+    let mut observer = FromServer(shared);
+    let mut down = std::pin::pin!(pump_with(
+        decoder,
+        stdout,
+        client_out,
+        framing,
+        to_client,
+        Some(&mut observer),
+    ));
+    let mut feeder = std::pin::pin!(feed(
+        queue,
+        stdin,
+        move || process.close_stdin(),
+        framing,
+        shared,
+    ));
+    loop {
+        tokio::select! {
+            result = editor.as_mut(), if editor_done.is_none() => {
+                match result {
+                    Ok(()) => *editor_done = Some(Ok(())),
+                    Err(PumpError::Oversized { len, limit }) => {
+                        *editor_done = Some(Err(PumpError::Oversized { len, limit }));
+                        // What the editor sent before goes to the server first.
+                        let _fed = tokio::time::timeout(drain, &mut feeder).await;
+                        return Part { ended: BridgeEnd::ClientFrameTooLarge { len, limit }, output_ended: false };
+                    }
+                    Err(PumpError::Failed(reason)) => {
+                        *editor_done = Some(Err(PumpError::Failed(reason.clone())));
+                        return Part { ended: BridgeEnd::ClientToServerFailed(reason), output_ended: false };
+                    }
+                }
+            }
+            result = &mut feeder => {
+                match result {
+                    // The editor is done and the server has seen the end of its input. Let it
+                    // deliver what it has already answered, for at most the drain time,
+                    // before it is stopped.
+                    Ok(()) => {
+                        let output_ended = tokio::time::timeout(drain, &mut down).await.is_ok();
+                        return Part { ended: BridgeEnd::ClientClosed, output_ended };
+                    }
+                    // The server's input failed: it is most likely gone; its output says.
+                    Err(reason) => {
+                        return match tokio::time::timeout(drain, &mut down).await {
+                            Ok(Ok(())) => Part { ended: BridgeEnd::ServerClosed, output_ended: true },
+                            _ => Part { ended: BridgeEnd::ClientToServerFailed(reason), output_ended: false },
+                        };
+                    }
+                }
+            }
+            result = &mut down => {
+                return match result {
+                    Ok(()) => Part { ended: BridgeEnd::ServerClosed, output_ended: true },
+                    Err(PumpError::Oversized { len, limit }) => Part { ended: BridgeEnd::ServerFrameTooLarge { len, limit }, output_ended: false },
+                    Err(PumpError::Failed(reason)) => Part { ended: BridgeEnd::ServerToClientFailed(reason), output_ended: false },
+                };
+            }
+        }
+    }
+}
+
+/// Brings a restarted server to the editor's session (see [`bridge_lsp_supervised`]): sends
+/// the editor's `initialize` and forwards what the server says until it answers it (that
+/// answer is kept), then the rest of the replay log. Returns the decoder of the server's
+/// output, holding what followed the answer.
+async fn replay<W: AsyncWrite + Unpin>(
+    server: &mut LanguageServer,
+    client_out: &mut W,
+    framing: ContentLengthOptions,
+    shared: &Mutex<Shared>,
+    to_client: &mut FlowStats,
+) -> Result<ContentLengthDecoder, String> {
+    let (initialize, rest) = match shared.lock_shared().tracker.as_mut() {
+        Some(tracker) => tracker.replay(),
+        None => (None, Vec::new()),
+    };
+    let mut decoder = ContentLengthDecoder::new(framing);
+    let Some(initialize) = initialize else {
+        return Ok(decoder);
+    };
+    let (stdin, stdout, _) = server.pipes();
+    write_body(stdin, &initialize, framing).await?;
+    let answered = async {
+        let mut chunk = vec![0u8; READ_CHUNK];
+        loop {
+            let read = stdout.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            if read == 0 {
+                return Err("it ended before answering `initialize`".to_owned());
+            }
+            let mut input = &chunk[..read];
+            while let Some(event) = decoder.decode(&mut input).map_err(|e| e.to_string())? {
+                let ContentLengthEvent::Body(body) = event else {
+                    return Err("its answer to `initialize` is over the frame limit".to_owned());
+                };
+                if FromServer(shared).see(&body) {
+                    write_body(client_out, &body, framing).await?;
+                    to_client.frames += 1;
+                }
+            }
+            let waiting = shared
+                .lock_shared()
+                .tracker
+                .as_ref()
+                .is_some_and(|tracker| tracker.swallow.is_some());
+            if !waiting {
+                // Every complete body of this read was forwarded; a partial one stays in the
+                // decoder for the bridge to go on with.
+                return Ok(());
+            }
+        }
+    };
+    tokio::time::timeout(REPLAY_INITIALIZE_TIMEOUT, answered)
+        .await
+        .map_err(|_| {
+            format!(
+                "it did not answer `initialize` within {} s",
+                REPLAY_INITIALIZE_TIMEOUT.as_secs()
+            )
+        })??;
+    for body in rest {
+        write_body(stdin, &body, framing).await?;
+    }
+    Ok(decoder)
+}
+
+/// Writes one body, framed, and flushes.
+async fn write_body<W: AsyncWrite + Unpin>(
+    to: &mut W,
+    body: &[u8],
+    framing: ContentLengthOptions,
+) -> Result<(), String> {
+    let mut frame = Vec::with_capacity(body.len() + 32);
+    encode_content_length(body, &framing, &mut frame).map_err(|e| e.to_string())?;
+    to.write_all(&frame).await.map_err(|e| e.to_string())?;
+    to.flush().await.map_err(|e| e.to_string())
 }
 
 /// The stderr tail once the drain of the (now dead) group's stderr has caught up: the reaper
@@ -166,6 +581,9 @@ pub const DEFAULT_DRAIN: Duration = Duration::from_secs(2);
 pub(super) struct Lifecycle {
     pub(super) shutdown_requested: bool,
     pub(super) exit_sent: bool,
+    /// The server sent the editor at least one message: it was up, so how it ends once the
+    /// editor has gone away is its own business.
+    pub(super) server_spoke: bool,
 }
 
 impl Lifecycle {
@@ -263,9 +681,10 @@ pub(super) fn verdict(
                 exit.exit
             ),
         ),
-        // The editor went away. The bridge stopping the server is the expected end; a server
-        // that had already ended on its own with a failure (it died at start, say) is reported.
-        _ if exit.already_exited && !exit.exit.success() => fail(
+        // The editor went away: a clean end, whatever the server's code on its closed input
+        // (some servers exit 1 there), once the server had spoken. A server that ended with a
+        // failure without ever answering (it died at start, say) is reported.
+        _ if exit.already_exited && !exit.exit.success() && !lifecycle.server_spoke => fail(
             BridgeFailureKind::ProcessExited,
             format!("the {language} language server ended: {}", exit.exit),
         ),
@@ -405,6 +824,8 @@ pub struct BridgeReport {
     pub verdict: Result<(), BridgeFailure>,
     /// The server's last stderr lines when the verdict is a failure (empty otherwise).
     pub stderr_tail: Vec<String>,
+    /// How many times a crashed server was restarted ([`bridge_lsp_supervised`]).
+    pub restarts: u32,
 }
 
 /// Why one direction of a bridge stopped early.
@@ -416,22 +837,52 @@ pub(super) enum PumpError {
     Failed(String),
 }
 
+/// Something that looks at every body a pump moves.
+pub(super) trait Observe {
+    /// Notes `body`; `false` keeps it from being forwarded.
+    fn see(&mut self, body: &[u8]) -> bool;
+}
+
+impl Observe for Lifecycle {
+    fn see(&mut self, body: &[u8]) -> bool {
+        self.observe(body);
+        true
+    }
+}
+
 /// Moves frames from `from` to `to` until `from` ends; a partial frame at the end is dropped.
-/// A body over the limit ends it with [`PumpError::Oversized`]. With `lifecycle`, every body
-/// is also checked for `shutdown` and `exit`.
+/// A body over the limit ends it with [`PumpError::Oversized`]. With `observer`, every body
+/// is also shown to it (the editor's direction checks for `shutdown` and `exit`).
+#[cfg(test)]
 pub(super) async fn pump<R, W>(
+    from: R,
+    to: W,
+    framing: ContentLengthOptions,
+    stats: &mut FlowStats,
+    observer: Option<&mut (dyn Observe + Send)>,
+) -> Result<(), PumpError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let decoder = ContentLengthDecoder::new(framing);
+    pump_with(decoder, from, to, framing, stats, observer).await
+}
+
+/// [`pump`] going on from `decoder`'s state.
+async fn pump_with<R, W>(
+    mut decoder: ContentLengthDecoder,
     mut from: R,
     mut to: W,
     framing: ContentLengthOptions,
     stats: &mut FlowStats,
-    mut lifecycle: Option<&mut Lifecycle>,
+    mut observer: Option<&mut (dyn Observe + Send)>,
 ) -> Result<(), PumpError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
-    let mut decoder = ContentLengthDecoder::new(framing);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut frame = Vec::new();
     loop {
@@ -449,8 +900,10 @@ where
         {
             match event {
                 ContentLengthEvent::Body(body) => {
-                    if let Some(lifecycle) = lifecycle.as_deref_mut() {
-                        lifecycle.observe(&body);
+                    if let Some(observer) = observer.as_deref_mut()
+                        && !observer.see(&body)
+                    {
+                        continue;
                     }
                     frame.clear();
                     encode_content_length(&body, &framing, &mut frame)

@@ -116,10 +116,16 @@ fn the_lsp_exit_rule() {
     let clean = Lifecycle {
         shutdown_requested: true,
         exit_sent: true,
+        server_spoke: true,
     };
     let exit_only = Lifecycle {
         shutdown_requested: false,
         exit_sent: true,
+        server_spoke: true,
+    };
+    let spoke = Lifecycle {
+        server_spoke: true,
+        ..Lifecycle::default()
     };
     let none = Lifecycle::default();
     let closed = BridgeEnd::ServerClosed;
@@ -150,6 +156,15 @@ fn the_lsp_exit_rule() {
         (&gone, none, report(Exit::Signal(15), false), "ok"),
         (&gone, none, zero.clone(), "ok"),
         (&gone, none, report(Exit::Code(2), true), "process_exited"),
+        // The editor went away from a server that had answered: its code on a closed input
+        // does not matter (typescript-language-server exits 1 there).
+        (&gone, spoke, report(Exit::Code(1), true), "ok"),
+        (
+            &closed,
+            spoke,
+            report(Exit::Code(1), true),
+            "process_exited",
+        ),
     ];
     for (ended, lifecycle, exit, expected) in cases {
         assert_eq!(
