@@ -2,8 +2,13 @@
 //! in that project and bridge it to this process's stdio with Content-Length framing. stdout
 //! belongs to the editor, so every message of ours, failures included, goes to stderr.
 //!
+//! A server that crashes before the editor's `exit` is restarted within c2-relay's default crash
+//! budget (3 restarts within 3 minutes) and brought back to the session; past the budget the
+//! session ends with the reason.
+//!
 //! The exit code follows the LSP exit rule: 0 after the editor's `shutdown` and `exit` when the
-//! server exits 0 (or when the editor simply goes away and the server had not failed), 1 for
+//! server exits 0 (or when the editor simply goes away: whatever the server's code on its
+//! closed input, unless it never answered anything and failed), 1 for
 //! `exit` without `shutdown`, a server that ends on its own, or a frame over the limit (the
 //! editor is also told with `window/showMessage`). A failure shows the server's last stderr
 //! lines.
@@ -14,7 +19,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use c2_host::{LanguageListing, PluginHost, ServerOrigin};
-use c2_relay::{BridgeFailureKind, LspBridgeOptions};
+use c2_relay::{BridgeFailureKind, LspBridgeOptions, LspRestartBudget};
 
 use crate::CmdResult;
 use crate::output::{Failure, Out};
@@ -39,8 +44,22 @@ pub(crate) async fn run(
         sender: "c2-plugins".to_owned(),
         ..LspBridgeOptions::default()
     };
-    let report =
-        c2_relay::bridge_lsp(server, tokio::io::stdin(), tokio::io::stdout(), options).await;
+    // A server that crashes under the editor is restarted within the default crash budget
+    // (docs/cli.md); one the host stopped (its bundle unloaded) is not.
+    let restart = || async {
+        host.start_language_server(project, language)
+            .await
+            .map_err(|error| error.to_string())
+    };
+    let report = c2_relay::bridge_lsp_supervised(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        options,
+        LspRestartBudget::default(),
+        restart,
+    )
+    .await;
     match report.verdict {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // Why a server ended on its own is usually in its stderr, shown only with -v otherwise.
