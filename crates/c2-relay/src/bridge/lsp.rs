@@ -144,7 +144,7 @@ impl Observe for FromServer<'_> {
         shared
             .tracker
             .as_mut()
-            .is_none_or(|tracker| tracker.from_server(body))
+            .is_none_or(|tracker| tracker.server_said(body))
     }
 }
 
@@ -358,7 +358,7 @@ async fn read_editor<R: AsyncRead + Unpin>(
                         let mut shared = shared.lock_shared();
                         shared.lifecycle.observe(&body);
                         if let Some(tracker) = shared.tracker.as_mut() {
-                            tracker.from_editor(&body);
+                            tracker.editor_said(&body);
                         }
                     }
                     if to.send(body).await.is_err() {

@@ -141,7 +141,7 @@ pub(super) struct Tracker {
 
 impl Tracker {
     /// Notes one editor message on its way to the server.
-    pub(super) fn from_editor(&mut self, body: &[u8]) {
+    pub(super) fn editor_said(&mut self, body: &[u8]) {
         let Some(probe) = probe(body) else { return };
         let id = id_key(probe.id);
         let Some(method) = probe.method else {
@@ -184,7 +184,7 @@ impl Tracker {
 
     /// Notes one server message on its way to the editor; `false` when the bridge keeps it
     /// (the answer to a replayed `initialize`).
-    pub(super) fn from_server(&mut self, body: &[u8]) -> bool {
+    pub(super) fn server_said(&mut self, body: &[u8]) -> bool {
         let Some(probe) = probe(body) else {
             return true;
         };
