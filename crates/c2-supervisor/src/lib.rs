@@ -9,7 +9,8 @@
 //!
 //! It also measures what it runs: [`Process::usage`] reads the tree's memory, CPU time and
 //! descriptors from /proc, and a [`CallMeter`] counts the calls an owner makes to a process and
-//! their latency in fixed memory.
+//! their latency in fixed memory; [`Vitals`] keeps a slot's starts, crashes and last failure
+//! beside them and gives a [`Health`] snapshot.
 //!
 //! It deliberately knows nothing of the plugin protocol, manifests or policy: it runs a spec and
 //! reports how the process ended. The host, the kernel's runtime adapters and language-server
@@ -65,6 +66,7 @@ pub mod shim;
 mod spec;
 mod stderr;
 mod usage;
+mod vitals;
 mod warm;
 
 #[cfg(test)]
@@ -80,6 +82,7 @@ pub use resolve::resolve_command;
 pub use run::{Output, run};
 pub use spec::{Containment, ProcessSpec, RunOptions, SupervisorOptions};
 pub use usage::{CallMeter, CallStats, MAX_TREE_PROCESSES, Usage};
+pub use vitals::{Failure, Health, HealthState, Vitals};
 pub use warm::release as release_warm_shim;
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.

@@ -426,3 +426,55 @@ fn the_usage_of_a_tree_sums_its_processes() {
     let gone = crate::usage::tree_usage(&[u32::MAX - 1], None);
     assert_eq!(gone, crate::Usage::default());
 }
+
+#[test]
+fn vitals_count_one_crash_per_process_within_the_window() {
+    use std::time::{Duration, Instant};
+    let vitals = crate::Vitals::default();
+    let t0 = Instant::now();
+    let window = Duration::from_secs(60);
+    vitals.crashed(
+        t0,
+        "process_exited",
+        "ignored: nothing started".into(),
+        vec![],
+    );
+    vitals.started(t0);
+    vitals.crashed(t0, "process_exited", "first".into(), vec![]);
+    vitals.crashed(
+        t0,
+        "process_exited",
+        "the same crash seen twice".into(),
+        vec![],
+    );
+    vitals.started(t0 + Duration::from_secs(1));
+    vitals.crashed(
+        t0 + Duration::from_secs(2),
+        "process_exited",
+        "second".into(),
+        vec!["boom".into()],
+    );
+    vitals.meter().record(Duration::from_millis(3), false);
+    vitals.dropped_event();
+    let health = vitals.snapshot(
+        t0 + Duration::from_secs(3),
+        window,
+        crate::HealthState::Dormant,
+        None,
+    );
+    assert_eq!((health.starts, health.crashes), (2, 2));
+    let failure = health.last_failure.unwrap();
+    assert_eq!(failure.message, "second");
+    assert_eq!(failure.stderr_tail, ["boom"]);
+    assert_eq!(failure.ago, Duration::from_secs(1));
+    assert_eq!((health.calls.served, health.calls.failed), (1, 1));
+    assert_eq!(health.dropped_events, 1);
+    assert_eq!(health.pid, None);
+    let later = vitals.snapshot(
+        t0 + Duration::from_secs(100),
+        window,
+        crate::HealthState::Dormant,
+        None,
+    );
+    assert_eq!((later.starts, later.crashes), (0, 0));
+}
