@@ -44,7 +44,7 @@ mod seam;
 mod states;
 mod sync;
 
-pub use bundle::{BUNDLE_PREFIX, module_name};
+pub use bundle::{BUNDLE_PREFIX, RuntimeHealth, module_name};
 pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
 pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,

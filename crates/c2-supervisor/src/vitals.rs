@@ -139,9 +139,25 @@ impl Vitals {
         record.last_failure = Some((at, kind.to_owned(), message, stderr_tail));
     }
 
-    /// Notes a failure that is not a crash (a refused start, a crash loop's verdict).
-    pub fn failed(&self, at: Instant, kind: &str, message: String, stderr_tail: Vec<String>) {
-        lock(&self.record).last_failure = Some((at, kind.to_owned(), message, stderr_tail));
+    /// Notes that `process`, the current one, ended on its own: a crash (`process_exited`)
+    /// with its exit and last stderr lines.
+    pub fn process_ended(&self, process: &Process) {
+        let how = process
+            .try_exit()
+            .map_or_else(|| "its output closed".to_owned(), |exit| exit.to_string());
+        let message = format!("the process ended ({how})");
+        self.crashed(
+            Instant::now(),
+            "process_exited",
+            message,
+            process.stderr_tail(),
+        );
+    }
+
+    /// Notes a failure that is not a crash (a refused start, say).
+    pub fn failed(&self, kind: &str, message: String) {
+        let at = Instant::now();
+        lock(&self.record).last_failure = Some((at, kind.to_owned(), message, Vec::new()));
     }
 
     /// The record at `now`, counted over `window`, with the running `process` (if any) read
