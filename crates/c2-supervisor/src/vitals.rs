@@ -161,7 +161,8 @@ impl Vitals {
     }
 
     /// The record at `now`, counted over `window`, with the running `process` (if any) read
-    /// for its pid and usage.
+    /// for its pid and usage. `state` is the owner's word, except that [`HealthState::Running`]
+    /// with a process that has ended reads [`HealthState::Dormant`].
     pub fn snapshot(
         &self,
         now: Instant,
@@ -186,6 +187,11 @@ impl Vitals {
             )
         };
         let running = process.filter(|process| process.try_exit().is_none());
+        // A process said to run that has ended is not running: the next use starts another.
+        let state = match (state, running) {
+            (HealthState::Running, None) => HealthState::Dormant,
+            (state, _) => state,
+        };
         Health {
             state,
             pid: running.and_then(Process::program_pid),
