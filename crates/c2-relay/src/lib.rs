@@ -62,7 +62,7 @@ pub use connection::{
 };
 pub use describe::describe;
 pub use error::Error;
-pub use events::{PUBLISHABLE, STORE_CHANGED};
+pub use events::{HEALTH_CHANGED, HEALTH_INTERVAL, PUBLISHABLE, STORE_CHANGED};
 pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};
 pub use methods::{METHODS, Method};
 pub use service::{Relay, RelayOptions, SOCKET_FILE, SocketListener, bind_socket};
