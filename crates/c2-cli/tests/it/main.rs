@@ -23,6 +23,7 @@ mod serve_interrupt;
 mod serve_realms;
 mod skills;
 mod sources;
+mod status;
 mod store;
 mod validate;
 
