@@ -79,7 +79,8 @@ where
 type NoRestart = fn() -> std::future::Ready<Result<LanguageServer, String>>;
 
 /// [`bridge_lsp`] with supervised restarts: a server that ends before the editor sent `exit`
-/// (and was not stopped by the host, as when its bundle unloads) is restarted through
+/// (after it had answered the editor at least once, and without the host stopping it, as when
+/// its bundle unloads) is restarted through
 /// `restart` within `budget`, after the budget's backoff, and brought back to the editor's
 /// session by replaying the editor's `initialize` (its answer kept from the editor, which has
 /// one), `initialized`, and the `didOpen` and `didChange` notifications of every document
@@ -198,10 +199,16 @@ where
             decoder,
         )
         .await;
-        let crashed = part.ended == BridgeEnd::ServerClosed
-            && editor_done.is_none()
-            && !shared.lock_shared().lifecycle.exit_sent
-            && !server.stopped_by_host();
+        // A server that never answered anything failed to start: restarting it would only
+        // fail again, so that is reported as it is.
+        let crashed = {
+            let lifecycle = shared.lock_shared().lifecycle;
+            part.ended == BridgeEnd::ServerClosed
+                && editor_done.is_none()
+                && !lifecycle.exit_sent
+                && lifecycle.server_spoke
+                && !server.stopped_by_host()
+        };
         let Some((log, restart)) = supervision.as_mut().filter(|_| crashed) else {
             break part;
         };
