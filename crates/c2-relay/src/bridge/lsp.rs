@@ -206,6 +206,7 @@ where
             part.ended == BridgeEnd::ServerClosed
                 && editor_done.is_none()
                 && !lifecycle.exit_sent
+                && !lifecycle.shutdown_requested
                 && lifecycle.server_spoke
                 && !server.stopped_by_host()
         };
@@ -214,6 +215,10 @@ where
         };
         let exit = server.stop().await.exit;
         let language = server.language().to_owned();
+        // What the editor sent that the crashed server never took is already in the replay
+        // log (documents) or among the requests answered below: delivering it again to the new
+        // server would apply it twice.
+        while rx.try_recv().is_ok() {}
         let (answers, unreplayable) = {
             let mut shared = shared.lock_shared();
             let tracker = shared.tracker.get_or_insert_with(Tracker::default);

@@ -133,6 +133,10 @@ pub(super) struct Tracker {
     pub(super) swallow: Option<String>,
     initialize: Option<Vec<u8>>,
     initialized: Option<Vec<u8>>,
+    /// The last `workspace/didChangeConfiguration`.
+    configuration: Option<Vec<u8>>,
+    /// The editor changed its workspace folders: not replayed, so the session cannot be.
+    folders_changed: bool,
     documents: BTreeMap<String, Vec<Vec<u8>>>,
     replay_bytes: usize,
     overflowed: bool,
@@ -164,6 +168,13 @@ impl Tracker {
             ("initialized", _) => {
                 self.keep(body, |tracker, body| tracker.initialized = Some(body));
             }
+            ("workspace/didChangeConfiguration", _) => {
+                if let Some(old) = self.configuration.take() {
+                    self.replay_bytes = self.replay_bytes.saturating_sub(old.len());
+                }
+                self.keep(body, |tracker, body| tracker.configuration = Some(body));
+            }
+            ("workspace/didChangeWorkspaceFolders", _) => self.folders_changed = true,
             ("textDocument/didOpen", Some(uri)) => {
                 self.forget(&uri);
                 self.keep(body, |tracker, body| {
@@ -228,6 +239,7 @@ impl Tracker {
             self.documents.clear();
             self.initialize = None;
             self.initialized = None;
+            self.configuration = None;
             return;
         }
         store(self, body.to_vec());
@@ -245,6 +257,9 @@ impl Tracker {
         if self.overflowed {
             return Some("the session's open documents are over the replay limit");
         }
+        if self.folders_changed {
+            return Some("the editor changed its workspace folders, which are not replayed");
+        }
         if self.lost_track {
             return Some("too many requests were unanswered to track");
         }
@@ -255,14 +270,15 @@ impl Tracker {
     }
 
     /// The messages that bring a new server to the session's state, in order: `initialize`
-    /// (its id noted, so its answer is kept from the editor), `initialized`, then each open
-    /// document's `didOpen` and changes. Empty when the editor had not initialized yet.
+    /// (its id noted, so its answer is kept from the editor), `initialized`, the last
+    /// `workspace/didChangeConfiguration`, then each open document's `didOpen` and changes. Empty when the editor had not initialized yet.
     pub(super) fn replay(&mut self) -> (Option<Vec<u8>>, Vec<Vec<u8>>) {
         let Some(initialize) = self.initialize.clone() else {
             return (None, Vec::new());
         };
         self.swallow = probe(&initialize).and_then(|probe| id_key(probe.id));
         let mut rest: Vec<Vec<u8>> = self.initialized.iter().cloned().collect();
+        rest.extend(self.configuration.iter().cloned());
         for log in self.documents.values() {
             rest.extend(log.iter().cloned());
         }
