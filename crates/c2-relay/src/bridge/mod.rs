@@ -4,6 +4,7 @@
 
 mod lsp;
 mod mcp;
+mod session;
 mod supervise;
 
 pub use lsp::{
