@@ -46,10 +46,17 @@ pub(crate) async fn run(
     };
     // A server that crashes under the editor is restarted within the default crash budget
     // (docs/cli.md); one the host stopped (its bundle unloaded) is not.
-    let restart = || async {
-        host.start_language_server(project, language)
-            .await
-            .map_err(|error| error.to_string())
+    let mut restarts = 0u32;
+    let restart = || {
+        restarts += 1;
+        out.progress(&format!(
+            "c2-plugins: the {language} language server crashed; restarting it (restart {restarts})"
+        ));
+        async move {
+            host.start_language_server(project, language)
+                .await
+                .map_err(|error| error.to_string())
+        }
     };
     let report = c2_relay::bridge_lsp_supervised(
         server,

@@ -74,6 +74,22 @@ fn status_and_top_show_a_running_services_runtimes_else_this_processs_as_dormant
         "{human:#?}"
     );
 
+    // `health/changed`: the state at once, then a change when a call is counted.
+    client.ok("events/subscribe", json!({"event": "health/changed"}));
+    let first = client.notification("events/event");
+    assert_eq!(first["params"]["name"], "health/changed");
+    assert_eq!(
+        first["params"]["payload"]["runtimes"][0]["calls"]["served"],
+        1
+    );
+    let again = sandbox.run(&["invoke", "hello.status", "--args", &args]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    let changed = client.notification("events/event");
+    assert_eq!(
+        changed["params"]["payload"]["runtimes"][0]["calls"]["served"],
+        2
+    );
+
     // `top`: one JSON document per refresh.
     let top = sandbox.run(&["--format", "json", "top", "--iterations", "2"]);
     assert_eq!(top.code, 0, "{top:#?}");
