@@ -13,6 +13,7 @@ mod host;
 mod hostile;
 mod hub;
 mod lsp;
+mod lsp_typescript;
 mod mcp;
 mod multihost;
 mod resilience;
