@@ -31,8 +31,9 @@
 //! The [`client`] module is the other side of a connection, for a process that uses a running
 //! service.
 //!
-//! The bridges ([`bridge_lsp`], [`bridge_mcp`]) own the byte pumps and how a session ends (the
-//! LSP exit rule, drains, frame limits); c2-host resolves, starts and owns the servers.
+//! The bridges ([`bridge_lsp`], [`bridge_lsp_supervised`], [`bridge_mcp`]) own the byte pumps
+//! and how a session ends (the LSP exit rule, drains, frame limits, a crashed language server's
+//! restarts within its budget); c2-host resolves, starts and owns the servers.
 //!
 //! It does not open hosts, parse command lines, render text, handle signals or decide where
 //! the plugins directory is: the embedder does. The `c2-plugins` binary and embedders
