@@ -32,6 +32,7 @@ export type RelayMethod =
   | "plugins/apply"
   | "plugins/runtimePid"
   | "plugins/refresh"
+  | "health/status"
   | "realm/catalog"
   | "realm/commands"
   | "command/invoke"
@@ -473,6 +474,31 @@ export interface StoreChanged {
   policy: string[];
 }
 
+/** One plugin runtime's health in one realm (`health/status`, `health/changed`). */
+export interface RuntimeHealth {
+  bundle: string;
+  /** `global` or the project's normalized path. */
+  realm: string;
+  state: "dormant" | "starting" | "running" | "failed" | "stopped";
+  pid: number | null;
+  uptimeMs: number | null;
+  /** Starts and crashes within the crash window (`windowMs`). */
+  starts: number;
+  crashes: number;
+  windowMs: number;
+  lastFailure: { kind: string; message: string; stderrTail: string[]; agoMs: number } | null;
+  /** `served` counts every call, `failed` those that failed; latencies in µs, bucket bounds. */
+  calls: { served: number; failed: number; p50Us: number | null; p99Us: number | null };
+  /** Summed over the runtime's whole process tree. */
+  usage: { rssBytes: number; cpuMs: number; openFds: number; processes: number };
+  droppedEvents: number;
+}
+
+/** The result of `health/status` and the payload of `health/changed`. */
+export interface HealthStatus {
+  runtimes: RuntimeHealth[];
+}
+
 export interface ConnectorEvent {
   bundleId: string;
   connectorId: string;
@@ -733,6 +759,7 @@ export declare class RelayClient {
   /** One component's choice (`<kind>:<local-id>`); `inherit` drops the override in that scope. */
   setComponent(id: string, component: string, state: "enable" | "disable" | "inherit", project?: string): Promise<Applied & { component: string }>;
   runtimePid(id: string, project?: string): Promise<number | null>;
+  health(): Promise<HealthStatus>;
   commands(project?: string): Promise<CommandRow[]>;
   catalog(project?: string): Promise<CatalogRow[]>;
   plan(id: string, change: PlanChange, options?: { project?: string; component?: string }): Promise<Plan>;
@@ -752,9 +779,11 @@ export declare class RelayClient {
   invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
   subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void, options?: SubscribeOptions): Promise<number>;
+  subscribe(event: "health/changed", onEvent: (event: RelayEvent & { name: "health/changed"; payload: HealthStatus }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void, options?: SubscribeOptions): Promise<number>;
   events(event: "store/changed", options?: EventsOptions): EventStream<StoreChanged>;
+  events(event: "health/changed", options?: EventsOptions): EventStream<HealthStatus>;
   events(event: "connector/event", options?: EventsOptions): EventStream<ConnectorEvent>;
   events(event: string, options?: EventsOptions): EventStream;
   unsubscribe(subscription: number): Promise<boolean>;

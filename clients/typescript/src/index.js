@@ -693,6 +693,11 @@ export class RelayClient {
     return this.request("plugins/runtimePid", withProject({ id }, project)).then((r) => r.pid);
   }
 
+  /** Every plugin runtime's health per bundle and realm: `{runtimes}`. */
+  health() {
+    return this.request("health/status", {});
+  }
+
   /** Looks at the store and policy again now: `{changed}`, a `StoreChanged` or `null`. */
   refresh() {
     return this.request("plugins/refresh", {});

@@ -344,6 +344,8 @@ enum Command {
         #[command(flatten)]
         record: commands::record::RecordArgs,
     },
+    #[command(flatten)]
+    Health(commands::status::HealthCommand),
     /// For authors: create a bundle with one command that passes `check` straight away
     New {
         /// The bundle name (also the directory name)
@@ -758,6 +760,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
                 ..
             } => commands::lsp::run(out, host, language, project).await,
             Command::Lsp { project, .. } => commands::lsp::list(out, host, project.as_deref()),
+            Command::Health(c) => commands::status::run(out, host, settings, c).await,
             Command::Skills(p) => commands::skills::skills(out, host, p.project.as_deref()),
             Command::Scenes(p) => commands::skills::scenes(out, host, p.project.as_deref()),
             Command::Mcp { action, project } => match action {

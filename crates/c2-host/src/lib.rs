@@ -33,6 +33,7 @@ mod env;
 mod error;
 mod events;
 mod gate;
+mod health;
 mod host;
 mod hub;
 mod installed;
@@ -71,6 +72,7 @@ pub use contributions::skills::{
 pub use contributions::ui::{DEFAULT_UI_SESSION, UiContext, UiEntry, UiRequest};
 pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;
+pub use health::RuntimeHealth;
 pub use host::{
     Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
     ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,

@@ -21,7 +21,7 @@ use c2_protocol::{
     LogParams, Notifications, PROTOCOL_VERSION, Peer, Request, codes, initialize_finish,
     initialize_start, is_host_event, method,
 };
-use c2_supervisor::{Process, ProcessSpec};
+use c2_supervisor::{HealthState, Process, ProcessSpec, Vitals};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -30,6 +30,7 @@ use crate::env::{RuntimeEnv, RuntimeHooks};
 use crate::error::{Advice, ErrorKind, HostError, raise};
 use crate::installed::InstalledBundle;
 use crate::paths;
+use crate::states::realm_text;
 
 mod deadline;
 
@@ -48,6 +49,7 @@ pub(crate) struct RuntimeInstance {
     slot: tokio::sync::Mutex<Slot>,
     stopping: watch::Sender<bool>,
     crashes: Mutex<VecDeque<Instant>>,
+    vitals: Arc<Vitals>,
     /// The deadline of each command call and host callback: the manifest's
     /// `runtime.commandTimeoutMs` when set, else `HostOptions::invoke_deadline`, read once: the
     /// invoke path does not touch the host.
@@ -200,6 +202,7 @@ impl RuntimeInstance {
             slot: tokio::sync::Mutex::new(Slot::Dormant),
             stopping: watch::channel(false).0,
             crashes: Mutex::new(VecDeque::new()),
+            vitals: Arc::default(),
         }
     }
 
@@ -225,8 +228,34 @@ impl RuntimeInstance {
         }
     }
 
-    /// Invokes a declared command, activating the process on first use.
+    /// Its health now: state, process, counts, usage.
+    pub(crate) fn health(&self, window: Duration) -> crate::RuntimeHealth {
+        let (state, live) = match self.slot.try_lock().as_deref() {
+            Ok(Slot::Dormant) => (HealthState::Dormant, None),
+            Ok(Slot::Live(live)) => (HealthState::Running, Some(live.clone())),
+            Ok(Slot::Failed(_)) => (HealthState::Failed, None),
+            Ok(Slot::Stopped) => (HealthState::Stopped, None),
+            Err(_) => (HealthState::Starting, None),
+        };
+        let process = live.as_ref().map(|live| &live.process);
+        let health = self.vitals.snapshot(Instant::now(), window, state, process);
+        let (bundle, realm) = (self.bundle.record.id.clone(), realm_text(&self.realm));
+        crate::RuntimeHealth {
+            bundle,
+            realm,
+            health,
+        }
+    }
+
+    /// Invokes a declared command, activating the process on first use; metered.
     pub(crate) async fn invoke(&self, name: &str, args: Value) -> Result<Value, KernelError> {
+        let start = Instant::now();
+        let result = self.call(name, args).await;
+        self.vitals.meter().record(start.elapsed(), result.is_ok());
+        result
+    }
+
+    async fn call(&self, name: &str, args: Value) -> Result<Value, KernelError> {
         let (live, activated) = self.live().await?;
         let mut guard = CancelGuard {
             live: Some(live.clone()),
@@ -342,6 +371,7 @@ impl RuntimeInstance {
                 if exit.is_err() {
                     live.stop().await;
                 }
+                self.vitals.process_ended(&live.process);
                 raise(
                     ErrorKind::ProcessExited,
                     format!(
@@ -364,6 +394,9 @@ impl RuntimeInstance {
                     let live = live.clone();
                     let cancelled = live.cancelled.load(Ordering::Relaxed) || live.expiry.expired();
                     live.stop().await;
+                    if !cancelled {
+                        self.vitals.process_ended(&live.process);
+                    }
                     *slot = if cancelled || self.note_crash() {
                         Slot::Dormant
                     } else {
@@ -400,6 +433,8 @@ impl RuntimeInstance {
                             failed = failed.with_hint(hint);
                         }
                         let failed = failed.into_kernel();
+                        self.vitals
+                            .failed(error.kind().as_str(), failed.to_string());
                         *slot = Slot::Failed(failed.clone());
                         return Err(failed);
                     }
@@ -519,6 +554,7 @@ impl RuntimeInstance {
         let spawned = c2_supervisor::spawn(&spec, &host.options().supervisor)
             .map_err(|error| failure(ErrorKind::ActivationFailed, error.to_string()))?;
         host.counters().spawns.fetch_add(1, Ordering::Relaxed);
+        self.vitals.started(Instant::now());
         let expiry = Arc::new(Expiry::default());
         let tap = host.options().frame_tap.as_ref();
         let (stdout, stdin) = c2_protocol::tap_plugin_streams(tap, spawned.stdout, spawned.stdin);
@@ -620,6 +656,7 @@ impl RuntimeInstance {
             let mut stream = self.scope.subscribe(name.clone())?;
             let peer = live.peer.clone();
             let counters = counters.clone();
+            let vitals = self.vitals.clone();
             self.scope.spawn(async move {
                 while let Some(event) = stream.recv().await {
                     let params = json!({ "name": event.name, "payload": event.payload });
@@ -627,6 +664,7 @@ impl RuntimeInstance {
                         if let Some(counters) = &counters {
                             counters.dropped_events.fetch_add(1, Ordering::Relaxed);
                         }
+                        vitals.dropped_event();
                         if peer.close_reason().is_some() {
                             break;
                         }
@@ -772,7 +810,7 @@ fn extension_handler(
 
 /// `value.to_string()` in a string allocated once at its exact length: an error that quotes a
 /// plugin's megabytes is not copied again while the string grows.
-fn display_exact(value: &impl std::fmt::Display) -> String {
+pub(crate) fn display_exact(value: &impl std::fmt::Display) -> String {
     struct Count(usize);
     impl std::fmt::Write for Count {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -920,32 +958,5 @@ impl NotificationPump {
             LogLevel::Debug => tracing::debug!(target: "c2_host::plugin", %owner, "{message}"),
             LogLevel::Trace => tracing::trace!(target: "c2_host::plugin", %owner, "{message}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_long_log_message_is_cut_on_a_character_boundary_with_a_marker() {
-        assert!(matches!(
-            cut_log_message("short", 10),
-            std::borrow::Cow::Borrowed("short")
-        ));
-        // "é" is two bytes: a cut at 3 bytes falls inside the second one and backs off.
-        let cut = cut_log_message("éé-tail", 3);
-        assert_eq!(
-            cut,
-            "é [… 7 more bytes cut: log message longer than 3 bytes]"
-        );
-    }
-
-    #[test]
-    fn an_error_rendered_at_its_exact_length_reads_like_to_string() {
-        let error = KernelError::failure("kind", "x".repeat(1000));
-        let text = display_exact(&error);
-        assert_eq!(text, error.to_string());
-        assert_eq!(text.capacity(), text.len());
     }
 }

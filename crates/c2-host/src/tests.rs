@@ -308,3 +308,25 @@ fn every_component_local_id_has_one_form_that_parses_back_to_it() {
         assert_eq!(error.kind(), ErrorKind::InvalidComponent, "{bad}");
     }
 }
+
+#[test]
+fn a_long_log_message_is_cut_on_a_character_boundary_with_a_marker() {
+    assert!(matches!(
+        crate::runtime::cut_log_message("short", 10),
+        std::borrow::Cow::Borrowed("short")
+    ));
+    // "é" is two bytes: a cut at 3 bytes falls inside the second one and backs off.
+    let cut = crate::runtime::cut_log_message("éé-tail", 3);
+    assert_eq!(
+        cut,
+        "é [… 7 more bytes cut: log message longer than 3 bytes]"
+    );
+}
+
+#[test]
+fn an_error_rendered_at_its_exact_length_reads_like_to_string() {
+    let error = c2_kernel::Error::failure("kind", "x".repeat(1000));
+    let text = crate::runtime::display_exact(&error);
+    assert_eq!(text, error.to_string());
+    assert_eq!(text.capacity(), text.len());
+}

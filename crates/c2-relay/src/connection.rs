@@ -263,7 +263,7 @@ impl Connection {
         let mut stream = self
             .service
             .bus
-            .subscribe(name)
+            .subscribe(name, &self.service.host)
             .map_err(|message| ErrorObject::new(codes::COMMAND_FAILED, message))?;
         let number = self.next_subscription.fetch_add(1, Ordering::Relaxed);
         let task = tokio::spawn(async move {
@@ -489,6 +489,7 @@ impl Connection {
                 let changed = host.refresh().await.map_err(error_object)?;
                 Ok(json!({ "changed": changed.map(|c| json::store_changed(&c, wire)) }))
             }
+            Call::HealthStatus => Ok(json::health(&host.health())),
             Call::RealmCatalog(p) => {
                 let rows = host.catalog(&target(p.project)).map_err(error_object)?;
                 Ok(json::catalog_rows(&rows, wire))

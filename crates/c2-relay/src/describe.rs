@@ -104,6 +104,11 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "Look at the store and policy again now; what changed, or null",
         &[],
     ),
+    (
+        "health/status",
+        "Every plugin runtime's health, per bundle and realm",
+        &[],
+    ),
     ("realm/catalog", "The realm's catalog", PROJECT),
     ("realm/commands", "The realm's commands", PROJECT),
     (
@@ -179,7 +184,7 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
     ),
     (
         "events/subscribe",
-        "Subscribe to a JSON bus event, connector/event or store/changed",
+        "Subscribe to a JSON bus event, connector/event, store/changed or health/changed",
         &[("event", "string", true, r#""x.y""#)],
     ),
     (

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use c2_host::{CONNECTOR_EVENT, ConnectorEvent, StoreChanged};
+use c2_host::{CONNECTOR_EVENT, ConnectorEvent, PluginHost, StoreChanged};
 use c2_kernel::{
     BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
     ScopeContext, ScopeHandle, TypedStream,
@@ -21,6 +21,15 @@ pub(crate) const MODULE: &str = "relay";
 /// The subscription name of the host's typed store-change events ([`StoreChanged`]): a change
 /// any process committed to the store or its policy, once this host has reconciled it.
 pub const STORE_CHANGED: &str = "store/changed";
+
+/// The subscription name of the runtimes' health: the `health/status` result, sent when the
+/// subscription starts and then whenever a runtime's state, pid, starts, crashes, last failure,
+/// call counts or dropped events changed, looked at every [`HEALTH_INTERVAL`] (usage and uptime
+/// alone do not make a change).
+pub const HEALTH_CHANGED: &str = "health/changed";
+
+/// How often a `health/changed` subscription looks at the runtimes.
+pub const HEALTH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The host events only relay clients may publish (`events/publish`).
 pub const PUBLISHABLE: &[&str] = &["engine/event", "skills/changed", "scenes/changed"];
@@ -40,7 +49,7 @@ impl Bus {
     /// A bounded subscription to `name`: the typed connector events for `connector/event`
     /// (each with the owning bundle id the host authenticated), the typed store changes for
     /// `store/changed`, the JSON bus otherwise.
-    pub(crate) fn subscribe(&self, name: &str) -> Result<Stream, String> {
+    pub(crate) fn subscribe(&self, name: &str, host: &PluginHost) -> Result<Stream, String> {
         let scope = lock(&self.scope).clone();
         let Some(scope) = scope else {
             return Err("the relay's event scope is not live (safe mode, or shutting down)".into());
@@ -50,6 +59,10 @@ impl Bus {
                 .subscribe_typed::<ConnectorEvent>()
                 .map(Stream::Connector),
             STORE_CHANGED => scope.subscribe_typed::<StoreChanged>().map(Stream::Store),
+            HEALTH_CHANGED => Ok(Stream::Health {
+                host: host.clone(),
+                last: None,
+            }),
             _ => scope.subscribe(name).map(Stream::Json),
         };
         stream.map_err(|error| error.to_string())
@@ -65,6 +78,12 @@ pub(crate) enum Stream {
     Connector(TypedStream<ConnectorEvent>),
     /// The typed store changes.
     Store(TypedStream<StoreChanged>),
+    /// The runtimes' health, looked at every [`HEALTH_INTERVAL`].
+    Health {
+        host: PluginHost,
+        /// What the last event compared as ([`crate::json::health_change_key`]).
+        last: Option<Value>,
+    },
 }
 
 impl Stream {
@@ -84,6 +103,17 @@ impl Stream {
                 let payload = crate::json::store_changed(&event, crate::json::Revisions::Text);
                 Some((STORE_CHANGED.to_owned(), payload))
             }
+            Stream::Health { host, last } => loop {
+                if last.is_some() {
+                    tokio::time::sleep(HEALTH_INTERVAL).await;
+                }
+                let rows = host.health();
+                let key = crate::json::health_change_key(&rows);
+                if last.as_ref() != Some(&key) {
+                    *last = Some(key);
+                    return Some((HEALTH_CHANGED.to_owned(), crate::json::health(&rows)));
+                }
+            },
         }
     }
 
@@ -93,6 +123,7 @@ impl Stream {
             Stream::Json(stream) => stream.dropped(),
             Stream::Connector(stream) => stream.dropped(),
             Stream::Store(stream) => stream.dropped(),
+            Stream::Health { .. } => 0,
         }
     }
 }

@@ -24,6 +24,10 @@ use c2_host::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+mod health;
+pub(crate) use health::change_key as health_change_key;
+pub use health::health;
+
 /// How 64-bit revisions and generations are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

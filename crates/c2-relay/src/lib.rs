@@ -31,8 +31,9 @@
 //! The [`client`] module is the other side of a connection, for a process that uses a running
 //! service.
 //!
-//! The bridges ([`bridge_lsp`], [`bridge_mcp`]) own the byte pumps and how a session ends (the
-//! LSP exit rule, drains, frame limits); c2-host resolves, starts and owns the servers.
+//! The bridges ([`bridge_lsp`], [`bridge_lsp_supervised`], [`bridge_mcp`]) own the byte pumps
+//! and how a session ends (the LSP exit rule, drains, frame limits, a crashed language server's
+//! restarts within its budget); c2-host resolves, starts and owns the servers.
 //!
 //! It does not open hosts, parse command lines, render text, handle signals or decide where
 //! the plugins directory is: the embedder does. The `c2-plugins` binary and embedders
@@ -51,8 +52,10 @@ pub mod client;
 pub mod json;
 
 pub use bridge::{
-    BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN, FlowStats,
-    LspBridgeOptions, McpBridgeReport, bridge_lsp, bridge_mcp,
+    BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN,
+    DEFAULT_LSP_RESTART_BACKOFF, DEFAULT_LSP_RESTART_WINDOW, DEFAULT_LSP_RESTARTS, FlowStats,
+    LspBridgeOptions, LspRestartBudget, MAX_LSP_RESTART_BACKOFF, MAX_REPLAY_BYTES, McpBridgeReport,
+    bridge_lsp, bridge_lsp_supervised, bridge_mcp,
 };
 pub use connection::{
     CANCEL, CANCELLABLE, EVENT, MAX_UI_CACHE_KEY, NOT_INITIALIZED, RELAY_VERSION,
@@ -60,7 +63,7 @@ pub use connection::{
 };
 pub use describe::describe;
 pub use error::Error;
-pub use events::{PUBLISHABLE, STORE_CHANGED};
+pub use events::{HEALTH_CHANGED, HEALTH_INTERVAL, PUBLISHABLE, STORE_CHANGED};
 pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};
 pub use methods::{METHODS, Method};
 pub use service::{Relay, RelayOptions, SOCKET_FILE, SocketListener, bind_socket};

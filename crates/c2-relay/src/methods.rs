@@ -75,6 +75,8 @@ methods! {
     PluginsRuntimePid = "plugins/runtimePid",
     /// Look at the store and policy again.
     PluginsRefresh = "plugins/refresh",
+    /// Every plugin runtime's health.
+    HealthStatus = "health/status",
     /// A realm's catalog.
     RealmCatalog = "realm/catalog",
     /// A realm's commands.
@@ -156,6 +158,7 @@ pub(crate) enum Call {
     PluginsApply(Box<ApplyParams>),
     PluginsRuntimePid(StateParams),
     PluginsRefresh,
+    HealthStatus,
     RealmCatalog(RealmParams),
     RealmCommands(RealmParams),
     CommandInvoke(InvokeParams),
@@ -210,6 +213,10 @@ impl Call {
             Method::PluginsRefresh => {
                 let NoParams {} = parse(params)?;
                 Call::PluginsRefresh
+            }
+            Method::HealthStatus => {
+                let NoParams {} = parse(params)?;
+                Call::HealthStatus
             }
             Method::RealmCatalog => Call::RealmCatalog(parse(params)?),
             Method::RealmCommands => Call::RealmCommands(parse(params)?),

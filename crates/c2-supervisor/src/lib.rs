@@ -7,6 +7,11 @@
 //! speak its protocol over. It also resolves a manifest's `runtime.command`
 //! ([`resolve_command`]), because that rule decides what gets executed.
 //!
+//! It also measures what it runs: [`Process::usage`] reads the tree's memory, CPU time and
+//! descriptors from /proc, and a [`CallMeter`] counts the calls an owner makes to a process and
+//! their latency in fixed memory; [`Vitals`] keeps a slot's starts, crashes and last failure
+//! beside them and gives a [`Health`] snapshot.
+//!
 //! It deliberately knows nothing of the plugin protocol, manifests or policy: it runs a spec and
 //! reports how the process ended. The host, the kernel's runtime adapters and language-server
 //! management may depend on it; nothing it depends on spawns processes.
@@ -60,6 +65,8 @@ mod run;
 pub mod shim;
 mod spec;
 mod stderr;
+mod usage;
+mod vitals;
 mod warm;
 
 #[cfg(test)]
@@ -74,6 +81,8 @@ pub use process::{Exit, ExitReport, Process, ProcessStdin, Spawned, spawn};
 pub use resolve::resolve_command;
 pub use run::{Output, run};
 pub use spec::{Containment, ProcessSpec, RunOptions, SupervisorOptions};
+pub use usage::{CallMeter, CallStats, MAX_TREE_PROCESSES, Usage};
+pub use vitals::{Failure, Health, HealthState, Vitals};
 pub use warm::release as release_warm_shim;
 
 // The README example is compiled (and run, unless marked no_run) as a doctest.

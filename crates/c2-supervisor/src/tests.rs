@@ -361,3 +361,120 @@ mod reaper_pool {
         assert_ne!(thread_of(&POOL), first);
     }
 }
+
+#[test]
+fn latency_buckets_are_ordered_and_each_holds_its_own_range() {
+    let mut last = 0;
+    for micros in [
+        0u64,
+        1,
+        7,
+        8,
+        9,
+        10,
+        15,
+        16,
+        100,
+        1_000,
+        65_000,
+        1 << 30,
+        u64::MAX,
+    ] {
+        let index = crate::usage::bucket(micros);
+        assert!(index >= last, "{micros}");
+        last = index;
+        if micros < 1 << 40 {
+            assert!(micros < crate::usage::bucket_end(index), "{micros}");
+            if index > 0 {
+                assert!(micros >= crate::usage::bucket_end(index - 1), "{micros}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_call_meter_counts_and_gives_percentiles_within_a_quarter() {
+    use std::time::Duration;
+    let meter = crate::CallMeter::default();
+    assert_eq!(meter.stats().p50, None);
+    for _ in 0..98 {
+        meter.record(Duration::from_millis(1), true);
+    }
+    meter.record(Duration::from_millis(400), false);
+    meter.record(Duration::from_millis(400), true);
+    let stats = meter.stats();
+    assert_eq!((stats.served, stats.failed), (100, 1));
+    let p50 = stats.p50.unwrap();
+    assert!(
+        p50 > Duration::from_millis(1) && p50 <= Duration::from_micros(1250),
+        "{p50:?}"
+    );
+    let p99 = stats.p99.unwrap();
+    assert!(
+        p99 > Duration::from_millis(400) && p99 <= Duration::from_millis(500),
+        "{p99:?}"
+    );
+}
+
+#[test]
+fn the_usage_of_a_tree_sums_its_processes() {
+    let me = std::process::id();
+    let usage = crate::usage::tree_usage(&[me], None);
+    assert!(usage.processes >= 1);
+    assert!(usage.rss_bytes > 0 && usage.open_fds > 0, "{usage:?}");
+    assert!(!usage.truncated);
+    let gone = crate::usage::tree_usage(&[u32::MAX - 1], None);
+    assert_eq!(gone, crate::Usage::default());
+}
+
+#[test]
+fn vitals_count_one_crash_per_process_within_the_window() {
+    use std::time::{Duration, Instant};
+    let vitals = crate::Vitals::default();
+    let t0 = Instant::now();
+    let window = Duration::from_secs(60);
+    vitals.crashed(
+        t0,
+        "process_exited",
+        "ignored: nothing started".into(),
+        vec![],
+    );
+    vitals.started(t0);
+    vitals.crashed(t0, "process_exited", "first".into(), vec![]);
+    vitals.crashed(
+        t0,
+        "process_exited",
+        "the same crash seen twice".into(),
+        vec![],
+    );
+    vitals.started(t0 + Duration::from_secs(1));
+    vitals.crashed(
+        t0 + Duration::from_secs(2),
+        "process_exited",
+        "second".into(),
+        vec!["boom".into()],
+    );
+    vitals.meter().record(Duration::from_millis(3), false);
+    vitals.dropped_event();
+    let health = vitals.snapshot(
+        t0 + Duration::from_secs(3),
+        window,
+        crate::HealthState::Dormant,
+        None,
+    );
+    assert_eq!((health.starts, health.crashes), (2, 2));
+    let failure = health.last_failure.unwrap();
+    assert_eq!(failure.message, "second");
+    assert_eq!(failure.stderr_tail, ["boom"]);
+    assert_eq!(failure.ago, Duration::from_secs(1));
+    assert_eq!((health.calls.served, health.calls.failed), (1, 1));
+    assert_eq!(health.dropped_events, 1);
+    assert_eq!(health.pid, None);
+    let later = vitals.snapshot(
+        t0 + Duration::from_secs(100),
+        window,
+        crate::HealthState::Dormant,
+        None,
+    );
+    assert_eq!((later.starts, later.crashes), (0, 0));
+}

@@ -2,8 +2,13 @@
 //! in that project and bridge it to this process's stdio with Content-Length framing. stdout
 //! belongs to the editor, so every message of ours, failures included, goes to stderr.
 //!
+//! A server that crashes before the editor's `exit` is restarted within c2-relay's default crash
+//! budget (3 restarts within 3 minutes) and brought back to the session; past the budget the
+//! session ends with the reason.
+//!
 //! The exit code follows the LSP exit rule: 0 after the editor's `shutdown` and `exit` when the
-//! server exits 0 (or when the editor simply goes away and the server had not failed), 1 for
+//! server exits 0 (or when the editor simply goes away: whatever the server's code on its
+//! closed input, unless it never answered anything and failed), 1 for
 //! `exit` without `shutdown`, a server that ends on its own, or a frame over the limit (the
 //! editor is also told with `window/showMessage`). A failure shows the server's last stderr
 //! lines.
@@ -14,7 +19,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use c2_host::{LanguageListing, PluginHost, ServerOrigin};
-use c2_relay::{BridgeFailureKind, LspBridgeOptions};
+use c2_relay::{BridgeFailureKind, LspBridgeOptions, LspRestartBudget};
 
 use crate::CmdResult;
 use crate::output::{Failure, Out};
@@ -39,11 +44,33 @@ pub(crate) async fn run(
         sender: "c2-plugins".to_owned(),
         ..LspBridgeOptions::default()
     };
+    // A server that crashes under the editor is restarted within the default crash budget
+    // (docs/cli.md); one the host stopped (its bundle unloaded) is not.
+    let mut restarts = 0u32;
+    let restart = || {
+        restarts += 1;
+        out.progress(&format!(
+            "c2-plugins: the {language} language server crashed; restarting it (restart {restarts})"
+        ));
+        async move {
+            host.start_language_server(project, language)
+                .await
+                .map_err(|error| error.to_string())
+        }
+    };
     // `--record`: the editor's frames and the server's, Content-Length framed.
     let tap = crate::commands::record::tap();
     let (editor_in, editor_out) =
         c2_protocol::tap_editor_streams(tap.as_ref(), tokio::io::stdin(), tokio::io::stdout());
-    let report = c2_relay::bridge_lsp(server, editor_in, editor_out, options).await;
+    let report = c2_relay::bridge_lsp_supervised(
+        server,
+        editor_in,
+        editor_out,
+        options,
+        LspRestartBudget::default(),
+        restart,
+    )
+    .await;
     match report.verdict {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // Why a server ended on its own is usually in its stderr, shown only with -v otherwise.

@@ -22,6 +22,7 @@ pub(crate) mod replay;
 pub(crate) mod scaffold;
 pub(crate) mod schema;
 pub(crate) mod skills;
+pub(crate) mod status;
 pub(crate) mod ui;
 pub(crate) mod uninstall;
 pub(crate) mod validate;

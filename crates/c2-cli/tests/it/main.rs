@@ -17,6 +17,7 @@ mod hub;
 mod killswitch;
 mod lock;
 mod lsp;
+mod lsp_typescript;
 mod mcp;
 mod multihost;
 mod replay;
@@ -29,6 +30,7 @@ mod serve_interrupt;
 mod serve_realms;
 mod skills;
 mod sources;
+mod status;
 mod store;
 mod validate;
 

@@ -12,6 +12,7 @@ mod components;
 mod embedder;
 mod events;
 mod fault;
+mod health;
 mod hostile;
 mod hub;
 mod lifecycle;

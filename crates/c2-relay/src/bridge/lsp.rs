@@ -15,9 +15,13 @@ use c2_protocol::{
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::supervise::LspRestartBudget;
+#[cfg(doc)]
+use super::supervise::MAX_REPLAY_BYTES;
+
 /// How many bytes one read of a bridged stream asks for. Memory stays bounded by the decoder's
 /// limits whatever this is; it only sets how much is moved per wake-up.
-const READ_CHUNK: usize = 64 * 1024;
+pub(super) const READ_CHUNK: usize = 64 * 1024;
 
 /// The limits of [`bridge_lsp`] and how it speaks to the editor.
 #[derive(Debug, Clone)]
@@ -50,113 +54,64 @@ impl Default for LspBridgeOptions {
 /// arrive, the editor gets a `window/showMessage` error naming the size and the limit, and the
 /// server is stopped. Returns when either side ends or fails, after stopping the server.
 pub async fn bridge_lsp<R, W>(
-    mut server: LanguageServer,
+    server: LanguageServer,
     client_in: R,
-    mut client_out: W,
+    client_out: W,
     options: LspBridgeOptions,
 ) -> BridgeReport
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let LspBridgeOptions {
-        framing,
-        drain,
-        sender,
-    } = options;
-    let mut to_server = FlowStats::default();
-    let mut to_client = FlowStats::default();
-    let mut lifecycle = Lifecycle::default();
-    let mut output_ended = false;
-    let ended = {
-        let (stdin, stdout, process) = server.pipes();
-        let mut down = std::pin::pin!(pump(stdout, &mut client_out, framing, &mut to_client, None));
-        let first = {
-            let up = pump(
-                client_in,
-                stdin,
-                framing,
-                &mut to_server,
-                Some(&mut lifecycle),
-            );
-            tokio::select! {
-                result = up => Ok(result),
-                result = &mut down => Err(result),
-            }
-        };
-        match first {
-            Ok(Ok(())) => {
-                // The editor is done. Let the server see the end of its input and deliver what
-                // it has already answered, for at most the drain time, before it is stopped.
-                process.close_stdin();
-                output_ended = tokio::time::timeout(drain, &mut down).await.is_ok();
-                BridgeEnd::ClientClosed
-            }
-            Ok(Err(PumpError::Oversized { len, limit })) => {
-                BridgeEnd::ClientFrameTooLarge { len, limit }
-            }
-            Ok(Err(PumpError::Failed(reason))) => BridgeEnd::ClientToServerFailed(reason),
-            Err(Ok(())) => {
-                output_ended = true;
-                BridgeEnd::ServerClosed
-            }
-            Err(Err(PumpError::Oversized { len, limit })) => {
-                BridgeEnd::ServerFrameTooLarge { len, limit }
-            }
-            Err(Err(PumpError::Failed(reason))) => BridgeEnd::ServerToClientFailed(reason),
-        }
-    };
-    if output_ended || lifecycle.exit_sent {
-        // The server closed its output or was told to exit: it is ending on its own (its
-        // stdout closes a moment before its exit is reaped). Wait for that, bounded, so the
-        // report tells a server that ended by itself from one the bridge had to stop.
-        let _exited = tokio::time::timeout(drain, server.exited()).await;
-    }
-    let exit = server.stop().await;
-    let verdict = verdict(&ended, lifecycle, &exit, server.language(), drain);
-    if let Err(failure) = &verdict
-        && failure.kind == BridgeFailureKind::FrameTooLarge
-    {
-        // Tell the editor why the session ends (it cannot otherwise know which of its
-        // requests will never be answered).
-        let _told = show_error(&mut client_out, &sender, &failure.message, framing).await;
-    }
-    let stderr_tail = if verdict.is_err() {
-        settled_stderr_tail(&server).await
-    } else {
-        Vec::new()
-    };
-    BridgeReport {
-        ended,
-        to_server,
-        to_client,
-        exit,
-        shutdown_requested: lifecycle.shutdown_requested,
-        exit_sent: lifecycle.exit_sent,
-        verdict,
-        stderr_tail,
-    }
+    super::session::run(
+        server,
+        client_in,
+        client_out,
+        options,
+        None::<(LspRestartBudget, NoRestart)>,
+    )
+    .await
 }
 
-/// The stderr tail once the drain of the (now dead) group's stderr has caught up: the reaper
-/// can report the exit before the last lines were read, so wait a moment, bounded.
-async fn settled_stderr_tail(server: &LanguageServer) -> Vec<String> {
-    let mut tail = server.stderr_tail();
-    for _ in 0..STDERR_SETTLE_STEPS {
-        tokio::time::sleep(STDERR_SETTLE_STEP).await;
-        let now = server.stderr_tail();
-        if now == tail && !now.is_empty() {
-            break;
-        }
-        tail = now;
-    }
-    tail
-}
+/// No restarts: the type [`bridge_lsp`] gives the session's `run`.
+type NoRestart = fn() -> std::future::Ready<Result<LanguageServer, String>>;
 
-/// How long [`bridge_lsp`] waits, at most, for a failed server's last stderr lines:
-/// this many steps of [`STDERR_SETTLE_STEP`] (only on a failure, never on a clean end).
-const STDERR_SETTLE_STEPS: u32 = 10;
-const STDERR_SETTLE_STEP: Duration = Duration::from_millis(20);
+/// [`bridge_lsp`] with supervised restarts: a server that ends before the editor sent `exit`
+/// (after it had answered the editor at least once, and without the host stopping it, as when
+/// its bundle unloads) is restarted through
+/// `restart` within `budget`, after the budget's backoff, and brought back to the editor's
+/// session by replaying the editor's `initialize` (its answer kept from the editor, which has
+/// one), `initialized`, and the `didOpen` and `didChange` notifications of every document
+/// still open. The editor's requests the crashed server had not answered get an error answer
+/// (code -32803); a request is never sent again.
+///
+/// Fail-closed: when the session cannot be replayed exactly (the server had asked the editor
+/// something still unanswered, or the replay log passed [`MAX_REPLAY_BYTES`]), when the budget
+/// is spent, or when `restart` fails, the editor gets a `window/showMessage` error and the
+/// session ends with a [`BridgeFailureKind::ProcessExited`] failure giving the reason.
+pub async fn bridge_lsp_supervised<R, W, S, F>(
+    server: LanguageServer,
+    client_in: R,
+    client_out: W,
+    options: LspBridgeOptions,
+    budget: LspRestartBudget,
+    restart: S,
+) -> BridgeReport
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    S: FnMut() -> F,
+    F: Future<Output = Result<LanguageServer, String>>,
+{
+    super::session::run(
+        server,
+        client_in,
+        client_out,
+        options,
+        Some((budget, restart)),
+    )
+    .await
+}
 
 /// The default of [`LspBridgeOptions::drain`].
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(2);
@@ -166,6 +121,9 @@ pub const DEFAULT_DRAIN: Duration = Duration::from_secs(2);
 pub(super) struct Lifecycle {
     pub(super) shutdown_requested: bool,
     pub(super) exit_sent: bool,
+    /// The server sent the editor at least one message: it was up, so how it ends once the
+    /// editor has gone away is its own business.
+    pub(super) server_spoke: bool,
 }
 
 impl Lifecycle {
@@ -263,9 +221,10 @@ pub(super) fn verdict(
                 exit.exit
             ),
         ),
-        // The editor went away. The bridge stopping the server is the expected end; a server
-        // that had already ended on its own with a failure (it died at start, say) is reported.
-        _ if exit.already_exited && !exit.exit.success() => fail(
+        // The editor went away: a clean end, whatever the server's code on its closed input
+        // (some servers exit 1 there), once the server had spoken. A server that ended with a
+        // failure without ever answering (it died at start, say) is reported.
+        _ if exit.already_exited && !exit.exit.success() && !lifecycle.server_spoke => fail(
             BridgeFailureKind::ProcessExited,
             format!("the {language} language server ended: {}", exit.exit),
         ),
@@ -405,6 +364,8 @@ pub struct BridgeReport {
     pub verdict: Result<(), BridgeFailure>,
     /// The server's last stderr lines when the verdict is a failure (empty otherwise).
     pub stderr_tail: Vec<String>,
+    /// How many times a crashed server was restarted ([`bridge_lsp_supervised`]).
+    pub restarts: u32,
 }
 
 /// Why one direction of a bridge stopped early.
@@ -416,22 +377,52 @@ pub(super) enum PumpError {
     Failed(String),
 }
 
+/// Something that looks at every body a pump moves.
+pub(super) trait Observe {
+    /// Notes `body`; `false` keeps it from being forwarded.
+    fn see(&mut self, body: &[u8]) -> bool;
+}
+
+impl Observe for Lifecycle {
+    fn see(&mut self, body: &[u8]) -> bool {
+        self.observe(body);
+        true
+    }
+}
+
 /// Moves frames from `from` to `to` until `from` ends; a partial frame at the end is dropped.
-/// A body over the limit ends it with [`PumpError::Oversized`]. With `lifecycle`, every body
-/// is also checked for `shutdown` and `exit`.
+/// A body over the limit ends it with [`PumpError::Oversized`]. With `observer`, every body
+/// is also shown to it (the editor's direction checks for `shutdown` and `exit`).
+#[cfg(test)]
 pub(super) async fn pump<R, W>(
+    from: R,
+    to: W,
+    framing: ContentLengthOptions,
+    stats: &mut FlowStats,
+    observer: Option<&mut (dyn Observe + Send)>,
+) -> Result<(), PumpError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let decoder = ContentLengthDecoder::new(framing);
+    pump_with(decoder, from, to, framing, stats, observer).await
+}
+
+/// [`pump`] going on from `decoder`'s state.
+pub(super) async fn pump_with<R, W>(
+    mut decoder: ContentLengthDecoder,
     mut from: R,
     mut to: W,
     framing: ContentLengthOptions,
     stats: &mut FlowStats,
-    mut lifecycle: Option<&mut Lifecycle>,
+    mut observer: Option<&mut (dyn Observe + Send)>,
 ) -> Result<(), PumpError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
-    let mut decoder = ContentLengthDecoder::new(framing);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut frame = Vec::new();
     loop {
@@ -449,8 +440,10 @@ where
         {
             match event {
                 ContentLengthEvent::Body(body) => {
-                    if let Some(lifecycle) = lifecycle.as_deref_mut() {
-                        lifecycle.observe(&body);
+                    if let Some(observer) = observer.as_deref_mut()
+                        && !observer.see(&body)
+                    {
+                        continue;
                     }
                     frame.clear();
                     encode_content_length(&body, &framing, &mut frame)

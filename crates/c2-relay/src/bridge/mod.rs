@@ -4,12 +4,18 @@
 
 mod lsp;
 mod mcp;
+mod session;
+mod supervise;
 
 pub use lsp::{
     BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, DEFAULT_DRAIN, FlowStats,
-    LspBridgeOptions, bridge_lsp,
+    LspBridgeOptions, bridge_lsp, bridge_lsp_supervised,
 };
 pub use mcp::{McpBridgeReport, bridge_mcp};
+pub use supervise::{
+    DEFAULT_LSP_RESTART_BACKOFF, DEFAULT_LSP_RESTART_WINDOW, DEFAULT_LSP_RESTARTS,
+    LspRestartBudget, MAX_LSP_RESTART_BACKOFF, MAX_REPLAY_BYTES,
+};
 
 #[cfg(test)]
 mod tests;

@@ -116,10 +116,16 @@ fn the_lsp_exit_rule() {
     let clean = Lifecycle {
         shutdown_requested: true,
         exit_sent: true,
+        server_spoke: true,
     };
     let exit_only = Lifecycle {
         shutdown_requested: false,
         exit_sent: true,
+        server_spoke: true,
+    };
+    let spoke = Lifecycle {
+        server_spoke: true,
+        ..Lifecycle::default()
     };
     let none = Lifecycle::default();
     let closed = BridgeEnd::ServerClosed;
@@ -150,6 +156,15 @@ fn the_lsp_exit_rule() {
         (&gone, none, report(Exit::Signal(15), false), "ok"),
         (&gone, none, zero.clone(), "ok"),
         (&gone, none, report(Exit::Code(2), true), "process_exited"),
+        // The editor went away from a server that had answered: its code on a closed input
+        // does not matter (typescript-language-server exits 1 there).
+        (&gone, spoke, report(Exit::Code(1), true), "ok"),
+        (
+            &closed,
+            spoke,
+            report(Exit::Code(1), true),
+            "process_exited",
+        ),
     ];
     for (ended, lifecycle, exit, expected) in cases {
         assert_eq!(
@@ -242,4 +257,131 @@ async fn a_header_declaring_a_body_over_the_limit_ends_the_direction_without_wai
         assert_eq!(stats.oversized, 1);
         drop(sender);
     }
+}
+
+#[test]
+fn the_crash_budget_restarts_with_doubling_backoff_then_gives_up_and_forgets_old_crashes() {
+    use std::time::{Duration, Instant};
+
+    use super::supervise::{CrashLog, LspRestartBudget, MAX_LSP_RESTART_BACKOFF};
+
+    let budget = LspRestartBudget {
+        restarts: 3,
+        window: Duration::from_secs(60),
+        backoff: Duration::from_millis(500),
+    };
+    let mut log = CrashLog::new(budget);
+    let t0 = Instant::now();
+    assert_eq!(log.crashed(t0), Some(Duration::from_millis(500)));
+    assert_eq!(log.crashed(t0), Some(Duration::from_secs(1)));
+    assert_eq!(log.crashed(t0), Some(Duration::from_secs(2)));
+    assert_eq!(log.crashed(t0), None, "the fourth crash in the window");
+    // Crashes out of the window no longer count.
+    let later = t0 + Duration::from_secs(120);
+    assert_eq!(log.crashed(later), Some(Duration::from_millis(500)));
+    let mut slow = CrashLog::new(LspRestartBudget {
+        restarts: 40,
+        backoff: Duration::from_secs(1),
+        ..budget
+    });
+    for _ in 0..10 {
+        slow.crashed(t0);
+    }
+    assert_eq!(slow.crashed(t0), Some(MAX_LSP_RESTART_BACKOFF));
+}
+
+#[test]
+fn the_tracker_replays_the_session_in_order_and_answers_what_the_crash_left_unanswered() {
+    use super::supervise::Tracker;
+
+    let mut tracker = Tracker::default();
+    let editor = |tracker: &mut Tracker, text: &str| tracker.editor_said(text.as_bytes());
+    let server = |tracker: &mut Tracker, text: &str| tracker.server_said(text.as_bytes());
+    editor(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+    );
+    assert!(server(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    ));
+    editor(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+    );
+    let open = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"{uri}","text":""}}}}}}"#
+        )
+    };
+    let change = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didChange","params":{{"textDocument":{{"uri":"{uri}"}},"contentChanges":[]}}}}"#
+        )
+    };
+    let close = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didClose","params":{{"textDocument":{{"uri":"{uri}"}}}}}}"#
+        )
+    };
+    editor(&mut tracker, &open("file:///a"));
+    editor(&mut tracker, &change("file:///a"));
+    editor(&mut tracker, &open("file:///b"));
+    editor(&mut tracker, &close("file:///b"));
+    editor(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":"h","method":"textDocument/hover","params":{}}"#,
+    );
+    editor(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":{}}"#,
+    );
+    assert!(server(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":7,"result":null}"#
+    ));
+    assert_eq!(tracker.unreplayable(), None);
+
+    let answers = tracker.abandon("typescript");
+    assert_eq!(answers.len(), 1, "only the unanswered request");
+    let answer: serde_json::Value = serde_json::from_slice(&answers[0]).unwrap();
+    assert_eq!(answer["id"], "h");
+    assert_eq!(answer["error"]["code"], -32803);
+    let (initialize, rest) = tracker.replay();
+    assert!(
+        String::from_utf8(initialize.unwrap())
+            .unwrap()
+            .contains("initialize")
+    );
+    let rest: Vec<String> = rest
+        .into_iter()
+        .map(|body| String::from_utf8(body).unwrap())
+        .collect();
+    assert_eq!(rest.len(), 3, "{rest:?}");
+    assert!(rest[0].contains("initialized"));
+    assert_eq!(rest[1], open("file:///a"));
+    assert_eq!(rest[2], change("file:///a"));
+    // The new server's answer to the replayed `initialize` is the bridge's; the next is not.
+    assert!(!server(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    ));
+    assert!(server(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    ));
+
+    // A question of the server's still unanswered makes the session unreplayable.
+    assert!(server(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","id":3,"method":"workspace/configuration"}"#
+    ));
+    assert!(tracker.unreplayable().is_some());
+    editor(&mut tracker, r#"{"jsonrpc":"2.0","id":3,"result":[]}"#);
+    assert_eq!(tracker.unreplayable(), None);
+    editor(
+        &mut tracker,
+        r#"{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{}}"#,
+    );
+    assert!(tracker.unreplayable().is_some());
 }

@@ -8,4 +8,5 @@
 mod support;
 
 mod lsp;
+mod lsp_restart;
 mod mcp;

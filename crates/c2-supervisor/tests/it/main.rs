@@ -12,3 +12,4 @@ mod one_shot;
 mod shim;
 mod stress;
 mod support;
+mod usage;

@@ -142,6 +142,11 @@ impl LanguageServer {
         self.process.exited().await
     }
 
+    /// The host stopped it (its bundle unloaded, or it was stopped): its end is not a crash.
+    pub fn stopped_by_host(&self) -> bool {
+        !self.owner.is_current()
+    }
+
     /// The last stderr lines, for error messages.
     pub fn stderr_tail(&self) -> Vec<String> {
         self.process.stderr_tail()
