@@ -98,6 +98,7 @@ export interface RelayParams {
   "hub/search": { text: string; marketplace?: string };
   "hub/outdated": {};
   "hub/update": { id?: string; dryRun?: boolean };
+  "health/status": {};
 }
 
 /** What a client tells `relay/initialize` about itself. */

@@ -78,6 +78,7 @@ export const CLIENT_METHODS = Object.freeze({
   "hub/search": "search",
   "hub/outdated": "outdated",
   "hub/update": "update",
+  "health/status": "health",
 });
 
 /** What a connect to a socket that no service listens on fails with. */
