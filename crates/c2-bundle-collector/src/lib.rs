@@ -56,8 +56,8 @@ pub use mcp_paths::{
 };
 pub use scaffold::apply_scaffold;
 pub use store::{
-    CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
-    StoreOptions,
+    CatalogOrigin, DevelopmentEntry, DevelopmentHold, DevelopmentMark, InstallRequest,
+    InstalledRecord, Lease, ListedBundle, ReloadRecord, Retired, Store, StoreOptions,
 };
 pub use tree::FileEntry;
 pub use walk::{

@@ -33,7 +33,10 @@ use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::walk::{open_nofollow, read_bounded};
 
+mod development;
 mod stamps;
+
+pub use development::{DevelopmentEntry, DevelopmentHold, DevelopmentMark, ReloadRecord};
 
 const STAGING: &str = ".staging";
 const TRASH: &str = ".trash";

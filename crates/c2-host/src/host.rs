@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     pub(crate) generation: AtomicU64,
     /// What the host last published as its plugin list.
     pub(crate) view: Mutex<crate::sync::View>,
+    /// The development bundles this host holds (see development.rs).
+    pub(crate) development: Mutex<Vec<c2_bundle_collector::DevelopmentHold>>,
 }
 
 impl Shared {
@@ -457,6 +459,7 @@ impl PluginHost {
             watch: Mutex::new(None),
             generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
             view: Mutex::new(crate::sync::View::default()),
+            development: Mutex::new(Vec::new()),
             options,
         });
         let host = Self { shared };
@@ -479,6 +482,11 @@ impl PluginHost {
             // The first view is the baseline, not a change.
             let generation = host.shared.generation.load(Ordering::Acquire);
             host.publish_view(generation);
+        }
+        for id in host.shared.store.orphaned_development().unwrap_or_default() {
+            if let Err(error) = host.end_development(Some(&id)).await {
+                tracing::warn!("cannot remove the orphaned development bundle {id}: {error}");
+            }
         }
         host.start_watch();
         let weak = Arc::downgrade(&host.shared);
