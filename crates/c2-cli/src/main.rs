@@ -10,7 +10,6 @@ mod output;
 mod report;
 mod serve;
 mod session;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -82,6 +81,8 @@ enum Command {
     },
     /// Print the JSON Schema for plugin.json with extensions.dev.codetwo 1.2.0
     Schema,
+    /// Develop a bundle: install its working directory, reload it on every save until Ctrl-C
+    Dev(commands::dev::DevArgs),
     /// Validate and store a bundle from a directory, an archive, a git source or a catalog
     /// entry; runs nothing
     Install {
@@ -403,6 +404,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate { paths } => commands::validate::run(&mut out, paths),
         Command::Schema => commands::schema::run(&mut out),
+        Command::Dev(args) => commands::dev::run(&cli, &mut out, args),
         Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
         Command::New { name, lang, dir } => commands::new::run(
             &mut out,
@@ -788,7 +790,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             | Command::Check { .. }
             | Command::New { .. }
             | Command::Serve { .. }
-            | Command::Run { .. } => Ok(ExitCode::SUCCESS),
+            | Command::Run { .. }
+            | Command::Dev(_) => Ok(ExitCode::SUCCESS),
         }
     })
     .await;

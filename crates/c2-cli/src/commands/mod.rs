@@ -4,6 +4,7 @@
 
 pub(crate) mod catalog;
 pub(crate) mod check;
+pub(crate) mod dev;
 pub(crate) mod hub;
 pub(crate) mod install;
 pub(crate) mod invoke;
