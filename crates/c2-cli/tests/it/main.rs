@@ -8,6 +8,7 @@
 mod authoring;
 mod cli;
 mod components;
+mod dev;
 mod guards;
 mod host;
 mod hostile;

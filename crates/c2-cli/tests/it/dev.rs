@@ -1,0 +1,231 @@
+//! `c2-plugins dev` end to end: a copy of the Node pack developed while a second host
+//! (`serve`) holds it. Saves of the source and the manifest are live in both within a second
+//! of the debounce; a broken save keeps the last good version; SIGINT leaves nothing behind;
+//! a killed developer mode is cleaned by the next open of the store.
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::Sandbox;
+use crate::serve::{
+    Client, PATIENCE, alive, exit_code, runtime_pid, serve_on_socket, sigterm, socket_client,
+    wait_gone,
+};
+
+/// `dev`'s debounce (crates/c2-cli/src/commands/dev.rs).
+const DEBOUNCE: Duration = Duration::from_millis(250);
+/// How long after the debounce a save must be live in every host.
+const LIVE: Duration = Duration::from_secs(1);
+
+fn source(answer: &str, extra: bool) -> String {
+    let extra = if extra {
+        r#".command("hello.extra", async () => ({ extra: true }))"#
+    } else {
+        ""
+    };
+    format!(
+        "import {{ definePlugin }} from \"./c2-plugin-sdk.mjs\";\n\
+         definePlugin().command(\"hello.status\", async () => ({{ answer: \"{answer}\" }})){extra}.run();\n"
+    )
+}
+
+/// The pack's plugin.json with `hello.extra` added to its commands.
+fn with_extra_command(manifest: &str) -> String {
+    let mut manifest: Value = serde_json::from_str(manifest).unwrap();
+    manifest["extensions"]["dev.codetwo"]["commands"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "hello.extra", "title": "Extra"}));
+    serde_json::to_string_pretty(&manifest).unwrap()
+}
+
+fn spawn_dev(sandbox: &Sandbox, log: &str) -> Child {
+    let log = std::fs::File::create(sandbox.work.join(log)).unwrap();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs developer mode as an author would"
+    )]
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_c2-plugins"));
+    command
+        .args(["dev", "pack"])
+        .current_dir(&sandbox.work)
+        .env("HOME", &sandbox.home)
+        .env("C2_PLUGINS_DIR", &sandbox.plugins)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+fn read_log(sandbox: &Sandbox, log: &str) -> String {
+    let mut text = String::new();
+    std::fs::File::open(sandbox.work.join(log))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Waits (bounded) until the log holds `needle` `times` times.
+fn wait_log(sandbox: &Sandbox, log: &str, needle: &str, times: usize) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let text = read_log(sandbox, log);
+        if text.matches(needle).count() >= times {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no `{needle}` in the dev log:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `command` through the service until its result satisfies `check`; returns when.
+fn wait_answer(client: &mut Client, command: &str, check: impl Fn(&Value) -> bool) -> Instant {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let response = client.call("command/invoke", json!({"command": command}));
+        if check(&response["result"]) {
+            return Instant::now();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{command} never answered as expected: {response:#}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn kill(child: &Child, signal: &str) {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test signals developer mode as a terminal (or a crash) would"
+    )]
+    let status = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn development_marks(sandbox: &Sandbox) -> Vec<String> {
+    match std::fs::read_dir(sandbox.plugins.join(".development")) {
+        Ok(entries) => entries
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn in_process(sandbox: &Sandbox, command: &str) -> Value {
+    let run = sandbox.run(&["--format", "json", "invoke", "--no-service", command]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    run.json()["result"].clone()
+}
+
+#[test]
+fn dev_reloads_saves_in_every_host_keeps_the_last_good_version_and_leaves_nothing_behind() {
+    let sandbox = Sandbox::new();
+    let pack = sandbox.copy_hello_runtime("pack");
+    let manifest_path = pack.join("plugin.json");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    sandbox.write("pack/plugin.mjs", &source("one", false));
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+
+    let mut dev = spawn_dev(&sandbox, "dev.log");
+    let started = wait_log(&sandbox, "dev.log", "watching for saves", 1);
+    assert!(
+        started.contains("trusted while developer mode runs because you named this directory"),
+        "{started}"
+    );
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "one");
+    let listed = client.ok("plugins/list", json!({}));
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+
+    // A source edit is live in the service within a second of the debounce.
+    let saved = Instant::now();
+    sandbox.write("pack/plugin.mjs", &source("two", false));
+    let live = wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
+    assert!(
+        live - saved < DEBOUNCE + LIVE,
+        "the source edit took {:?}",
+        live - saved
+    );
+    wait_log(&sandbox, "dev.log", "reloaded", 1);
+    assert_eq!(in_process(&sandbox, "hello.status")["answer"], "two");
+
+    // A manifest edit (a new command) likewise.
+    let saved = Instant::now();
+    sandbox.write("pack/plugin.mjs", &source("two", true));
+    std::fs::write(&manifest_path, with_extra_command(&manifest)).unwrap();
+    let live = wait_answer(&mut client, "hello.extra", |r| r["extra"] == true);
+    assert!(
+        live - saved < DEBOUNCE + LIVE,
+        "the manifest edit took {:?}",
+        live - saved
+    );
+    assert_eq!(in_process(&sandbox, "hello.extra")["extra"], true);
+
+    // A broken save keeps the last good version answering, and its diagnostics are printed.
+    std::fs::write(&manifest_path, "{ \"name\": ").unwrap();
+    let log = wait_log(&sandbox, "dev.log", "kept the last good version", 1);
+    assert!(
+        log.contains("error["),
+        "the diagnostics are printed:\n{log}"
+    );
+    std::thread::sleep(DEBOUNCE + LIVE);
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
+    wait_answer(&mut client, "hello.extra", |r| r["extra"] == true);
+
+    // The next good save reloads.
+    std::fs::write(&manifest_path, with_extra_command(&manifest)).unwrap();
+    sandbox.write("pack/plugin.mjs", &source("three", true));
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "three");
+
+    // Ctrl-C: the development bundle leaves the store and every host; no process is left.
+    let pid = runtime_pid(&mut client, &id).expect("the service runs the bundle");
+    kill(&dev, "-INT");
+    assert_eq!(exit_code(&mut dev), 0, "{}", read_log(&sandbox, "dev.log"));
+    wait_log(&sandbox, "dev.log", "developer mode ended", 1);
+    wait_gone(pid);
+    let deadline = Instant::now() + PATIENCE;
+    while client.ok("plugins/list", json!({})) != json!([]) {
+        assert!(
+            Instant::now() < deadline,
+            "the service still lists the bundle"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!sandbox.plugins.join(&id).exists());
+    assert_eq!(development_marks(&sandbox), Vec::<String>::new());
+
+    // A crash (SIGKILL) is cleaned by the next open of the store.
+    let mut dev = spawn_dev(&sandbox, "dev-2.log");
+    wait_log(&sandbox, "dev-2.log", "watching for saves", 1);
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "three");
+    let pid = runtime_pid(&mut client, &id).expect("the service runs the bundle");
+    kill(&dev, "-KILL");
+    exit_code(&mut dev);
+    assert!(
+        alive(pid),
+        "the service keeps running the bundle until the store changes"
+    );
+    let listed = sandbox.run(&["--format", "json", "list"]);
+    assert_eq!(listed.code, 0, "{listed:#?}");
+    assert_eq!(listed.json()["result"], json!([]), "{listed:#?}");
+    assert!(!sandbox.plugins.join(&id).exists());
+    assert_eq!(development_marks(&sandbox), Vec::<String>::new());
+    wait_gone(pid);
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}
