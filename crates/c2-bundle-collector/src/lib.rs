@@ -47,7 +47,7 @@ pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
-pub use installed::{ensure_data_dir, read_installed_file};
+pub use installed::{data_dir, ensure_data_dir, read_installed_file};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};
@@ -56,8 +56,9 @@ pub use mcp_paths::{
 };
 pub use scaffold::apply_scaffold;
 pub use store::{
-    CatalogOrigin, DevelopmentEntry, DevelopmentHold, DevelopmentMark, InstallRequest,
-    InstalledRecord, Lease, ListedBundle, ReloadRecord, Retired, Store, StoreOptions,
+    CatalogOrigin, DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark,
+    InstallRequest, InstalledRecord, LastReload, Lease, ListedBundle, ReloadRecord, Retired, Store,
+    StoreOptions,
 };
 pub use tree::FileEntry;
 pub use walk::{

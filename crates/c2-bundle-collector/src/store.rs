@@ -36,7 +36,9 @@ use crate::walk::{open_nofollow, read_bounded};
 mod development;
 mod stamps;
 
-pub use development::{DevelopmentEntry, DevelopmentHold, DevelopmentMark, ReloadRecord};
+pub use development::{
+    DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark, LastReload, ReloadRecord,
+};
 
 const STAGING: &str = ".staging";
 const TRASH: &str = ".trash";

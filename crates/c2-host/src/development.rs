@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use c2_bundle_collector::{DevelopmentEntry, DevelopmentMark, ReloadRecord};
+use c2_bundle_collector::{DeveloperStatus, DevelopmentMark, ReloadRecord};
 
 use crate::host::{InstallOptions, InstallOutcome, PluginHost, lock};
 use crate::{ErrorKind, HostError};
@@ -42,8 +42,8 @@ impl PluginHost {
     }
 
     /// The store's development bundles, with whether their holder is alive.
-    pub fn developer_status(&self) -> Result<Vec<DevelopmentEntry>, HostError> {
-        Ok(self.shared.store.development()?)
+    pub fn developer_status(&self) -> Result<DeveloperStatus, HostError> {
+        Ok(self.shared.store.developer_status()?)
     }
 
     /// Ends developer mode for `id` (or every development bundle): uninstalls and releases it.

@@ -105,12 +105,40 @@ pub struct ReloadRecord {
 }
 
 /// One development bundle as [`Store::development`] finds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DevelopmentEntry {
     /// Its mark.
+    #[serde(flatten)]
     pub mark: DevelopmentMark,
     /// Whether the holding process is still alive (it holds the lease).
     pub held: bool,
+}
+
+/// Developer mode of a store: its development bundles and the latest reload among them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeveloperStatus {
+    /// Whether the store has any development bundle.
+    pub enabled: bool,
+    /// Whether any development bundle's holder is alive (and so watching its directory).
+    pub watching: bool,
+    /// The plugins directory.
+    pub plugins_dir: PathBuf,
+    /// Every development bundle, sorted by id.
+    pub bundles: Vec<DevelopmentEntry>,
+    /// The most recent reload of any of them.
+    pub last_reload: Option<LastReload>,
+}
+
+/// The most recent reload in a store: which bundle, and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastReload {
+    /// The reloaded bundles' installed ids.
+    pub plugins: Vec<String>,
+    /// The outcome.
+    #[serde(flatten)]
+    pub record: ReloadRecord,
 }
 
 /// The lease a developer-mode process holds on its development bundle; dropping it (or the
@@ -236,6 +264,26 @@ impl Store {
         }
         entries.sort_by(|a, b| a.mark.id.cmp(&b.mark.id));
         Ok(entries)
+    }
+
+    /// The store's developer mode: [`Store::development`] summed up.
+    pub fn developer_status(&self) -> Result<DeveloperStatus> {
+        let bundles = self.development()?;
+        let last_reload = bundles
+            .iter()
+            .filter_map(|entry| Some((&entry.mark.id, entry.mark.last_reload.as_ref()?)))
+            .max_by_key(|(_, record)| record.at_ms)
+            .map(|(id, record)| LastReload {
+                plugins: vec![id.clone()],
+                record: record.clone(),
+            });
+        Ok(DeveloperStatus {
+            enabled: !bundles.is_empty(),
+            watching: bundles.iter().any(|entry| entry.held),
+            plugins_dir: self.dir.clone(),
+            bundles,
+            last_reload,
+        })
     }
 
     /// The ids of development bundles whose holder is gone: a host opening the store removes
