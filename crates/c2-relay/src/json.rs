@@ -6,6 +6,8 @@
 //! whose numbers hold integers up to 2^53 exactly, so the relay sends every 64-bit revision
 //! and generation as a decimal string; the command line prints them as JSON numbers.
 
+mod dev;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -19,6 +21,8 @@ use c2_host::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+pub use dev::{dev_reloaded, developer_status};
 
 /// How 64-bit revisions and generations are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

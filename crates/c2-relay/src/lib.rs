@@ -41,6 +41,7 @@
 mod bridge;
 mod connection;
 mod describe;
+mod dev;
 mod error;
 mod events;
 mod lock;
@@ -59,6 +60,7 @@ pub use connection::{
     REQUEST_CANCELLED, VERSION_MISMATCH, error_object,
 };
 pub use describe::describe;
+pub use dev::{DEBOUNCE, DEV_RELOADED, DevWatch, watch_development};
 pub use error::Error;
 pub use events::{PUBLISHABLE, STORE_CHANGED};
 pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};

@@ -8,19 +8,15 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use c2_host::{PluginHost, Target};
-use notify::{RecursiveMode, Watcher};
+use c2_bundle_collector::DevelopmentMark;
+use c2_host::Target;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::output::{Failure, Out};
 use crate::session::{self, Session, StoreUse};
 use crate::{Cli, CmdResult};
-
-/// How long the directory must be quiet after a change before it is collected again.
-pub(crate) const DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// `dev`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -54,18 +50,21 @@ async fn develop(out: &mut Out, session: &Session, args: &DevArgs) -> CmdResult 
     // Signals are caught before anything is installed, so an early Ctrl-C still cleans up.
     let mut interrupt = signal(SignalKind::interrupt()).map_err(failure)?;
     let mut terminate = signal(SignalKind::terminate()).map_err(failure)?;
-    let (sender, mut saves) = mpsc::unbounded_channel();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|event| !event.kind.is_access()) {
-            let _ = sender.send(());
-        }
-    })
-    .map_err(failure)?;
-    watcher
-        .watch(&args.dir, RecursiveMode::Recursive)
-        .map_err(failure)?;
     let outcome = host.develop(&args.dir).await.map_err(session::failure)?;
     let id = outcome.record.id.clone();
+    let (sender, mut reloads) = mpsc::unbounded_channel();
+    let watching = c2_relay::watch_development(host.clone(), id.clone(), &args.dir, move |r| {
+        let _ = sender.send(r);
+    });
+    let watch = match watching {
+        Ok(watch) => watch,
+        Err(error) => {
+            host.end_development(Some(&id))
+                .await
+                .map_err(session::failure)?;
+            return Err(failure(error));
+        }
+    };
     if let Some(project) = &args.project {
         let target = Target::Project(project.clone());
         host.load_realm(&target).await.map_err(session::failure)?;
@@ -77,20 +76,22 @@ async fn develop(out: &mut Out, session: &Session, args: &DevArgs) -> CmdResult 
         args.dir.display(),
         session.store.display(),
     ));
-    let ended = loop {
+    let ended_here = loop {
         tokio::select! {
             _ = interrupt.recv() => break true,
             _ = terminate.recv() => break true,
-            save = saves.recv() => if save.is_none() { break true },
-        }
-        // Debounce: collect once the directory has been quiet for DEBOUNCE.
-        while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, saves.recv()).await {}
-        if !reload(out, host, &id).await {
-            break false;
+            reload = reloads.recv() => match reload {
+                Some(Ok(mark)) => report(out, &mark),
+                Some(Err(error)) => out.progress(&format!("cannot reload {id}: {error}")),
+                None => {
+                    out.progress(&format!("developer mode for {id} was ended elsewhere"));
+                    break false;
+                }
+            },
         }
     };
-    drop(watcher);
-    if ended {
+    drop(watch);
+    if ended_here {
         host.end_development(Some(&id))
             .await
             .map_err(session::failure)?;
@@ -102,37 +103,20 @@ async fn develop(out: &mut Out, session: &Session, args: &DevArgs) -> CmdResult 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reloads the development bundle and reports the outcome; `false` once it is no longer a
-/// development bundle (developer mode was turned off elsewhere).
-async fn reload(out: &mut Out, host: &PluginHost, id: &str) -> bool {
-    match host.reload_development(Some(id)).await {
-        Ok(marks) => {
-            for mark in marks {
-                let Some(record) = mark.last_reload else {
-                    continue;
-                };
-                if record.ok {
-                    out.progress(&format!("reloaded {id}"));
-                } else {
-                    out.progress(&format!(
-                        "kept the last good version of {id}: the saved bundle does not validate"
-                    ));
-                }
-                for line in &record.diagnostics {
-                    out.progress(&format!("  {line}"));
-                }
-            }
-            true
-        }
-        Err(error) if error.kind() == c2_host::ErrorKind::StoreFailed => {
-            out.progress(&format!(
-                "developer mode for {id} was ended elsewhere: {error}"
-            ));
-            false
-        }
-        Err(error) => {
-            out.progress(&format!("cannot reload {id}: {error}"));
-            true
-        }
+/// Prints one reload's outcome and its diagnostics.
+fn report(out: &mut Out, mark: &DevelopmentMark) {
+    let Some(record) = &mark.last_reload else {
+        return;
+    };
+    if record.ok {
+        out.progress(&format!("reloaded {}", mark.id));
+    } else {
+        out.progress(&format!(
+            "kept the last good version of {}: the saved bundle does not validate",
+            mark.id
+        ));
+    }
+    for line in &record.diagnostics {
+        out.progress(&format!("  {line}"));
     }
 }
