@@ -229,3 +229,67 @@ fn dev_reloads_saves_in_every_host_keeps_the_last_good_version_and_leaves_nothin
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
 }
+
+#[test]
+fn the_relay_develops_a_directory_publishes_each_reload_and_ends_developer_mode() {
+    let sandbox = Sandbox::new();
+    let pack = sandbox.copy_hello_runtime("pack");
+    let manifest_path = pack.join("plugin.json");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    sandbox.write("pack/plugin.mjs", &source("one", false));
+    let (mut service, socket) = serve_on_socket(&sandbox, "serve.log");
+    let mut client = socket_client(&socket);
+    client.ok("events/subscribe", json!({"event": "dev/reloaded"}));
+
+    let status = client.ok(
+        "plugins/setDeveloperMode",
+        json!({"enabled": true, "path": pack}),
+    );
+    assert_eq!(status["enabled"], true, "{status:#}");
+    assert_eq!(status["watching"], true, "{status:#}");
+    let id = status["bundles"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(status["bundles"][0]["held"], true, "{status:#}");
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "one");
+
+    // A save is reloaded by the service's own watch and published.
+    sandbox.write("pack/plugin.mjs", &source("two", false));
+    let reloaded = client.notification("events/event");
+    assert_eq!(reloaded["params"]["name"], "dev/reloaded", "{reloaded:#}");
+    assert_eq!(reloaded["params"]["payload"]["id"], id.as_str());
+    assert_eq!(reloaded["params"]["payload"]["ok"], true, "{reloaded:#}");
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
+
+    // A broken save is published with its diagnostics; the last good version keeps answering.
+    std::fs::write(&manifest_path, "{ \"name\": ").unwrap();
+    let refused = client.notification("events/event");
+    assert_eq!(refused["params"]["payload"]["ok"], false, "{refused:#}");
+    assert!(
+        refused["params"]["payload"]["diagnostics"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty()),
+        "{refused:#}"
+    );
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
+
+    // An explicit reload answers the status with the last reload's outcome.
+    std::fs::write(&manifest_path, &manifest).unwrap();
+    let _ = client.notification("events/event");
+    sandbox.write("pack/plugin.mjs", &source("three", false));
+    let status = client.ok("plugins/reloadDevelopment", json!({"id": id}));
+    assert_eq!(status["lastReload"]["ok"], true, "{status:#}");
+    assert_eq!(status["lastReload"]["plugins"], json!([id]), "{status:#}");
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "three");
+
+    // Ending developer mode removes the development bundle.
+    let pid = runtime_pid(&mut client, &id).expect("the service runs the bundle");
+    let status = client.ok("plugins/setDeveloperMode", json!({"enabled": false}));
+    assert_eq!(status["enabled"], false, "{status:#}");
+    assert_eq!(client.ok("plugins/list", json!({})), json!([]));
+    wait_gone(pid);
+    assert_eq!(development_marks(&sandbox), Vec::<String>::new());
+    let refused = client.call("plugins/setDeveloperMode", json!({"enabled": true}));
+    assert!(refused.get("error").is_some(), "{refused:#}");
+
+    sigterm(&service);
+    assert_eq!(exit_code(&mut service), 0);
+}

@@ -98,7 +98,7 @@ impl Client {
     }
 
     /// The next notification `method`, in arrival order.
-    fn notification(&mut self, method: &str) -> Value {
+    pub(crate) fn notification(&mut self, method: &str) -> Value {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(at) = self.notes.iter().position(|n| n["method"] == method) {
