@@ -25,6 +25,9 @@ export type RelayMethod =
   | "plugins/apply"
   | "plugins/runtimePid"
   | "plugins/refresh"
+  | "plugins/developerStatus"
+  | "plugins/setDeveloperMode"
+  | "plugins/reloadDevelopment"
   | "realm/catalog"
   | "realm/commands"
   | "command/invoke"
@@ -271,6 +274,46 @@ export interface StoreChanged {
   policy: string[];
 }
 
+/** One reload of a development bundle. */
+export interface ReloadRecord {
+  /** Milliseconds since the Unix epoch. */
+  atMs: number;
+  /** `false`: the saved content did not validate and the last good version keeps running. */
+  ok: boolean;
+  /** One `severity[code] file: message` line each. */
+  diagnostics: string[];
+}
+
+/** A development bundle: a working directory installed by developer mode. */
+export interface DevelopmentBundle {
+  id: string;
+  /** The working directory it is installed from. */
+  dir: string;
+  /** The process that holds it. */
+  pid: number;
+  sinceMs: number;
+  /** Whether the holding process is alive. */
+  held: boolean;
+  lastReload: ReloadRecord | null;
+}
+
+/** The store's developer mode (`plugins/developerStatus` and its siblings). */
+export interface DeveloperStatus {
+  enabled: boolean;
+  watching: boolean;
+  pluginsDir: string;
+  bundles: DevelopmentBundle[];
+  lastReload: (ReloadRecord & { plugins: string[] }) | null;
+}
+
+/** The payload of `dev/reloaded`. */
+export interface DevReloaded {
+  id: string;
+  ok: boolean;
+  diagnostics: string[];
+  atMs: number | null;
+}
+
 export interface ConnectorEvent {
   bundleId: string;
   connectorId: string;
@@ -423,6 +466,11 @@ export declare class RelayClient {
   invokeUi(id: string, ui: string, options?: UiInvokeOptions & { operation?: "render" }): Promise<HostActionsRender>;
   invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
+  developerStatus(): Promise<DeveloperStatus>;
+  /** `true` with `path` develops that working directory (trusted while held, watched); `false` ends developer mode. */
+  setDeveloperMode(enabled: boolean, path?: string): Promise<DeveloperStatus>;
+  reloadDevelopment(id?: string): Promise<DeveloperStatus>;
+  subscribe(event: "dev/reloaded", onEvent: (event: RelayEvent & { name: "dev/reloaded"; payload: DevReloaded }) => void): Promise<number>;
   subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void): Promise<number>;
   subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void): Promise<number>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void): Promise<number>;

@@ -351,6 +351,21 @@ export class RelayClient {
     return this.request("plugins/refresh", {});
   }
 
+  /** The store's developer mode: development bundles and the last reload. */
+  developerStatus() {
+    return this.request("plugins/developerStatus", {});
+  }
+
+  /** Develops the working directory `path` (`enabled` true), or ends developer mode (`false`). */
+  setDeveloperMode(enabled, path) {
+    return this.request("plugins/setDeveloperMode", path === undefined ? { enabled } : { enabled, path });
+  }
+
+  /** Collects one development bundle (`id`) or all of them again now. */
+  reloadDevelopment(id) {
+    return this.request("plugins/reloadDevelopment", id === undefined ? {} : { id });
+  }
+
   commands(project) {
     return this.request("realm/commands", withProject({}, project));
   }

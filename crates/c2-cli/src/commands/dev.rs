@@ -30,6 +30,10 @@ pub(crate) struct DevArgs {
 }
 
 pub(crate) fn run(cli: &Cli, out: &mut Out, args: &DevArgs) -> CmdResult {
+    // An invalid working directory is refused with its diagnostics before any store is opened.
+    if let Some(text) = args.dir.to_str() {
+        crate::commands::install::preflight(out, text)?;
+    }
     let (runtime, settings) = crate::runtime_and_settings(cli)?;
     let result = runtime.block_on(async {
         let session = Session::open(&settings, StoreUse::Create).await?;
