@@ -213,40 +213,7 @@ macro_rules! setters {
     };
 }
 
-/// Bounds of a `host.actions` document (plugin-standard.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct HostActionsLimits {
-    /// Actions per render.
-    pub max_actions: usize,
-    /// Serialized bytes of one action's `input`.
-    pub max_input_bytes: usize,
-    /// Characters of a label or accessibility label.
-    pub max_label_chars: usize,
-    /// Characters of a detail line.
-    pub max_detail_chars: usize,
-}
-
-impl Default for HostActionsLimits {
-    fn default() -> Self {
-        Self {
-            max_actions: 8,
-            max_input_bytes: 4 * 1024,
-            max_label_chars: 80,
-            max_detail_chars: 300,
-        }
-    }
-}
-
-impl HostActionsLimits {
-    setters! {
-        "HostActionsLimits";
-        with_max_actions => max_actions: usize,
-        with_max_input_bytes => max_input_bytes: usize,
-        with_max_label_chars => max_label_chars: usize,
-        with_max_detail_chars => max_detail_chars: usize,
-    }
-}
+pub use c2_manifest::HostActionsLimits;
 
 impl HostOptions {
     /// The defaults (see each field) for a store at `plugins_dir`.

@@ -53,7 +53,7 @@ pub(crate) use crate::bundle::InstalledBundle;
 pub(crate) use crate::components::{component_id, realm_scope};
 pub(crate) use crate::error::{Advice, ErrorKind, HostError};
 pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
-pub(crate) use crate::options::{HostActionsLimits, HostOptions};
+pub(crate) use crate::options::HostOptions;
 pub(crate) use crate::paths::{Project, data_dir};
 pub(crate) use crate::states::UiOperation;
 

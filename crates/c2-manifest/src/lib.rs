@@ -21,6 +21,7 @@ mod codes;
 mod diagnostic;
 mod error;
 mod frontmatter;
+mod host_actions;
 mod json;
 mod manifest;
 mod marketplace;
@@ -39,6 +40,7 @@ pub use codes::CODES;
 pub use diagnostic::{BundleDiagnostic, Diagnostic, Severity};
 pub use error::Error;
 pub use frontmatter::{Frontmatter, FrontmatterValue, parse_frontmatter};
+pub use host_actions::{HostAction, HostActionsLimits, validate_host_actions};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,
