@@ -46,6 +46,16 @@ impl PluginHost {
         Ok(self.shared.store.developer_status()?)
     }
 
+    /// Removes the development bundles whose holder is gone (it crashed or was killed): run
+    /// by every open of the store, so none outlives its developer mode.
+    pub(crate) async fn remove_orphaned_development(&self) {
+        for id in self.shared.store.orphaned_development().unwrap_or_default() {
+            if let Err(error) = self.end_development(Some(&id)).await {
+                tracing::warn!("cannot remove the orphaned development bundle {id}: {error}");
+            }
+        }
+    }
+
     /// Ends developer mode for `id` (or every development bundle): uninstalls and releases it.
     pub async fn end_development(&self, id: Option<&str>) -> Result<Vec<String>, HostError> {
         let mut ended = Vec::new();

@@ -483,11 +483,7 @@ impl PluginHost {
             let generation = host.shared.generation.load(Ordering::Acquire);
             host.publish_view(generation);
         }
-        for id in host.shared.store.orphaned_development().unwrap_or_default() {
-            if let Err(error) = host.end_development(Some(&id)).await {
-                tracing::warn!("cannot remove the orphaned development bundle {id}: {error}");
-            }
-        }
+        host.remove_orphaned_development().await;
         host.start_watch();
         let weak = Arc::downgrade(&host.shared);
         let every = host.shared.options.reap_interval;
