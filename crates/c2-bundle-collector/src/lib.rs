@@ -9,10 +9,12 @@
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
-//! access to a bundle: [`read_installed_file`], [`ensure_data_dir`] and the Agent Plugins §9
-//! path resolution of a stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch
-//! runs but starts nothing. c2-host, the c2-plugins CLI and xtask may depend on it; it depends
-//! only on c2-manifest.
+//! access to a bundle: [`read_installed_file`], the data directories ([`data_dir`],
+//! [`ensure_data_dir`]) and the Agent Plugins §9 path resolution of a stdio MCP server
+//! ([`resolve_mcp_stdio`]), which resolves what a launch runs but starts nothing. The store
+//! also keeps developer mode's marks ([`Store::hold_development`]): which installed bundles are
+//! development bundles, each held by a lock that dies with its process. c2-host, the
+//! c2-plugins CLI and xtask may depend on it; it depends only on c2-manifest.
 //!
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].

@@ -1,7 +1,8 @@
 //! c2-manifest parses and validates the documents a C2 bundle declares itself with:
 //! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`,
 //! the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
-//! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
+//! file ([`parse_frontmatter`]); it also checks the `host.actions` documents a runtime renders
+//! ([`validate_host_actions`]). Every validator is pure: it takes text and options and returns
 //! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
 //! pointer, and a line and column. It deliberately does no IO: it never opens a
 //! path, walks a bundle, checks that an executable exists, or fetches a schema (that is

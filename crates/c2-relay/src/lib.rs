@@ -1,6 +1,8 @@
 //! The host's faces to outside clients: the relay service of docs/relay.md as a library, the one
 //! JSON vocabulary in which the host's results leave the process, and the LSP and MCP stdio
 //! bridges that join an editor's or an MCP client's streams to a server the host started.
+//! It also runs developer mode's watcher ([`watch_development`]): a development bundle's
+//! working directory is watched and each save reloads it through the host.
 //!
 //! [`Relay`] serves a live [`c2_host::PluginHost`] to frontends over JSON-RPC 2.0, one JSON
 //! object per line, through c2-protocol's `Peer` (its frame limit, in-flight bounds and
