@@ -1087,9 +1087,6 @@ impl PluginHost {
             (record, previous.is_some(), retired)
         };
         let (record, replaced, retired) = (record, replaced, retired);
-        if let Some(retired) = retired {
-            self.finish_retired(retired).await;
-        }
         // The bundle is stored whatever happens here: a choice that cannot be dropped now
         // (the policy refused the write) is named, and matches nothing in the new content.
         let dropped_choices = if replaced {
@@ -1124,6 +1121,11 @@ impl PluginHost {
         }
         if options.enable {
             self.change(module, Scope::User, ChangeKind::Enable).await?;
+        }
+        // Last, so the trust and enablement of new content reach other hosts without waiting
+        // for them to let go of the old tree.
+        if let Some(retired) = retired {
+            self.finish_retired(retired).await;
         }
         Ok(InstallOutcome {
             record,
