@@ -104,6 +104,28 @@ fn wait_answer(client: &mut Client, command: &str, check: impl Fn(&Value) -> boo
     }
 }
 
+/// Polls the service's listing until it holds the bundle trusted with content other than
+/// `old` (the saved content is loaded, runnable, and its next call starts it); returns that
+/// digest and when. The first call's process start is not part of the reload.
+fn wait_reloaded(client: &mut Client, old: &str) -> (String, Instant) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let listed = client.ok("plugins/list", json!({}));
+        let bundle = &listed[0];
+        if bundle["trusted"] == true && bundle["digest"].as_str().is_some_and(|d| d != old) {
+            return (
+                bundle["digest"].as_str().unwrap().to_owned(),
+                Instant::now(),
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the service never reloaded: {listed:#}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn kill(child: &Child, signal: &str) {
     #[expect(
         clippy::disallowed_methods,
@@ -150,17 +172,19 @@ fn dev_reloads_saves_in_every_host_keeps_the_last_good_version_and_leaves_nothin
     wait_answer(&mut client, "hello.status", |r| r["answer"] == "one");
     let listed = client.ok("plugins/list", json!({}));
     let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let digest = listed[0]["digest"].as_str().unwrap().to_owned();
 
     // A source edit is live in the service within a second of the debounce.
     let saved = Instant::now();
     sandbox.write("pack/plugin.mjs", &source("two", false));
-    let live = wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
+    let (digest, live) = wait_reloaded(&mut client, &digest);
     println!("the source edit was live after {:?}", live - saved);
     assert!(
         live - saved < DEBOUNCE + LIVE,
         "the source edit took {:?}",
         live - saved
     );
+    wait_answer(&mut client, "hello.status", |r| r["answer"] == "two");
     wait_log(&sandbox, "dev.log", "reloaded", 1);
     assert_eq!(in_process(&sandbox, "hello.status")["answer"], "two");
 
@@ -168,13 +192,23 @@ fn dev_reloads_saves_in_every_host_keeps_the_last_good_version_and_leaves_nothin
     let saved = Instant::now();
     sandbox.write("pack/plugin.mjs", &source("two", true));
     std::fs::write(&manifest_path, with_extra_command(&manifest)).unwrap();
-    let live = wait_answer(&mut client, "hello.extra", |r| r["extra"] == true);
+    let (_, live) = wait_reloaded(&mut client, &digest);
     println!("the manifest edit was live after {:?}", live - saved);
     assert!(
         live - saved < DEBOUNCE + LIVE,
         "the manifest edit took {:?}",
         live - saved
     );
+    let commands = client.ok("realm/commands", json!({}));
+    assert!(
+        commands
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "hello.extra"),
+        "{commands:#}"
+    );
+    wait_answer(&mut client, "hello.extra", |r| r["extra"] == true);
     assert_eq!(in_process(&sandbox, "hello.extra")["extra"], true);
 
     // A broken save keeps the last good version answering, and its diagnostics are printed.
