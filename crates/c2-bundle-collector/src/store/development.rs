@@ -330,8 +330,9 @@ impl Store {
 
 /// Whether a live process holds the lock on `path` (a missing file is held by nobody).
 fn is_held(path: &Path) -> Result<bool> {
+    // Read-only: a lock needs no write access, so a read-only store is read too.
     let file = match OpenOptions::new()
-        .write(true)
+        .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)
     {
