@@ -56,6 +56,20 @@ impl PluginHost {
         }
     }
 
+    /// Ends developer mode for the development bundles this host holds: its shutdown does, so
+    /// they leave every host with it.
+    pub(crate) async fn end_held_development(&self) {
+        let held: Vec<String> = lock(&self.shared.development)
+            .iter()
+            .map(|hold| hold.id().to_owned())
+            .collect();
+        for id in held {
+            if let Err(error) = self.end_development(Some(&id)).await {
+                tracing::warn!("cannot end developer mode for {id}: {error}");
+            }
+        }
+    }
+
     /// Ends developer mode for `id` (or every development bundle): uninstalls and releases it.
     pub async fn end_development(&self, id: Option<&str>) -> Result<Vec<String>, HostError> {
         let mut ended = Vec::new();

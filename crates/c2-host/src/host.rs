@@ -1682,9 +1682,10 @@ impl PluginHost {
         Ok(self.bundle(id)?.instance(&realm).and_then(|i| i.pid()))
     }
 
-    /// Unloads everything: every command disappears and every plugin process group is stopped,
-    /// awaited. The host is unusable afterwards.
+    /// Ends the developer mode it holds, then unloads everything: every command disappears and
+    /// every plugin process group is stopped, awaited. The host is unusable afterwards.
     pub async fn shutdown(&self) {
+        self.end_held_development().await;
         let _changes = self.shared.changes.lock().await;
         // No refresh may bring anything back up.
         let watch = lock(&self.shared.watch).take();

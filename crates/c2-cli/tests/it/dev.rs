@@ -337,6 +337,14 @@ fn the_relay_develops_a_directory_publishes_each_reload_and_ends_developer_mode(
     let refused = client.call("plugins/setDeveloperMode", json!({"enabled": true}));
     assert!(refused.get("error").is_some(), "{refused:#}");
 
+    // The service's shutdown ends the developer mode it holds.
+    client.ok(
+        "plugins/setDeveloperMode",
+        json!({"enabled": true, "path": pack}),
+    );
+    assert!(sandbox.plugins.join(&id).exists());
     sigterm(&service);
     assert_eq!(exit_code(&mut service), 0);
+    assert!(!sandbox.plugins.join(&id).exists());
+    assert_eq!(development_marks(&sandbox), Vec::<String>::new());
 }
