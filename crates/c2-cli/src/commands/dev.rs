@@ -7,7 +7,6 @@
 //! dies instead, the next host to open the store removes it.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use c2_bundle_collector::DevelopmentMark;
 use c2_host::Target;
@@ -104,7 +103,9 @@ async fn develop(out: &mut Out, session: &Session, args: &DevArgs) -> CmdResult 
             session.store.display()
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    // One document when it ends: the development bundle and whether this command removed it.
+    let result = serde_json::json!({ "id": id, "removed": ended_here });
+    Ok(out.success(result, ""))
 }
 
 /// Prints one reload's outcome and its diagnostics.
