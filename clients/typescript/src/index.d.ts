@@ -33,6 +33,9 @@ export type RelayMethod =
   | "plugins/runtimePid"
   | "plugins/refresh"
   | "health/status"
+  | "plugins/developerStatus"
+  | "plugins/setDeveloperMode"
+  | "plugins/reloadDevelopment"
   | "realm/catalog"
   | "realm/commands"
   | "command/invoke"
@@ -99,6 +102,9 @@ export interface RelayParams {
   "hub/outdated": {};
   "hub/update": { id?: string; dryRun?: boolean };
   "health/status": {};
+  "plugins/developerStatus": {};
+  "plugins/setDeveloperMode": { enabled: boolean; path?: string };
+  "plugins/reloadDevelopment": { id?: string };
 }
 
 /** What a client tells `relay/initialize` about itself. */
@@ -500,6 +506,46 @@ export interface HealthStatus {
   runtimes: RuntimeHealth[];
 }
 
+/** One reload of a development bundle. */
+export interface ReloadRecord {
+  /** Milliseconds since the Unix epoch. */
+  atMs: number;
+  /** `false`: the saved content did not validate and the last good version keeps running. */
+  ok: boolean;
+  /** One `severity[code] file: message` line each. */
+  diagnostics: string[];
+}
+
+/** A development bundle: a working directory installed by developer mode. */
+export interface DevelopmentBundle {
+  id: string;
+  /** The working directory it is installed from. */
+  dir: string;
+  /** The process that holds it. */
+  pid: number;
+  sinceMs: number;
+  /** Whether the holding process is alive. */
+  held: boolean;
+  lastReload: ReloadRecord | null;
+}
+
+/** The store's developer mode (`plugins/developerStatus` and its siblings). */
+export interface DeveloperStatus {
+  enabled: boolean;
+  watching: boolean;
+  pluginsDir: string;
+  bundles: DevelopmentBundle[];
+  lastReload: (ReloadRecord & { plugins: string[] }) | null;
+}
+
+/** The payload of `dev/reloaded`. */
+export interface DevReloaded {
+  id: string;
+  ok: boolean;
+  diagnostics: string[];
+  atMs: number | null;
+}
+
 export interface ConnectorEvent {
   bundleId: string;
   connectorId: string;
@@ -779,12 +825,18 @@ export declare class RelayClient {
   invokeUi(id: string, ui: string, options?: UiInvokeOptions & { operation?: "render" }): Promise<HostActionsRender>;
   invokeUi<T = unknown>(id: string, ui: string, options: UiInvokeOptions & { operation: "invoke"; actionId: string }): Promise<T>;
   refresh(): Promise<{ changed: StoreChanged | null }>;
+  developerStatus(): Promise<DeveloperStatus>;
+  /** `true` with `path` develops that working directory (trusted while held, watched); `false` ends developer mode. */
+  setDeveloperMode(enabled: boolean, path?: string): Promise<DeveloperStatus>;
+  reloadDevelopment(id?: string): Promise<DeveloperStatus>;
+  subscribe(event: "dev/reloaded", onEvent: (event: RelayEvent & { name: "dev/reloaded"; payload: DevReloaded }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: "store/changed", onEvent: (event: RelayEvent & { name: "store/changed"; payload: StoreChanged }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: "health/changed", onEvent: (event: RelayEvent & { name: "health/changed"; payload: HealthStatus }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: "connector/event", onEvent: (event: RelayEvent & { name: "connector/event"; payload: ConnectorEvent }) => void, options?: SubscribeOptions): Promise<number>;
   subscribe(event: string, onEvent: (event: RelayEvent) => void, options?: SubscribeOptions): Promise<number>;
   events(event: "store/changed", options?: EventsOptions): EventStream<StoreChanged>;
   events(event: "health/changed", options?: EventsOptions): EventStream<HealthStatus>;
+  events(event: "dev/reloaded", options?: EventsOptions): EventStream<DevReloaded>;
   events(event: "connector/event", options?: EventsOptions): EventStream<ConnectorEvent>;
   events(event: string, options?: EventsOptions): EventStream;
   unsubscribe(subscription: number): Promise<boolean>;

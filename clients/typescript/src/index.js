@@ -79,6 +79,9 @@ export const CLIENT_METHODS = Object.freeze({
   "hub/outdated": "outdated",
   "hub/update": "update",
   "health/status": "health",
+  "plugins/developerStatus": "developerStatus",
+  "plugins/setDeveloperMode": "setDeveloperMode",
+  "plugins/reloadDevelopment": "reloadDevelopment",
 });
 
 /** What a connect to a socket that no service listens on fails with. */
@@ -702,6 +705,21 @@ export class RelayClient {
   /** Looks at the store and policy again now: `{changed}`, a `StoreChanged` or `null`. */
   refresh() {
     return this.request("plugins/refresh", {});
+  }
+
+  /** The store's developer mode: development bundles and the last reload. */
+  developerStatus() {
+    return this.request("plugins/developerStatus", {});
+  }
+
+  /** Develops the working directory `path` (`enabled` true), or ends developer mode (`false`). */
+  setDeveloperMode(enabled, path) {
+    return this.request("plugins/setDeveloperMode", path === undefined ? { enabled } : { enabled, path });
+  }
+
+  /** Collects one development bundle (`id`) or all of them again now. */
+  reloadDevelopment(id) {
+    return this.request("plugins/reloadDevelopment", id === undefined ? {} : { id });
   }
 
   commands(project) {

@@ -111,6 +111,14 @@ pub enum Error {
         /// Its limit in bytes.
         limit: u64,
     },
+    /// Another live process holds the bundle in developer mode.
+    #[error("{id} is already held by developer mode{}", pid.map(|pid| format!(" in process {pid}")).unwrap_or_default())]
+    DevelopmentHeld {
+        /// The installed id.
+        id: String,
+        /// The holder's process id, when its mark is readable.
+        pid: Option<u32>,
+    },
 }
 
 impl Error {

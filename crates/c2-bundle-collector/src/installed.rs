@@ -2,7 +2,7 @@
 //! access to a bundle after install goes through here, bounded and without following links.
 
 use std::io::{Error as IoError, ErrorKind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::walk::{SubdirectoryRefusal, read_contained_file};
 
@@ -35,6 +35,17 @@ fn open_error(path: &Path) -> IoError {
     match crate::walk::open_nofollow(path) {
         Err(error) => error,
         Ok(_) => IoError::new(ErrorKind::NotFound, "the file changed while it was read"),
+    }
+}
+
+/// The data directory of a bundle instance: `<plugins-dir>/.data/<id>` for the user instance,
+/// `<plugins-dir>/.data/<id>/projects/<hash>` for a project's (`project_hash` is the
+/// project's BLAKE3 hash).
+pub fn data_dir(plugins_dir: &Path, installed_id: &str, project_hash: Option<&str>) -> PathBuf {
+    let base = plugins_dir.join(".data").join(installed_id);
+    match project_hash {
+        None => base,
+        Some(hash) => base.join("projects").join(hash),
     }
 }
 

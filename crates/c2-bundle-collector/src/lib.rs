@@ -14,11 +14,13 @@
 //! It deliberately runs nothing from a bundle, spawns no process, keeps no policy (trust,
 //! enablement) and fetches nothing: a git source is cloned by the host, which hands the
 //! checkout here with a [`SourceIdentity::git`]. After install it is also the host's only file
-//! access to a bundle: [`read_installed_file`], [`ensure_data_dir`], [`remove_data_dir`] and the Agent Plugins §9
-//! path resolution of a stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch
-//! runs but starts nothing, and what a bundle offers a session ([`read_parts`] then
-//! [`read_library`]). c2-host, the c2-plugins CLI and xtask may depend on it; it depends
-//! only on c2-manifest.
+//! access to a bundle: [`read_installed_file`], the data directories ([`data_dir`],
+//! [`ensure_data_dir`], [`remove_data_dir`]) and the Agent Plugins §9 path resolution of a
+//! stdio MCP server ([`resolve_mcp_stdio`]), which resolves what a launch runs but starts
+//! nothing, and what a bundle offers a session ([`read_parts`] then [`read_library`]). The
+//! store also keeps developer mode's marks ([`Store::hold_development`]): which installed
+//! bundles are development bundles, each held by a lock that dies with its process. c2-host,
+//! the c2-plugins CLI and xtask may depend on it; it depends only on c2-manifest.
 //!
 //! Typical use: [`collect`] a path, show its diagnostics and [`Inventory`], then
 //! [`Store::install`] it if [`CollectedBundle::is_valid`].
@@ -60,7 +62,7 @@ pub use digest::{SourceIdentity, content_digest, installed_id};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
-pub use installed::{ensure_data_dir, read_installed_file, remove_data_dir};
+pub use installed::{data_dir, ensure_data_dir, read_installed_file, remove_data_dir};
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use library::{
     BundleLibrary, LIBRARY_FOLDERS, LibraryKind, LibraryPart, SCENE_MAJOR, SceneKind, ScenePart,
@@ -74,7 +76,8 @@ pub use mcp_paths::{
 pub use provenance::{NpmProvenance, Provenance, ProvenanceKind, rfc3339};
 pub use scaffold::apply_scaffold;
 pub use store::{
-    CatalogOrigin, InstallRequest, InstalledRecord, Lease, ListedBundle, Retired, Store,
+    CatalogOrigin, DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark,
+    InstallRequest, InstalledRecord, LastReload, Lease, ListedBundle, ReloadRecord, Retired, Store,
     StoreOptions,
 };
 pub use surface::{

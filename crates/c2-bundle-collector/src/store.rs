@@ -10,6 +10,8 @@
 //! A host that has a bundle loaded holds a shared [`Lease`] on `<dir>/<id>/lease`. A tree that
 //! leaves the store (uninstall, replace) is deleted only once no lease on it is held
 //! ([`Retired`]); the lock is on the file itself, so it follows the tree into the trash.
+//!
+//! `<dir>/.development/` marks development bundles (developer mode, see development.rs).
 #![expect(
     clippy::disallowed_methods,
     reason = "this module is the store's file IO"
@@ -35,7 +37,12 @@ use crate::provenance::Provenance;
 use crate::surface::UpdateReview;
 use crate::walk::{open_nofollow, read_bounded};
 
+mod development;
 mod stamps;
+
+pub use development::{
+    DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark, LastReload, ReloadRecord,
+};
 
 const STAGING: &str = ".staging";
 const TRASH: &str = ".trash";

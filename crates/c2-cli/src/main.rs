@@ -10,7 +10,6 @@ mod output;
 mod report;
 mod serve;
 mod session;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,6 +65,8 @@ enum Command {
     },
     /// Print the JSON Schema for plugin.json with extensions.dev.codetwo 1.2.0
     Schema,
+    /// Develop a bundle: install its working directory, reload it on every save until Ctrl-C
+    Dev(commands::dev::DevArgs),
     /// Validate and store a bundle from a directory, an archive, a git source or a catalog
     /// entry; runs nothing
     Install {
@@ -397,6 +398,7 @@ fn main() -> ExitCode {
         Command::Block(args) => commands::block::block(&mut out, cli.plugins_dir.as_deref(), args),
         Command::Unblock(a) => commands::block::unblock(&mut out, cli.plugins_dir.as_deref(), a),
         Command::Replay(args) => commands::replay::run(&mut out, args, cli.handshake_timeout),
+        Command::Dev(args) => commands::dev::run(&cli, &mut out, args),
         Command::Check { bundle } => commands::check::run(&mut out, bundle, cli.handshake_timeout),
         Command::New { name, lang, dir } => commands::new::run(
             &mut out,
@@ -788,7 +790,8 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
             | Command::New { .. }
             | Command::Serve { .. }
             | Command::Replay(_)
-            | Command::Run { .. } => Ok(ExitCode::SUCCESS),
+            | Command::Run { .. }
+            | Command::Dev(_) => Ok(ExitCode::SUCCESS),
         }
     })
     .await;

@@ -64,6 +64,8 @@ pub(crate) struct Shared {
     pub(crate) generation: AtomicU64,
     /// What the host last published as its plugin list.
     pub(crate) view: Mutex<crate::sync::View>,
+    /// The development bundles this host holds (see development.rs).
+    pub(crate) development: Mutex<Vec<c2_bundle_collector::DevelopmentHold>>,
 }
 
 impl Shared {
@@ -411,6 +413,7 @@ impl PluginHost {
             watch: Mutex::new(None),
             generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
             view: Mutex::new(crate::sync::View::default()),
+            development: Mutex::new(Vec::new()),
             options,
         });
         let host = Self { shared };
@@ -434,6 +437,7 @@ impl PluginHost {
             let generation = host.shared.generation.load(Ordering::Acquire);
             host.publish_view(generation);
         }
+        host.remove_orphaned_development().await;
         host.start_watch();
         let weak = Arc::downgrade(&host.shared);
         let every = host.shared.options.reap_interval;
@@ -1050,9 +1054,6 @@ impl PluginHost {
             (record, previous.is_some(), retired)
         };
         let (record, replaced, retired) = (record, replaced, retired);
-        if let Some(retired) = retired {
-            self.finish_retired(retired).await;
-        }
         // The bundle is stored whatever happens here: a choice that cannot be dropped now
         // (the policy refused the write) is named, and matches nothing in the new content.
         let dropped_choices = if replaced {
@@ -1087,6 +1088,11 @@ impl PluginHost {
         }
         if options.enable {
             self.change(module, Scope::User, ChangeKind::Enable).await?;
+        }
+        // Last, so the trust and enablement of new content reach other hosts without waiting
+        // for them to let go of the old tree.
+        if let Some(retired) = retired {
+            self.finish_retired(retired).await;
         }
         Ok(InstallOutcome {
             record,
@@ -1671,9 +1677,10 @@ impl PluginHost {
         Ok(self.bundle(id)?.instance(&realm).and_then(|i| i.pid()))
     }
 
-    /// Unloads everything: every command disappears and every plugin process group is stopped,
-    /// awaited. The host is unusable afterwards.
+    /// Ends the developer mode it holds, then unloads everything: every command disappears and
+    /// every plugin process group is stopped, awaited. The host is unusable afterwards.
     pub async fn shutdown(&self) {
+        self.end_held_development().await;
         let _changes = self.shared.changes.lock().await;
         // No refresh may bring anything back up.
         let watch = lock(&self.shared.watch).take();

@@ -29,6 +29,7 @@ mod builtins;
 mod bundle;
 mod components;
 mod contributions;
+mod development;
 mod env;
 mod error;
 mod events;

@@ -59,18 +59,8 @@ impl Project {
     }
 }
 
-/// The data directory of a bundle instance: user-scoped when `project_hash` is `None`.
-pub(crate) fn data_dir(
-    plugins_dir: &Path,
-    installed_id: &str,
-    project_hash: Option<&str>,
-) -> PathBuf {
-    let base = plugins_dir.join(".data").join(installed_id);
-    match project_hash {
-        None => base,
-        Some(hash) => base.join("projects").join(hash),
-    }
-}
+/// The data directory of a bundle instance (the store's layout).
+pub(crate) use c2_bundle_collector::data_dir;
 
 #[cfg(test)]
 #[expect(
@@ -102,15 +92,5 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let error = Project::normalize(&file).unwrap_err().to_string();
         assert!(error.contains("not a directory"), "{error}");
-    }
-
-    #[test]
-    fn data_dirs_follow_the_store_layout() {
-        let root = Path::new("/p");
-        assert_eq!(data_dir(root, "x-1", None), Path::new("/p/.data/x-1"));
-        assert_eq!(
-            data_dir(root, "x-1", Some("ab")),
-            Path::new("/p/.data/x-1/projects/ab")
-        );
     }
 }

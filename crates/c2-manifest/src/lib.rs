@@ -1,14 +1,16 @@
 //! c2-manifest parses and validates the documents a C2 bundle declares itself with:
 //! `plugin.json` (Agent Plugins 1.0.0 plus `extensions.dev.codetwo` 1.2.0), `marketplace.json`
-//! (and the Claude Code and Codex catalog formats, [`validate_catalog`]), the root `mcp.json` and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown
-//! file ([`parse_frontmatter`]). Every validator is pure: it takes text and options and returns
+//! (and the Claude Code and Codex catalog formats, [`validate_catalog`]), the root `mcp.json`
+//! and `SKILL.md` frontmatter, and reads the frontmatter of any Markdown file
+//! ([`parse_frontmatter`]); it also checks the `host.actions` documents a runtime renders
+//! ([`validate_host_actions`]). Every validator is pure: it takes text and options and returns
 //! a typed value (when valid) with every diagnostic, each carrying a stable code, a JSON
 //! pointer, and a line and column. The same pure checks find hidden text (bidirectional
 //! controls and invisible characters: warnings in text, errors in identifiers,
-//! [`scan_hidden_text`]) and look-alike names ([`lookalike`]). It deliberately does no IO: it never opens a
-//! path, walks a bundle, checks that an executable exists, or fetches a schema (that is
-//! c2-bundle-collector's job, which calls in here with the text it read). Any crate may depend
-//! on it; it depends on no other c2 crate.
+//! [`scan_hidden_text`]) and look-alike names ([`lookalike`]). It deliberately does no IO: it
+//! never opens a path, walks a bundle, checks that an executable exists, or fetches a schema
+//! (that is c2-bundle-collector's job, which calls in here with the text it read). Any crate may
+//! depend on it; it depends on no other c2 crate.
 //!
 //! Diagnostic codes are listed in [`CODES`]. The conformance corpus lives in `test_data/{ok,err}/`
 //! with an insta snapshot (`diagnostics.snap`) beside each case; review changes with

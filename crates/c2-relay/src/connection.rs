@@ -55,6 +55,8 @@ pub(crate) struct Service {
     pub(crate) max_subscriptions: usize,
     /// The name `relay/initialize` answers ([`crate::RelayOptions::server_name`]).
     pub(crate) server_name: &'static str,
+    /// The working directories clients develop, watched by id (`plugins/setDeveloperMode`).
+    pub(crate) dev: crate::dev::Watches,
 }
 
 /// Numbers the connections of this process, for their `host.actions` session keys.
@@ -490,6 +492,22 @@ impl Connection {
                 Ok(json!({ "changed": changed.map(|c| json::store_changed(&c, wire)) }))
             }
             Call::HealthStatus => Ok(json::health(&host.health())),
+            Call::PluginsDeveloperStatus => crate::dev::status(host),
+            Call::PluginsSetDeveloperMode(p) => {
+                let dev = &self.service.dev;
+                crate::dev::set_mode(host, dev, p.enabled, p.path.as_deref()).await
+            }
+            Call::PluginsReloadDevelopment(p) => {
+                for mark in host
+                    .reload_development(p.id.as_deref())
+                    .await
+                    .map_err(error_object)?
+                {
+                    host.kernel()
+                        .emit(crate::dev::DEV_RELOADED, json::dev_reloaded(&mark));
+                }
+                crate::dev::status(host)
+            }
             Call::RealmCatalog(p) => {
                 let rows = host.catalog(&target(p.project)).map_err(error_object)?;
                 Ok(json::catalog_rows(&rows, wire))

@@ -109,6 +109,24 @@ pub(crate) const DESCRIPTION: &[(&str, &str, &[Param])] = &[
         "Every plugin runtime's health, per bundle and realm",
         &[],
     ),
+    (
+        "plugins/developerStatus",
+        "The store's development bundles and their last reload",
+        &[],
+    ),
+    (
+        "plugins/setDeveloperMode",
+        "Develop a working directory (installed, trusted while held, watched), or end developer mode",
+        &[
+            ("enabled", "boolean", true, "false"),
+            ("path", "string", false, r#""/nonexistent/bundle""#),
+        ],
+    ),
+    (
+        "plugins/reloadDevelopment",
+        "Collect development bundles again and reload the ones that changed and validate",
+        &[("id", "string", false, r#""x""#)],
+    ),
     ("realm/catalog", "The realm's catalog", PROJECT),
     ("realm/commands", "The realm's commands", PROJECT),
     (

@@ -6,6 +6,8 @@
 //! whose numbers hold integers up to 2^53 exactly, so the relay sends every 64-bit revision
 //! and generation as a decimal string; the command line prints them as JSON numbers.
 
+mod dev;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -26,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 mod health;
 mod plan;
+pub use dev::{dev_reloaded, developer_status};
 pub(crate) use health::change_key as health_change_key;
 pub use health::health;
 pub(crate) use plan::PlanIn;

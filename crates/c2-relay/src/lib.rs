@@ -1,6 +1,8 @@
 //! The host's faces to outside clients: the relay service of docs/relay.md as a library, the one
 //! JSON vocabulary in which the host's results leave the process, and the LSP and MCP stdio
 //! bridges that join an editor's or an MCP client's streams to a server the host started.
+//! It also runs developer mode's watcher ([`watch_development`]): a development bundle's
+//! working directory is watched and each save reloads it through the host.
 //!
 //! [`Relay`] serves a live [`c2_host::PluginHost`] to frontends over JSON-RPC 2.0, one JSON
 //! object per line, through c2-protocol's `Peer` (its frame limit, in-flight bounds and
@@ -42,6 +44,7 @@
 mod bridge;
 mod connection;
 mod describe;
+mod dev;
 mod error;
 mod events;
 mod lock;
@@ -62,6 +65,7 @@ pub use connection::{
     REQUEST_CANCELLED, VERSION_MISMATCH, error_object,
 };
 pub use describe::describe;
+pub use dev::{DEBOUNCE, DEV_RELOADED, DevWatch, watch_development};
 pub use error::Error;
 pub use events::{HEALTH_CHANGED, HEALTH_INTERVAL, PUBLISHABLE, STORE_CHANGED};
 pub use lock::{LOCK_FILE, ServiceLock, acquire_lock};

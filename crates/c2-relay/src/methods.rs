@@ -77,6 +77,12 @@ methods! {
     PluginsRefresh = "plugins/refresh",
     /// Every plugin runtime's health.
     HealthStatus = "health/status",
+    /// The store's development bundles and their last reload.
+    PluginsDeveloperStatus = "plugins/developerStatus",
+    /// Develop a working directory, or end developer mode.
+    PluginsSetDeveloperMode = "plugins/setDeveloperMode",
+    /// Reload development bundles from their directories.
+    PluginsReloadDevelopment = "plugins/reloadDevelopment",
     /// A realm's catalog.
     RealmCatalog = "realm/catalog",
     /// A realm's commands.
@@ -159,6 +165,9 @@ pub(crate) enum Call {
     PluginsRuntimePid(StateParams),
     PluginsRefresh,
     HealthStatus,
+    PluginsDeveloperStatus,
+    PluginsSetDeveloperMode(DeveloperModeParams),
+    PluginsReloadDevelopment(ResetParams),
     RealmCatalog(RealmParams),
     RealmCommands(RealmParams),
     CommandInvoke(InvokeParams),
@@ -218,6 +227,12 @@ impl Call {
                 let NoParams {} = parse(params)?;
                 Call::HealthStatus
             }
+            Method::PluginsDeveloperStatus => {
+                let NoParams {} = parse(params)?;
+                Call::PluginsDeveloperStatus
+            }
+            Method::PluginsSetDeveloperMode => Call::PluginsSetDeveloperMode(parse(params)?),
+            Method::PluginsReloadDevelopment => Call::PluginsReloadDevelopment(parse(params)?),
             Method::RealmCatalog => Call::RealmCatalog(parse(params)?),
             Method::RealmCommands => Call::RealmCommands(parse(params)?),
             Method::CommandInvoke => Call::CommandInvoke(parse(params)?),
@@ -251,6 +266,16 @@ impl Call {
             Method::HubUpdate => Call::HubUpdate(parse(params)?),
         })
     }
+}
+
+/// `plugins/setDeveloperMode`: `enabled` with the working directory `path` develops it;
+/// `enabled: false` ends developer mode for every development bundle of the store.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct DeveloperModeParams {
+    pub(crate) enabled: bool,
+    #[serde(default)]
+    pub(crate) path: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -94,6 +94,7 @@ impl Relay {
                 bus,
                 max_subscriptions: options.max_subscriptions,
                 server_name: options.server_name,
+                dev: crate::dev::Watches::default(),
             },
             options,
         })

@@ -48,6 +48,7 @@ async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
         server_name: "c2-relay",
+        dev: crate::dev::Watches::default(),
     };
     (Connection::new(service), host)
 }
@@ -320,6 +321,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
         server_name: "c2-relay",
+        dev: crate::dev::Watches::default(),
     });
     ask(
         &conn,
@@ -536,6 +538,7 @@ async fn request_params_are_weighed_before_any_tree_is_built_from_them() {
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
         server_name: "c2-relay",
+        dev: crate::dev::Watches::default(),
     };
     let conn = Connection::new(service);
     let hello = ask(
@@ -668,6 +671,7 @@ async fn a_refusal_carries_its_advice_as_a_next_action_beside_the_hint() {
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
         server_name: "c2-relay",
+        dev: crate::dev::Watches::default(),
     });
     let hello = ask(
         &conn,

@@ -8,6 +8,7 @@
 mod archive;
 mod collect;
 mod components;
+mod development;
 mod installed;
 mod marketplace;
 mod provenance;

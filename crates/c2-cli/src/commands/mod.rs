@@ -6,6 +6,7 @@ pub(crate) mod bisect;
 pub(crate) mod block;
 pub(crate) mod catalog;
 pub(crate) mod check;
+pub(crate) mod dev;
 pub(crate) mod hub;
 pub(crate) mod info;
 pub(crate) mod install;

@@ -10,6 +10,7 @@ mod bisect;
 mod catalogs;
 mod cli;
 mod components;
+mod dev;
 mod guards;
 mod host;
 mod hostile;

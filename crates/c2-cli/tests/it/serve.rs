@@ -112,7 +112,7 @@ impl Client {
         }
     }
 
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.start(method, params);
         self.response(id)
     }

@@ -84,6 +84,13 @@ struct InstallArgs {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeveloperModeArgs {
+    enabled: bool,
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "lowercase")]
 enum Action {
     Enable,
@@ -130,7 +137,7 @@ impl Module for ManagementModule {
     fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
         Box::pin(async move {
             type Op = fn(PluginHost, Value) -> BoxFuture<'static, Result<Value, KernelError>>;
-            let commands: [(&str, &str, Op); 11] = [
+            let commands: [(&str, &str, Op); 14] = [
                 (
                     "plugins.catalog",
                     "Catalog of modules and bundles with their state",
@@ -236,6 +243,48 @@ impl Module for ManagementModule {
                         Box::pin(async move {
                             let a: IdArgs = args(value, "plugins.untrust")?;
                             to_json(&host.untrust(&a.id).await.map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.developer_status",
+                    "Development bundles",
+                    |host, value| {
+                        Box::pin(async move {
+                            let _: ProjectArgs = args(value, "plugins.developer_status")?;
+                            to_json(&host.developer_status().map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.set_developer_mode",
+                    "Develop a directory, or end developer mode",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: DeveloperModeArgs = args(value, "plugins.set_developer_mode")?;
+                            match (a.enabled, a.path) {
+                                (true, Some(path)) => host.develop(&path).await.map(drop),
+                                (true, None) => Err(HostError::command(
+                                    ErrorKind::InvalidArgs,
+                                    "developer mode needs `path`, the working directory",
+                                )),
+                                (false, _) => host.end_development(None).await.map(drop),
+                            }
+                            .map_err(failure)?;
+                            to_json(&host.developer_status().map_err(failure)?)
+                        })
+                    },
+                ),
+                (
+                    "plugins.reload_development",
+                    "Reload development bundles from their directories",
+                    |host, value| {
+                        Box::pin(async move {
+                            let a: ResetArgs = args(value, "plugins.reload_development")?;
+                            host.reload_development(a.id.as_deref())
+                                .await
+                                .map_err(failure)?;
+                            to_json(&host.developer_status().map_err(failure)?)
                         })
                     },
                 ),
