@@ -283,6 +283,42 @@ pub(crate) fn register_dispose_scale(
     Ok(())
 }
 
+/// `health_meter_share`: what health costs each call, as a share of a warm invoke. The
+/// runtime meters every call with one clock read before, one elapsed read after and
+/// `CallMeter::record` (c2-supervisor's fixed histogram: relaxed atomic adds); the same three
+/// steps are timed here in a loop, pinned like the invoke figure they are compared with, and
+/// divided by this run's `invoke_warm_p50_pinned`. Bar: 5 % (issue: health may not move the
+/// warm invoke by more than that).
+pub(crate) fn health_meter(plan: &Plan, figures: &mut Vec<Figure>) -> Result<()> {
+    let Some(invoke) = figures
+        .iter()
+        .find(|f| f.name == "invoke_warm_p50_pinned")
+        .map(|f| f.value)
+    else {
+        bail!("health_meter_share needs this run's invoke_warm_p50_pinned (phase `invoke`)");
+    };
+    let vitals = c2_supervisor::Vitals::default();
+    let n = plan.cpu_iterations * 1_000;
+    let mut meter = || {
+        vec![per_call_us(n, || {
+            let start = std::time::Instant::now();
+            vitals
+                .meter()
+                .record(std::hint::black_box(start.elapsed()), true);
+        })]
+    };
+    let rounds = interleave(plan.rounds, &mut [&mut meter]);
+    figures.push(Figure {
+        name: "health_meter_share".to_owned(),
+        value: median_over_rounds(&rounds[0], median),
+        unit: "us",
+        baseline: "invoke_warm_p50_pinned".to_owned(),
+        baseline_value: invoke,
+        bar: Bar::RatioAtMost(0.05),
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

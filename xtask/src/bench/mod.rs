@@ -478,6 +478,7 @@ const BOTH_MODES: &[(&str, &[&str])] = &[
 
 /// Rows measured once, by phase.
 const ONE_MODE: &[(&str, &[&str])] = &[
+    ("invoke", &["health_meter_share"]),
     ("throughput", &["invoke_throughput"]),
     (
         "langsdk",
@@ -639,6 +640,9 @@ fn measure(
         if options.runs("invoke") {
             say("xtask: bench: invoke latency, context switches, async echo (free and pinned)");
             host::warm(&runtime, affinity, &rig, &subject, plan, &mut figures)?;
+            affinity.apply(pin::Mode::Pinned)?;
+            cpu::health_meter(plan, &mut figures)?;
+            affinity.apply(pin::Mode::Free)?;
         }
         if options.runs("64k") {
             say("xtask: bench: 64 KiB invokes (free and pinned)");
