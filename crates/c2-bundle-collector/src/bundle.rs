@@ -180,6 +180,18 @@ pub fn read_parts(root: &Path, limits: Limits, tops: &[&str]) -> Result<BundlePa
     })
 }
 
+/// Whether any of the top-level entries `tops` exists in the bundle directory at `root`, of
+/// whatever kind (a link or a file counts: [`read_parts`] then refuses it). One `lstat` each,
+/// nothing read: how a reader of some folders of a bundle skips one that has none of them.
+pub fn has_any_part(root: &Path, tops: &[&str]) -> bool {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector inspects a bundle's entries without following links"
+    )]
+    tops.iter()
+        .any(|top| std::fs::symlink_metadata(root.join(top)).is_ok())
+}
+
 /// Collects a bundle directory (the selected directory is the root; nothing above or below
 /// is searched) under `options` (a [`CollectOptions`], or just `&Limits` for the default
 /// validator options). `Err` only when the directory itself cannot be read.

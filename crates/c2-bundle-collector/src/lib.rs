@@ -53,7 +53,8 @@ mod walk;
 
 pub use archive_format::ArchiveFormat;
 pub use bundle::{
-    BundleParts, CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_dir, read_parts,
+    BundleParts, CollectedBundle, NPM_PACKAGE_FOLDER, collect, collect_dir, has_any_part,
+    read_parts,
 };
 #[cfg(feature = "archive")]
 pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_bytes};
