@@ -181,6 +181,23 @@ pub const SCENE_MAJOR: u64 = 1;
 /// looks at.
 pub const LIBRARY_FOLDERS: [&str; 4] = ["skills", "commands", "agents", "scenes"];
 
+/// Whether the bundle installed at `root` with `inventory` may offer a session anything: its
+/// inventory lists a skill, prompt command, subagent, scene or pipeline, or one of the
+/// [`LIBRARY_FOLDERS`] exists now. When neither holds, a reader need not walk the tree at all
+/// (four `lstat` calls); a folder that appears later makes this true again.
+pub fn may_offer_library(inventory: &Inventory, root: &std::path::Path) -> bool {
+    inventory.contributions.iter().any(|c| {
+        matches!(
+            c.kind,
+            ContributionKind::Skill
+                | ContributionKind::PromptCommand
+                | ContributionKind::Agent
+                | ContributionKind::Scene
+                | ContributionKind::Pipeline
+        )
+    }) || crate::bundle::has_any_part(root, &LIBRARY_FOLDERS)
+}
+
 /// Reads what `bundle` offers a session from its parts (see [`crate::read_parts`]).
 pub fn read_library(bundle: &BundleParts, skill_options: &SkillOptions) -> BundleLibrary {
     let mut content = BundleLibrary::default();

@@ -21,7 +21,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use c2_bundle_collector::ContributionKind;
 use c2_policy::Scope;
 use serde::Serialize;
 
@@ -181,47 +180,29 @@ impl PluginHost {
         {
             return Arc::clone(content);
         }
-        // The tree is vouched for as a whole (a settled stamp manifest makes that a stat walk),
-        // then only the folders the library reads are read.
-        let options = self.collect_options();
-        let folders = &c2_bundle_collector::LIBRARY_FOLDERS;
-        // A bundle that was installed with nothing for the library and still has none of its
-        // folders offers nothing, and is not walked for it; a folder that appears later makes
-        // the tree fail the check below.
-        let offered_any = bundle.record.inventory.contributions.iter().any(|c| {
-            matches!(
-                c.kind,
-                ContributionKind::Skill
-                    | ContributionKind::PromptCommand
-                    | ContributionKind::Agent
-                    | ContributionKind::Scene
-                    | ContributionKind::Pipeline
-            )
-        });
-        let content = if !offered_any && !c2_bundle_collector::has_any_part(&bundle.dir, folders) {
-            BundleContent::default()
-        } else {
-            match self.verify_content(bundle) {
-                Err(_) => unreadable(bundle, "its files changed since it was installed"),
-                Ok(()) => {
-                    match c2_bundle_collector::read_parts(&bundle.dir, options.limits, folders) {
-                        Ok(parts) if !parts.refused => {
-                            c2_bundle_collector::read_library(&parts, &options.skills)
-                        }
-                        Ok(_) => unreadable(bundle, "some of its files cannot be read"),
-                        Err(error) => {
-                            unreadable(bundle, &format!("its files cannot be read: {error}"))
-                        }
-                    }
-                }
-            }
-        };
-        let content = Arc::new(content);
+        let content = Arc::new(self.read_content(bundle));
         lock(&library.content).insert(
             id.clone(),
             (bundle.record.digest.clone(), Arc::clone(&content)),
         );
         content
+    }
+
+    /// What `bundle` offers: its library folders, once the tree is vouched for (or no walk).
+    fn read_content(&self, bundle: &InstalledBundle) -> BundleContent {
+        use c2_bundle_collector::{LIBRARY_FOLDERS, read_library, read_parts};
+        if !c2_bundle_collector::may_offer_library(&bundle.record.inventory, &bundle.dir) {
+            return BundleContent::default();
+        }
+        if self.verify_content(bundle).is_err() {
+            return unreadable(bundle, "its files changed since it was installed");
+        }
+        let options = self.collect_options();
+        match read_parts(&bundle.dir, options.limits, &LIBRARY_FOLDERS) {
+            Ok(parts) if !parts.refused => read_library(&parts, &options.skills),
+            Ok(_) => unreadable(bundle, "some of its files cannot be read"),
+            Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
+        }
     }
 
     pub(crate) fn library_in(&self, scope: &Scope) -> Vec<LibraryItem> {
