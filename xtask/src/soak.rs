@@ -534,11 +534,14 @@ fn status_kib(key: &str) -> Result<u64> {
         .with_context(|| format!("/proc/self/status has no {key}"))
 }
 
-/// Descriptors this process holds open.
-/// The fewest open descriptors seen over about 100 ms. Right after an activation the
-/// supervisor starts the next shim ahead on a thread of its own, whose pipes are open for a
-/// moment while it spawns; a leak stays, so the minimum still shows one.
+/// The fewest open descriptors seen over about 100 ms, without the supervisor's idle shim.
+/// After an activation the supervisor starts the next shim ahead, whose pipes stay open while
+/// it waits (present at one count and not yet at another, by timing alone), so it is released
+/// first; and its pre-start thread may still hold pipes for a moment, so the count is the
+/// minimum over the window. A leak stays, so the minimum still shows one.
 async fn settled_fd_count() -> Result<usize> {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    c2_supervisor::release_warm_shim();
     let mut fewest = fd_count()?;
     for _ in 0..10 {
         tokio::time::sleep(Duration::from_millis(10)).await;
