@@ -9,11 +9,11 @@
 use std::time::Duration;
 
 use c2_host::{ExitReport, LanguageServer};
-use c2_protocol::{
-    ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
-};
+use c2_protocol::{ContentLengthDecoder, ContentLengthOptions, encode_content_length};
 use serde::Serialize;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use super::bodies::{Bodies, Next};
 
 use super::supervise::LspRestartBudget;
 #[cfg(doc)]
@@ -411,8 +411,8 @@ where
 
 /// [`pump`] going on from `decoder`'s state.
 pub(super) async fn pump_with<R, W>(
-    mut decoder: ContentLengthDecoder,
-    mut from: R,
+    decoder: ContentLengthDecoder,
+    from: R,
     mut to: W,
     framing: ContentLengthOptions,
     stats: &mut FlowStats,
@@ -423,47 +423,28 @@ where
     W: AsyncWrite + Unpin,
 {
     let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
-    let mut chunk = vec![0u8; READ_CHUNK];
+    let mut bodies = Bodies::new(from, decoder);
     let mut frame = Vec::new();
     loop {
-        let read = from
-            .read(&mut chunk)
-            .await
-            .map_err(|e| failed("cannot read", e))?;
-        if read == 0 {
-            return Ok(());
-        }
-        let mut input = &chunk[..read];
-        while let Some(event) = decoder
-            .decode(&mut input)
-            .map_err(|e| PumpError::Failed(e.to_string()))?
-        {
-            match event {
-                ContentLengthEvent::Body(body) => {
-                    if let Some(observer) = observer.as_deref_mut()
-                        && !observer.see(&body)
-                    {
-                        continue;
-                    }
-                    frame.clear();
-                    encode_content_length(&body, &framing, &mut frame)
-                        .map_err(|e| PumpError::Failed(e.to_string()))?;
-                    to.write_all(&frame)
-                        .await
-                        .map_err(|e| failed("cannot write", e))?;
-                    stats.frames += 1;
+        match bodies.next().await? {
+            Next::Body(body) => {
+                if let Some(observer) = observer.as_deref_mut()
+                    && !observer.see(&body)
+                {
+                    continue;
                 }
-                ContentLengthEvent::Oversized { len } => {
-                    return Err(oversized(len, framing, stats, &mut to).await);
-                }
+                frame.clear();
+                encode_content_length(&body, &framing, &mut frame)
+                    .map_err(|e| PumpError::Failed(e.to_string()))?;
+                to.write_all(&frame)
+                    .await
+                    .map_err(|e| failed("cannot write", e))?;
+                stats.frames += 1;
             }
+            Next::Drained => to.flush().await.map_err(|e| failed("cannot write", e))?,
+            Next::Oversized(len) => return Err(oversized(len, framing, stats, &mut to).await),
+            Next::End => return Ok(()),
         }
-        // A header that declared a body over the limit ends the session at once: the rest of
-        // the body is not waited for (a sender may never send it).
-        if let Some(len) = decoder.oversized_body() {
-            return Err(oversized(len, framing, stats, &mut to).await);
-        }
-        to.flush().await.map_err(|e| failed("cannot write", e))?;
     }
 }
 

@@ -2,6 +2,7 @@
 //! The host resolves and launches (and owns the process's lifetime); the bridge only moves
 //! bytes, bounded, and says how the session ended.
 
+mod bodies;
 mod lsp;
 mod mcp;
 mod session;

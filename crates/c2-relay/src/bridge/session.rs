@@ -13,6 +13,7 @@ use c2_protocol::{
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::bodies::{Bodies, Next};
 use super::lsp::{
     BridgeEnd, BridgeFailure, BridgeFailureKind, BridgeReport, FlowStats, Lifecycle,
     LspBridgeOptions, Observe, PumpError, READ_CHUNK, pump_with, show_error, verdict,
@@ -237,14 +238,11 @@ const EDITOR_QUEUE: usize = 16;
 /// Ends at the end of the editor's input (dropping the queue's sender, so the server's input
 /// is closed once the queue is delivered), or on a framing failure.
 async fn read_editor<R: AsyncRead + Unpin>(
-    mut from: R,
+    from: R,
     framing: ContentLengthOptions,
     to: mpsc::Sender<Vec<u8>>,
     shared: &Mutex<Shared>,
 ) -> Result<(), PumpError> {
-    let failed = |what: &str, error: std::io::Error| PumpError::Failed(format!("{what}: {error}"));
-    let mut decoder = ContentLengthDecoder::new(framing);
-    let mut chunk = vec![0u8; READ_CHUNK];
     let oversized = |len: u64| {
         tracing::warn!(
             len,
@@ -257,39 +255,24 @@ async fn read_editor<R: AsyncRead + Unpin>(
             limit: framing.max_body_bytes,
         }
     };
+    let mut bodies = Bodies::new(from, ContentLengthDecoder::new(framing));
     loop {
-        let read = from
-            .read(&mut chunk)
-            .await
-            .map_err(|e| failed("cannot read", e))?;
-        if read == 0 {
-            return Ok(());
-        }
-        let mut input = &chunk[..read];
-        while let Some(event) = decoder
-            .decode(&mut input)
-            .map_err(|e| PumpError::Failed(e.to_string()))?
-        {
-            match event {
-                ContentLengthEvent::Body(body) => {
-                    {
-                        let mut shared = shared.lock_shared();
-                        shared.lifecycle.observe(&body);
-                        if let Some(tracker) = shared.tracker.as_mut() {
-                            tracker.editor_said(&body);
-                        }
-                    }
-                    if to.send(body).await.is_err() {
-                        return Ok(());
+        match bodies.next().await? {
+            Next::Body(body) => {
+                {
+                    let mut shared = shared.lock_shared();
+                    shared.lifecycle.observe(&body);
+                    if let Some(tracker) = shared.tracker.as_mut() {
+                        tracker.editor_said(&body);
                     }
                 }
-                ContentLengthEvent::Oversized { len } => return Err(oversized(len)),
+                if to.send(body).await.is_err() {
+                    return Ok(());
+                }
             }
-        }
-        // A header that declared a body over the limit ends the session at once: the rest of
-        // the body is not waited for (a sender may never send it).
-        if let Some(len) = decoder.oversized_body() {
-            return Err(oversized(len));
+            Next::Drained => {}
+            Next::Oversized(len) => return Err(oversized(len)),
+            Next::End => return Ok(()),
         }
     }
 }
