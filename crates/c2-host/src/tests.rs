@@ -157,10 +157,8 @@ fn a_policy_change_to_a_bundle_gone_meanwhile_is_not_installed_and_a_user_only_o
     assert_eq!(other.kind(), ErrorKind::PolicyRefused);
 }
 
-/// The seam rule (seam.rs): no core file imports a built-in or a contribution, and a
-/// contribution reaches the core through `crate::seam` alone.
-#[test]
-fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_through_the_seam() {
+/// This crate's `src/` and every `.rs` file under it.
+fn source_files() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
     #[expect(
         clippy::disallowed_methods,
         reason = "the test lists this crate's own source files, not a bundle tree"
@@ -178,6 +176,14 @@ fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_thr
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    (src, files)
+}
+
+/// The seam rule (seam.rs): no core file imports a built-in or a contribution, and a
+/// contribution reaches the core through `crate::seam` alone.
+#[test]
+fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_through_the_seam() {
+    let (src, files) = source_files();
     let mut problems = Vec::new();
     for path in files {
         let relative = path
@@ -218,23 +224,7 @@ fn contributions_and_builtins_are_reached_by_registration_and_reach_the_core_thr
 /// back as text.
 #[test]
 fn host_code_raises_kernel_failures_typed_never_by_kind_string() {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test lists this crate's own source files, not a bundle tree"
-    )]
-    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                rust_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let (_, files) = source_files();
     let mut problems = Vec::new();
     for path in files {
         if path.file_name().is_some_and(|n| n == "tests.rs") {
