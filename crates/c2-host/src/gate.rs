@@ -19,9 +19,9 @@ impl Shared {
         let bundles = lock(&self.bundles).clone();
         let policy = lock(&self.policy);
         let denied = |b: &InstalledBundle| {
-            let (r, author) = (&b.record, serde_json::json!(b.manifest.author));
-            let record = serde_json::json!({"id": r.id, "name": r.name, "digest": r.digest,
-                "source": r.source, "origin": r.origin});
+            // The record as installed.json holds it; a path that is not UTF-8 reads as unknown.
+            let record = serde_json::to_value(&b.record).unwrap_or_default();
+            let author = serde_json::to_value(&b.manifest.author).unwrap_or_default();
             let subject = c2_policy::Subject::from_record(&record, &author);
             policy.deny_lists().denied(&subject)
         };

@@ -975,8 +975,10 @@ impl PluginHost {
         // The kill switch, read afresh: nothing denied or outside an allow list is stored.
         let name = bundle.manifest.as_ref().map_or("", |m| m.name.as_str());
         let id = c2_bundle_collector::installed_id(name, &request.source);
+        // Built field by field: `json!` would panic on a source path that is not UTF-8.
+        let source = serde_json::to_value(&request.source).unwrap_or_default();
         let record = serde_json::json!({"id": id, "name": name, "digest": bundle.digest,
-            "source": request.source, "origin": request.origin});
+            "source": source, "origin": request.origin});
         let author = serde_json::json!(bundle.manifest.as_ref().map(|m| &m.author));
         let managed = self.shared.options.policy.managed_policy.as_deref();
         c2_policy::DenyLists::load(&self.shared.options.plugins_dir, managed)
