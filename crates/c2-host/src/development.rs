@@ -15,11 +15,15 @@ impl PluginHost {
         let fetched = c2_sources::fetch_path(dir, &self.collect_options())?;
         let mark = DevelopmentMark::new(&fetched.bundle, &fetched.request, dir)?;
         let hold = self.shared.store.hold_development(&mark)?;
-        let outcome = self.install_fetched(fetched, InstallOptions::trusted_and_enabled());
-        match outcome.await {
-            Ok(outcome) => Ok((lock(&self.shared.development).push(hold), outcome).1),
-            Err(error) => Err((self.shared.store.release_development(&mark.id), error).1),
+        let installed = self.install_fetched(fetched, InstallOptions::trusted_and_enabled());
+        let outcome = installed.await;
+        if outcome.is_ok() {
+            lock(&self.shared.development).push(hold);
+        } else if let Err(error) = self.shared.store.release_development(&mark.id) {
+            // Its holder is gone, so the next open removes the mark.
+            tracing::warn!(id = %mark.id, "cannot release a failed install's mark: {error}");
         }
+        outcome
     }
 
     /// Collects development bundles (`id`, or all) again: changed content that validates
