@@ -42,15 +42,19 @@ fn request(id: u64, method: &str, params: Value) -> Request {
 
 async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
     let host = PluginHost::open(HostOptions::new(dir)).await.unwrap();
-    let service = Service {
+    (Connection::new(service(&host, dir)), host)
+}
+
+/// The service of the tests: `host` on `dir`, four subscriptions a client.
+fn service(host: &PluginHost, dir: &std::path::Path) -> Service {
+    Service {
         host: host.clone(),
         plugins_dir: dir.to_owned(),
         bus: crate::events::Bus::default(),
         max_subscriptions: 4,
         server_name: "c2-relay",
         dev: crate::dev::Watches::default(),
-    };
-    (Connection::new(service), host)
+    }
 }
 
 async fn ask(conn: &Arc<Connection>, id: u64, method: &str, params: Value) -> Answer {
@@ -315,14 +319,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
     options.store_watch.notifications = false;
     options.store_watch.poll_interval = std::time::Duration::from_secs(3600);
     let host = PluginHost::open(options).await.unwrap();
-    let conn = Connection::new(Service {
-        host: host.clone(),
-        plugins_dir: dir.path().to_owned(),
-        bus: crate::events::Bus::default(),
-        max_subscriptions: 4,
-        server_name: "c2-relay",
-        dev: crate::dev::Watches::default(),
-    });
+    let conn = Connection::new(service(&host, dir.path()));
     ask(
         &conn,
         1,
@@ -532,14 +529,7 @@ async fn request_params_are_weighed_before_any_tree_is_built_from_them() {
     let host = PluginHost::open(HostOptions::new(dir.path()).with_max_value_tree_bytes(bound))
         .await
         .unwrap();
-    let service = Service {
-        host: host.clone(),
-        plugins_dir: dir.path().to_owned(),
-        bus: crate::events::Bus::default(),
-        max_subscriptions: 4,
-        server_name: "c2-relay",
-        dev: crate::dev::Watches::default(),
-    };
+    let service = service(&host, dir.path());
     let conn = Connection::new(service);
     let hello = ask(
         &conn,
@@ -665,14 +655,7 @@ async fn a_refusal_carries_its_advice_as_a_next_action_beside_the_hint() {
     let host = PluginHost::open(HostOptions::new(dir.path()))
         .await
         .unwrap();
-    let conn = Connection::new(Service {
-        host: host.clone(),
-        plugins_dir: dir.path().to_owned(),
-        bus: crate::events::Bus::default(),
-        max_subscriptions: 4,
-        server_name: "c2-relay",
-        dev: crate::dev::Watches::default(),
-    });
+    let conn = Connection::new(service(&host, dir.path()));
     let hello = ask(
         &conn,
         1,
