@@ -126,3 +126,10 @@ pub fn installed_id(name: &str, source: &SourceIdentity) -> String {
     let hash = blake3::hash(&source.encode()).to_hex();
     format!("{name}-{}", &hash[..8])
 }
+
+/// The name an [`installed_id`] was made from; `None` when `id` does not have its shape.
+pub fn installed_name(id: &str) -> Option<&str> {
+    let (name, hash) = id.rsplit_once('-')?;
+    let hex = hash.len() == 8 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    (hex && !name.is_empty()).then_some(name)
+}

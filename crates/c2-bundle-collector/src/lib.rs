@@ -59,7 +59,7 @@ pub use bundle::{
 #[cfg(feature = "archive")]
 pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_bytes};
 pub use diagnostic::{Diagnostic, Severity, codes};
-pub use digest::{SourceIdentity, content_digest, installed_id};
+pub use digest::{SourceIdentity, content_digest, installed_id, installed_name};
 pub use error::{Error, Result};
 #[cfg(feature = "fault-injection")]
 pub use fault::FaultPoint;
@@ -79,7 +79,7 @@ pub use scaffold::apply_scaffold;
 pub use store::{
     CatalogOrigin, DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark,
     InstallRequest, InstalledRecord, LastReload, Lease, ListedBundle, ReloadRecord, Retired, Store,
-    StoreOptions,
+    StoreOptions, Summary,
 };
 pub use surface::{
     ChangeKind, ExecutableSurface, FileDiff, SurfaceChange, SurfaceItem, SurfaceKind, UpdateReview,

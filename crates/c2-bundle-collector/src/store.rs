@@ -37,8 +37,11 @@ use crate::provenance::Provenance;
 use crate::surface::UpdateReview;
 use crate::walk::{open_nofollow, read_bounded};
 
+mod claims;
 mod development;
 mod stamps;
+
+pub use claims::Summary;
 
 pub use development::{
     DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark, LastReload, ReloadRecord,
@@ -148,6 +151,18 @@ pub struct InstalledRecord {
     pub review: Option<UpdateReview>,
 }
 
+impl InstalledRecord {
+    /// The ids of the runtime commands the bundle declares, in inventory order.
+    pub fn command_ids(&self) -> Vec<String> {
+        self.inventory
+            .contributions
+            .iter()
+            .filter(|c| c.kind == crate::inventory::ContributionKind::RuntimeCommand)
+            .map(|c| c.id.clone())
+            .collect()
+    }
+}
+
 /// One `<id>` directory found by [`Store::list`], with its record or why it is unreadable.
 #[derive(Debug)]
 pub struct ListedBundle {
@@ -165,6 +180,8 @@ pub struct Store {
     /// Trees whose digest this process computed or read from a settled stamp manifest, by id
     /// (see stamps.rs).
     verified: std::sync::Mutex<std::collections::HashMap<String, stamps::Verified>>,
+    /// The command claims this process last saw (see claims.rs).
+    claims: std::sync::Mutex<Option<claims::Known>>,
 }
 
 impl Store {
@@ -175,6 +192,7 @@ impl Store {
             dir: dir.to_owned(),
             options,
             verified: std::sync::Mutex::default(),
+            claims: std::sync::Mutex::default(),
         };
         // Only an interrupted change needs the exclusive lock (and write access): opening a
         // clean store, read-only or not, writes nothing.

@@ -3,26 +3,26 @@
 //! same once folded, or one edit away) is worth a second look before it is trusted.
 
 use crate::digest::SourceIdentity;
-use crate::store::InstalledRecord;
+use crate::store::Summary;
 
 /// One warning per installed bundle from a source other than `source` whose name resembles
 /// `name`; none when `name` is `None` (no valid manifest).
 pub fn lookalike_warnings<'r>(
     name: Option<&str>,
     source: &SourceIdentity,
-    installed: impl IntoIterator<Item = &'r InstalledRecord>,
+    installed: impl IntoIterator<Item = &'r Summary>,
 ) -> Vec<String> {
     let Some(name) = name else {
         return Vec::new();
     };
     installed
         .into_iter()
-        .filter(|record| &record.source != source)
-        .filter_map(|record| {
-            let how = c2_manifest::lookalike(name, &record.name)?.describe();
+        .filter(|summary| &summary.source != source)
+        .filter_map(|summary| {
+            let how = c2_manifest::lookalike(name, &summary.name)?.describe();
             Some(format!(
                 "possible typosquat: {name} is {how} {} (installed as {} from another source); make sure this is the bundle you meant",
-                record.name, record.id
+                summary.name, summary.id
             ))
         })
         .collect()

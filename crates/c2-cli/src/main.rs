@@ -13,7 +13,7 @@ mod session;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use c2_host::{InstallOptions, StateChange};
+use c2_host::{InstallOptions, Loading, StateChange};
 use clap::{Parser, Subcommand};
 
 use crate::commands::hub::MarketplaceAction;
@@ -590,7 +590,18 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         } => StoreUse::Create,
         _ => StoreUse::Existing,
     };
-    let session = Session::open(settings, usage).await?;
+    // A command on one bundle loads only that bundle (and any sharing a command id with it),
+    // so it costs the same in a store of ten bundles or of a thousand.
+    let loading = match command {
+        Command::Install { locked: None, .. }
+        | Command::Trust { .. }
+        | Command::Untrust { .. }
+        | Command::Enable { .. }
+        | Command::Disable { .. }
+        | Command::Uninstall { .. } => Loading::OnDemand,
+        _ => Loading::All,
+    };
+    let session = Session::open(settings, usage, loading).await?;
     let host = &session.host;
     let result = session::until_signal(async {
         match command {

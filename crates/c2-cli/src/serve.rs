@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use c2_host::Loading;
 use c2_protocol::{ErrorObject, Peer};
 use c2_relay::{Relay, RelayOptions};
 use serde_json::Value;
@@ -83,7 +84,7 @@ pub(crate) async fn run(
             Some((listener, path))
         }
     };
-    let host = session::open_host(&dir, settings.handshake_timeout, true).await?;
+    let host = session::open_host(&dir, settings.handshake_timeout, true, Loading::All).await?;
     let relay = Relay::start(host.clone(), options)
         .await
         .map_err(relay_failure)?;

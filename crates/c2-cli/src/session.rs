@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{HostError, HostOptions, PluginHost, Target};
+use c2_host::{HostError, HostOptions, Loading, PluginHost, Target};
 use serde_json::Value;
 
 use crate::output::Failure;
@@ -47,14 +47,18 @@ pub(crate) struct Session {
 
 impl Session {
     /// Resolves the store and opens a host on it according to `usage`.
-    pub(crate) async fn open(settings: &Settings, usage: StoreUse) -> Result<Self, Failure> {
+    pub(crate) async fn open(
+        settings: &Settings,
+        usage: StoreUse,
+        loading: Loading,
+    ) -> Result<Self, Failure> {
         let store = crate::commands::plugins_dir(settings.plugins_dir.as_deref())?;
         let scratch = match usage {
             StoreUse::Existing if !store.exists() => Some(scratch_dir()?),
             _ => None,
         };
         let opened = scratch.as_ref().map_or(store.as_path(), |s| s.path());
-        let host = open_host(opened, settings.handshake_timeout, false).await?;
+        let host = open_host(opened, settings.handshake_timeout, false, loading).await?;
         Ok(Self {
             host,
             store,
@@ -80,10 +84,12 @@ pub(crate) fn scratch_dir() -> Result<tempfile::TempDir, Failure> {
 
 /// Opens a host on `dir` with the CLI's working directory as the host's. `long_lived` (the
 /// `serve` service) keeps a supervisor shim started ahead, so activations do not wait for it.
+/// `loading`: a command that acts on one bundle loads only what it names.
 pub(crate) async fn open_host(
     dir: &Path,
     handshake_timeout: Duration,
     long_lived: bool,
+    loading: Loading,
 ) -> Result<PluginHost, Failure> {
     let working_dir = std::env::current_dir().map_err(|error| {
         Failure::environment(
@@ -98,6 +104,7 @@ pub(crate) async fn open_host(
     options.frame_tap = crate::commands::record::tap();
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
+    options.loading = loading;
     let host = PluginHost::open(options).await.map_err(failure)?;
     for problem in host.diagnostics() {
         tracing::warn!("{problem}");

@@ -4,7 +4,7 @@
 //! realm, and the policy becomes last-known-good only once the runtime reached the requested
 //! state; otherwise both are rolled back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,7 +23,7 @@ use crate::bundle::{BundleModule, InstalledBundle, module_name};
 use crate::env::{Counters, RuntimeEnv};
 use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
-use crate::options::HostOptions;
+use crate::options::{HostOptions, Loading};
 use crate::paths::Project;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 use crate::uninstall::{UninstallOptions, Uninstalled};
@@ -418,7 +418,11 @@ impl PluginHost {
         });
         let host = Self { shared };
         host.wire(crate::WIRING);
-        for listed in host.shared.store.list()? {
+        let everything = match host.shared.options.loading {
+            Loading::All => host.shared.store.list()?,
+            Loading::OnDemand => Vec::new(),
+        };
+        for listed in everything {
             let loaded = listed
                 .record
                 .map_err(HostError::from)
@@ -621,11 +625,89 @@ impl PluginHost {
         Ok(module)
     }
 
+    /// The loaded bundle `id`; with [`Loading::OnDemand`], loaded now if it is installed.
     pub(crate) fn bundle(&self, id: &str) -> Result<Arc<BundleModule>, HostError> {
-        lock(&self.shared.bundles)
-            .get(id)
-            .cloned()
+        let loaded = lock(&self.shared.bundles).get(id).cloned();
+        loaded
+            .or_else(|| match self.shared.options.loading {
+                Loading::All => None,
+                Loading::OnDemand => self.load_on_demand(id),
+            })
             .ok_or_else(|| HostError::NotInstalled { id: id.to_owned() })
+    }
+
+    /// Loads the installed bundle `id` and its neighbours ([`PluginHost::load_neighbours`]);
+    /// `None` when it is not installed or does not load (kept as a load problem, as at open).
+    fn load_on_demand(&self, id: &str) -> Option<Arc<BundleModule>> {
+        if !self.shared.store.contains(id).unwrap_or(false) {
+            return None;
+        }
+        let loaded = self
+            .shared
+            .store
+            .get(id)
+            .map_err(HostError::from)
+            .and_then(|record| self.load_bundle(record));
+        match loaded {
+            Ok(module) => {
+                self.load_neighbours(&module.bundle().record);
+                Some(module)
+            }
+            Err(error) => {
+                lock(&self.shared.load_problems)
+                    .push(format!("installed bundle {id} cannot be loaded: {error}"));
+                None
+            }
+        }
+    }
+
+    /// With [`Loading::OnDemand`]: loads every installed bundle that shares a command id with
+    /// `record`, and theirs in turn, so the kernel settles a command conflict among them
+    /// exactly as it would with the whole store loaded (bundles sharing no command id with
+    /// them cannot change the outcome). The store's summaries name them without reading
+    /// every record.
+    pub(crate) fn load_neighbours(&self, record: &InstalledRecord) {
+        if self.shared.options.loading != Loading::OnDemand {
+            return;
+        }
+        let mut claimed: BTreeSet<String> = record.command_ids().into_iter().collect();
+        if claimed.is_empty() {
+            return;
+        }
+        let mut others = match self.shared.store.command_claims() {
+            Ok(claims) => claims,
+            Err(error) => {
+                tracing::warn!("cannot read which commands the installed bundles declare: {error}");
+                return;
+            }
+        };
+        others.remove(&record.id);
+        loop {
+            let sharing: Vec<String> = others
+                .iter()
+                .filter(|(_, commands)| commands.iter().any(|c| claimed.contains(c)))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if sharing.is_empty() {
+                break;
+            }
+            for id in sharing {
+                claimed.extend(others.remove(&id).unwrap_or_default());
+                if lock(&self.shared.bundles).contains_key(&id) {
+                    continue;
+                }
+                let loaded = self
+                    .shared
+                    .store
+                    .get(&id)
+                    .map_err(HostError::from)
+                    .and_then(|record| self.load_bundle(record));
+                if let Err(error) = loaded {
+                    lock(&self.shared.load_problems)
+                        .push(format!("installed bundle {id} cannot be loaded: {error}"));
+                }
+            }
+        }
     }
 
     /// The policy catalog: every factory with its metadata and, for bundles, the digest.
@@ -1003,7 +1085,7 @@ impl PluginHost {
                 .manifest
                 .as_ref()
                 .map(|m| c2_bundle_collector::installed_id(&m.name, &request.source))
-                .and_then(|id| lock(&self.shared.bundles).get(&id).cloned());
+                .and_then(|id| self.bundle(&id).ok());
             // A bundle this host has loaded is unloaded first, so its own lease on the tree
             // that is about to be retired is gone: the bounded wait below is only ever for
             // other processes. It loads again (from the new tree) right after.
@@ -1026,6 +1108,7 @@ impl PluginHost {
             };
             self.committed_store_change();
             let module = self.load_bundle(record.clone())?;
+            self.load_neighbours(&record);
             if let Some(previous) = &previous {
                 let name = previous.bundle().module_name();
                 let was_trusted = lock(&self.shared.policy)

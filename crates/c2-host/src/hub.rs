@@ -9,7 +9,7 @@
 //! why). A dry run fetches and reviews, and stores nothing.
 
 use c2_bundle_collector::{
-    CollectOptions, CollectedBundle, InstallRequest, InstalledRecord, UpdateReview,
+    CollectOptions, CollectedBundle, InstallRequest, InstalledRecord, Summary, UpdateReview,
 };
 use c2_lock::lock;
 use c2_policy::Scope;
@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::bundle::InstalledBundle;
 use crate::error::{ErrorKind, HostError};
 use crate::host::{InstallOptions, InstallOutcome, PluginHost};
+use crate::options::Loading;
 
 /// One bundle updated by [`PluginHost::update`].
 #[derive(Debug, Clone, Serialize)]
@@ -344,8 +345,21 @@ impl PluginHost {
         bundle: &CollectedBundle,
         to: &InstallRequest,
     ) -> Vec<String> {
-        let installed = lock(&self.shared.bundles).clone();
-        let records = installed.values().map(|m| &m.bundle().record);
-        c2_bundle_collector::lookalike_warnings(bundle.name(), &to.source, records)
+        if self.shared.options.loading == Loading::OnDemand {
+            return self
+                .shared
+                .store
+                .lookalike_warnings(bundle.name(), &to.source)
+                .unwrap_or_else(|error| {
+                    vec![format!(
+                        "the name could not be compared with the installed bundles' ({error})"
+                    )]
+                });
+        }
+        let installed: Vec<Summary> = lock(&self.shared.bundles)
+            .values()
+            .map(|m| Summary::of(&m.bundle().record))
+            .collect();
+        c2_bundle_collector::lookalike_warnings(bundle.name(), &to.source, &installed)
     }
 }

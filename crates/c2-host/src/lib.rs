@@ -80,7 +80,7 @@ pub use host::{
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::{Clock, HostOptions, ManualClock, SystemClock};
+pub use options::{Clock, HostOptions, Loading, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};

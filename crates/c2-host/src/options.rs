@@ -161,6 +161,27 @@ pub struct HostOptions {
     pub stale_retries: u32,
     /// Catalog sources: programs, deadlines and size bounds (see [`crate::HubOptions`]).
     pub hub: c2_sources::HubOptions,
+    /// Which installed bundles the host loads ([`Loading::All`]).
+    pub loading: Loading,
+}
+
+/// Which installed bundles a host loads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Loading {
+    /// Every one, when it opens: what a desktop, a server or any listing needs.
+    #[default]
+    All,
+    /// Only those an operation names, for a process that acts on one bundle and exits (the
+    /// command line's `install`, `trust`, `enable`, ...), so its cost does not grow with the
+    /// store. Nothing loads at open; a bundle loads when an id-taking call (trust, untrust,
+    /// set_state, uninstall, install of a bundle already there) first names it, together with
+    /// every installed bundle that declares one of its command ids, so a command conflict is
+    /// found exactly as with all of them loaded; the typosquat check at install reads the
+    /// store's summaries ([`c2_bundle_collector::Store::summaries`]). A refresh re-reads only
+    /// what is loaded. Listings (`list`, `commands`, `catalog`, the contributions) show only
+    /// what is loaded: use [`Loading::All`] for them.
+    OnDemand,
 }
 
 impl Default for HostOptions {
@@ -198,6 +219,7 @@ impl Default for HostOptions {
             retire_wait: Duration::from_secs(5),
             stale_retries: 3,
             hub: c2_sources::HubOptions::default(),
+            loading: Loading::All,
         }
     }
 }

@@ -21,6 +21,7 @@ use c2_policy::Scope;
 use crate::bundle::module_name;
 use crate::error::HostError;
 use crate::host::{PluginHost, Shared, lock};
+use crate::options::Loading;
 
 /// What one refresh found changed in the store or its policy, published on the kernel's typed
 /// internal bus (`Kernel::emit_typed`) so a frontend can redraw its plugin list. It is
@@ -94,7 +95,22 @@ impl PluginHost {
         lock(&self.shared.policy).reload();
         let mut problems = Vec::new();
         let mut on_disk = BTreeMap::new();
-        for listed in self.shared.store.list()? {
+        let listed = match self.shared.options.loading {
+            Loading::All => self.shared.store.list()?,
+            // Only what is loaded is looked at again (see `Loading::OnDemand`).
+            Loading::OnDemand => {
+                let ids: Vec<String> = lock(&self.shared.bundles).keys().cloned().collect();
+                let mut listed = Vec::new();
+                for id in ids {
+                    if self.shared.store.contains(&id)? {
+                        let record = self.shared.store.get(&id);
+                        listed.push(c2_bundle_collector::ListedBundle { id, record });
+                    }
+                }
+                listed
+            }
+        };
+        for listed in listed {
             match listed.record {
                 Ok(record) => {
                     on_disk.insert(listed.id, record);

@@ -87,6 +87,9 @@ pub fn hidden_kind(c: char) -> Option<HiddenKind> {
 /// The first hidden character of an identifier (a name, a command id, a component id, a
 /// server name): any at all, since no identifier needs one.
 pub fn identifier_hidden_char(identifier: &str) -> Option<char> {
+    if identifier.is_ascii() {
+        return None;
+    }
     identifier.chars().find(|&c| hidden_kind(c).is_some())
 }
 
@@ -96,6 +99,11 @@ pub fn identifier_hidden_char(identifier: &str) -> Option<char> {
 /// selector 1–16 after a non-ASCII character or before a combining keycap, tag characters in a
 /// flag sequence.
 pub fn hidden_chars(text: &str) -> Vec<HiddenChar> {
+    // Every hidden character is outside ASCII: most manifests and documents are read once
+    // (`is_ascii` runs a word at a time) instead of being split into characters.
+    if text.is_ascii() {
+        return Vec::new();
+    }
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut found = Vec::new();
     for (i, &(offset, ch)) in chars.iter().enumerate() {

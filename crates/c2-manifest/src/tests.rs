@@ -293,6 +293,13 @@ fn hidden_characters_are_found_in_text_but_not_where_they_have_a_visible_job() {
 }
 
 #[test]
+fn no_ascii_character_is_hidden_so_ascii_text_is_not_scanned_character_by_character() {
+    for byte in 0..=0x7f_u8 {
+        assert_eq!(crate::hidden_kind(char::from(byte)), None, "{byte:#04x}");
+    }
+}
+
+#[test]
 fn hidden_text_warnings_carry_line_and_column_and_stop_after_sixteen() {
     let found = crate::scan_hidden_text("line one\nsee \u{2066}this\u{2069}\n");
     assert_eq!(found.len(), 2);

@@ -325,6 +325,12 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
     {
         return memory::probe(std::path::Path::new(dir));
     }
+    if let [flag, dir, n] = args
+        && flag == "--make-store"
+    {
+        let n = n.parse().context("--make-store DIR N: N is a count of bundles")?;
+        return store::make_store(&fixture_path()?, std::path::Path::new(dir), n);
+    }
     if let [flag, dir] = args {
         match flag.as_str() {
             "--probe-open" => return store::probe_open(std::path::Path::new(dir)),

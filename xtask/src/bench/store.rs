@@ -67,16 +67,20 @@ pub(crate) fn probe_read(root: &Path) -> Result<()> {
         reason = "the baseline is the bare reads of the store's records"
     )]
     for entry in std::fs::read_dir(&plugins)? {
-        let dir = entry?.path();
-        for name in ["installed.json", "plugin.json"] {
+        let entry = entry?;
+        // The store's own files (policy, locks) and dot-directories are not bundles.
+        if !entry.file_type()?.is_dir() || entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let dir = entry.path();
+        for name in ["installed.json", "bundle/plugin.json"] {
             let path = dir.join(name);
             #[expect(
                 clippy::disallowed_methods,
                 reason = "the baseline is the bare reads of the store's records"
             )]
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("could not read {}", path.display()))?;
             let _: Value = serde_json::from_slice(&bytes)
                 .with_context(|| format!("{} is not JSON", path.display()))?;
             read += 1;
@@ -112,9 +116,30 @@ fn build(runtime: &Runtime, fixture: &Path, n: usize, extra: usize, tag: &str) -
     let store = Store {
         root: tempfile::tempdir()?,
     };
-    let sources = store.root.path().join("sources");
+    fill(runtime, fixture, store.root.path(), n, extra, tag)?;
+    Ok(store)
+}
+
+/// `bench-run --make-store DIR N`: the large store of `host_open_1000` with `n` bundles, kept
+/// under `dir` for profiling (`--plugins-dir DIR/plugins`, `HOME=DIR`).
+pub(crate) fn make_store(fixture: &Path, dir: &Path, n: usize) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    fill(&runtime, fixture, dir, n, 0, "large")
+}
+
+fn fill(
+    runtime: &Runtime,
+    fixture: &Path,
+    root: &Path,
+    n: usize,
+    extra: usize,
+    tag: &str,
+) -> Result<()> {
+    let sources = root.join("sources");
     runtime.block_on(async {
-        let host = PluginHost::open(host_options(store.root.path())).await?;
+        let host = PluginHost::open(host_options(root)).await?;
         for i in 0..n {
             let commands: Vec<String> = (0..COMMANDS)
                 .map(|c| format!("{tag}{i}.command{c}"))
@@ -133,8 +158,7 @@ fn build(runtime: &Runtime, fixture: &Path, n: usize, extra: usize, tag: &str) -
         }
         host.shutdown().await;
         anyhow::Ok(())
-    })?;
-    Ok(store)
+    })
 }
 
 /// `len` bytes that differ from bundle to bundle (no two trees share a digest).

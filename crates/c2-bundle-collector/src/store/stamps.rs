@@ -177,7 +177,7 @@ fn clean(tree: &Tree) -> bool {
     !tree.stopped && tree.diagnostics.is_empty() && tree.links.is_empty()
 }
 
-fn now() -> (i64, i64) {
+pub(super) fn now() -> (i64, i64) {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or((0, 0), |since| {
@@ -191,9 +191,14 @@ fn now() -> (i64, i64) {
 /// Whether the file's last change (mtime and ctime) came at least [`STAMP_SETTLE`] before
 /// `taken`.
 fn settled(stat: &FileStat, taken: (i64, i64)) -> bool {
+    settled_times(stat.mtime, stat.ctime, taken)
+}
+
+/// [`settled`] of a file last modified at `mtime` and changed at `ctime`.
+pub(super) fn settled_times(mtime: (i64, i64), ctime: (i64, i64), taken: (i64, i64)) -> bool {
     let at = |(secs, nanos): (i64, i64)| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
     let limit = at(taken) - i128::try_from(STAMP_SETTLE.as_nanos()).unwrap_or(i128::MAX);
-    at(stat.mtime) < limit && at(stat.ctime) < limit
+    at(mtime) < limit && at(ctime) < limit
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 #[cfg(feature = "archive")]
 mod archive;
+mod claims;
 mod collect;
 mod components;
 mod development;

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use c2_bundle_collector::DevelopmentMark;
-use c2_host::Target;
+use c2_host::{Loading, Target};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
@@ -35,7 +35,7 @@ pub(crate) fn run(cli: &Cli, out: &mut Out, args: &DevArgs) -> CmdResult {
     }
     let (runtime, settings) = crate::runtime_and_settings(cli)?;
     let result = runtime.block_on(async {
-        let session = Session::open(&settings, StoreUse::Create).await?;
+        let session = Session::open(&settings, StoreUse::Create, Loading::All).await?;
         let result = develop(out, &session, args).await;
         session.host.shutdown().await;
         result

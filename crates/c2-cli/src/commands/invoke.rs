@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use c2_host::{InstallOptions, PluginHost, Target};
+use c2_host::{InstallOptions, Loading, PluginHost, Target};
 use serde_json::Value;
 
 use crate::CmdResult;
@@ -65,7 +65,7 @@ pub(crate) async fn run(
             (scratch.path().to_owned(), Some(scratch))
         }
     };
-    let host = session::open_host(&store, settings.handshake_timeout, false).await?;
+    let host = session::open_host(&store, settings.handshake_timeout, false, Loading::All).await?;
     let result =
         session::until_signal(lifecycle(out, &host, &source, &target, call.command, args)).await;
     host.shutdown().await;

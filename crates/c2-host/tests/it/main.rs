@@ -16,6 +16,7 @@ mod health;
 mod hostile;
 mod hub;
 mod lifecycle;
+mod loading;
 mod lsp;
 mod mcp;
 mod multihost;
