@@ -366,12 +366,22 @@ pub enum Target {
 impl PluginHost {
     /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
     /// registers the built-in modules and every installed bundle, and reconciles. No plugin
-    /// process starts: runtimes stay dormant until their first command.
+    /// process starts: runtimes stay dormant until their first command. The host carries the
+    /// built-ins alone: [`PluginHost::open_with`] adds contributions.
     ///
     /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
     /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
     /// nothing.
-    pub async fn open(mut options: HostOptions) -> Result<Self, HostError> {
+    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        Self::open_with(options, &[]).await
+    }
+
+    /// [`PluginHost::open`], with the `contributions` registered after the built-ins, in their
+    /// order (see [`crate::seam`]); c2-contributions' `open` passes all of them.
+    pub async fn open_with(
+        mut options: HostOptions,
+        contributions: &[crate::seam::Install],
+    ) -> Result<Self, HostError> {
         if options.runtime.is_none() && tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
                 ErrorKind::NoRuntime,
@@ -392,10 +402,13 @@ impl PluginHost {
             ))?);
         }
         let handle = options.runtime.clone();
-        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options)).await
+        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options, contributions)).await
     }
 
-    async fn open_on_runtime(options: HostOptions) -> Result<Self, HostError> {
+    async fn open_on_runtime(
+        options: HostOptions,
+        contributions: &[crate::seam::Install],
+    ) -> Result<Self, HostError> {
         let store = Store::open(&options.plugins_dir, options.store.clone())?;
         let policy = PolicyStore::open(&options.plugins_dir, options.policy.clone());
         let kernel = Kernel::new(options.kernel.clone());
@@ -417,7 +430,7 @@ impl PluginHost {
             options,
         });
         let host = Self { shared };
-        host.wire(crate::WIRING);
+        host.wire(&[crate::WIRING, contributions].concat());
         for listed in host.shared.store.list()? {
             let loaded = listed
                 .record
@@ -1618,7 +1631,7 @@ impl PluginHost {
     }
 
     /// Builds a project realm's module graph if it was not built yet, so that listings
-    /// ([`PluginHost::commands`], [`PluginHost::ui_catalog`]) show its dormant commands and
+    /// ([`PluginHost::commands`], c2-contributions' `ui_catalog`) show its dormant commands and
     /// descriptors before anything was invoked there. Applying modules registers commands and
     /// prepares runtimes; it starts no plugin process. The user realm is always built.
     ///

@@ -145,7 +145,7 @@ impl Default for UiOperation {
 }
 
 /// A realm as text: `global`, or the project's normalized path.
-pub(crate) fn realm_text(realm: &c2_kernel::Realm) -> String {
+pub fn realm_text(realm: &c2_kernel::Realm) -> String {
     match realm {
         c2_kernel::Realm::Global => "global".to_owned(),
         c2_kernel::Realm::Project(key) => key.as_str().to_owned(),
