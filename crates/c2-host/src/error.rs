@@ -550,7 +550,7 @@ impl Advice<'_> {
     }
 
     /// The advice as text.
-    pub(crate) fn hint(self) -> String {
+    pub fn hint(self) -> String {
         match self {
             Advice::Trust(id) => format!("run `c2-plugins trust {id}`"),
             Advice::TrustCommand(id) => format!("`c2-plugins trust {id}`"),

@@ -402,7 +402,11 @@ impl PluginHost {
             ))?);
         }
         let handle = options.runtime.clone();
-        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options, contributions)).await
+        crate::rt::on_runtime(
+            handle.as_ref(),
+            Self::open_on_runtime(options, contributions),
+        )
+        .await
     }
 
     async fn open_on_runtime(

@@ -301,7 +301,7 @@ impl HostOptions {
     }
 
     /// The working directory, once `open` has resolved it.
-    pub(crate) fn resolved_working_dir(&self) -> &Path {
+    pub fn resolved_working_dir(&self) -> &Path {
         self.working_dir.as_deref().unwrap_or(Path::new("/"))
     }
 }

@@ -222,7 +222,13 @@ pub struct Core<'a> {
     host: &'a PluginHost,
 }
 
-impl Core<'_> {
+impl<'a> Core<'a> {
+    /// Holds the lock that serializes changes to policy, the store and the graph, e.g. so that
+    /// no policy change slips between a decision and what it attaches to the graph.
+    pub async fn hold_changes(self) -> tokio::sync::MutexGuard<'a, ()> {
+        self.host.shared.changes.lock().await
+    }
+
     /// The state object a contribution handed over with [`Registry::own`]; `not_wired` when
     /// no installer the host opened with registered a `T`.
     pub fn state<T: Send + Sync + 'static>(&self) -> Result<Arc<T>, HostError> {
@@ -322,12 +328,6 @@ impl Core<'_> {
             .shared
             .verify_content(bundle)
             .map_err(|message| HostError::new(ErrorKind::ContentChanged, message))
-    }
-
-    /// Holds the lock that serializes changes to policy, the store and the graph, e.g. so that
-    /// no policy change slips between a decision and what it attaches to the graph.
-    pub async fn hold_changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.host.shared.changes.lock().await
     }
 
     /// The realm an activation targets and the bundle that owns the contribution.

@@ -125,7 +125,7 @@ string_enum! {
 }
 
 string_enum! {
-    /// What a `host.actions` activation does ([`crate::UiRequest::operation`]).
+    /// What a `host.actions` activation does (c2-contributions' `UiRequest::operation`).
     UiOperation {
         /// Ask the plugin for the slot's current actions (the default).
         Render => "render",
