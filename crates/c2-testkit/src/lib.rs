@@ -52,6 +52,7 @@
 //! unchanged, flushed, until stdin closes (the floor baseline of `cargo xtask bench`).
 
 pub mod archive;
+pub mod bundles;
 mod error;
 mod fixture;
 

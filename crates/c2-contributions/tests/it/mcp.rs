@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{
-    InstallOptions, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StateChange, Target,
-};
+use c2_contributions::prelude::*;
+use c2_contributions::{McpLaunch, McpProcess, McpServerLaunch, McpStatus};
+use c2_host::{InstallOptions, StateChange, Target};
 use tokio::io::AsyncReadExt;
 
 use crate::support::Env;
