@@ -98,7 +98,7 @@ pub(crate) async fn open_host(
     options.frame_tap = crate::commands::record::tap();
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
-    let host = PluginHost::open(options).await.map_err(failure)?;
+    let host = c2_contributions::open(options).await.map_err(failure)?;
     for problem in host.diagnostics() {
         tracing::warn!("{problem}");
     }
