@@ -65,5 +65,10 @@ pub async fn open(options: HostOptions) -> Result<PluginHost, HostError> {
     PluginHost::open_with(options, ALL).await
 }
 
+// docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/embedding.md")]
+struct EmbeddingDoctest;
+
 #[cfg(test)]
 mod tests;

@@ -104,11 +104,6 @@ pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOp
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
-// docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/embedding.md")]
-struct EmbeddingDoctest;
-
 #[cfg(test)]
 #[expect(
     clippy::disallowed_methods,

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 pub(crate) use c2_testkit::bundles::{
-    FixtureBundle, all_pids, alive, component_kit, git, git_repo, gone, pid_of, stat_field,
+    FixtureBundle, alive, all_pids, component_kit, git, git_repo, gone, pid_of, stat_field,
 };
 
 /// A temporary plugins directory, a place for bundles and projects, and a host on them.
