@@ -25,6 +25,7 @@ use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::HostOptions;
 use crate::paths::Project;
+use crate::seam::Install;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 use crate::uninstall::{UninstallOptions, Uninstalled};
 
@@ -365,23 +366,13 @@ pub enum Target {
 
 impl PluginHost {
     /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
-    /// registers the built-in modules and every installed bundle, and reconciles. No plugin
-    /// process starts: runtimes stay dormant until their first command. The host carries the
-    /// built-ins alone: [`PluginHost::open_with`] adds contributions.
+    /// registers the built-in modules, then the contributions `with` in their order (see
+    /// [`crate::seam`]), and every installed bundle, and reconciles. No plugin process starts.
     ///
     /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
     /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
     /// nothing.
-    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
-        Self::open_with(options, &[]).await
-    }
-
-    /// [`PluginHost::open`], with the `contributions` registered after the built-ins, in their
-    /// order (see [`crate::seam`]); c2-contributions' `open` passes all of them.
-    pub async fn open_with(
-        mut options: HostOptions,
-        contributions: &[crate::seam::Install],
-    ) -> Result<Self, HostError> {
+    pub async fn open_with(mut options: HostOptions, with: &[Install]) -> Result<Self, HostError> {
         if options.runtime.is_none() && tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
                 ErrorKind::NoRuntime,
@@ -402,17 +393,10 @@ impl PluginHost {
             ))?);
         }
         let handle = options.runtime.clone();
-        crate::rt::on_runtime(
-            handle.as_ref(),
-            Self::open_on_runtime(options, contributions),
-        )
-        .await
+        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options, with)).await
     }
 
-    async fn open_on_runtime(
-        options: HostOptions,
-        contributions: &[crate::seam::Install],
-    ) -> Result<Self, HostError> {
+    async fn open_on_runtime(options: HostOptions, with: &[Install]) -> Result<Self, HostError> {
         let store = Store::open(&options.plugins_dir, options.store.clone())?;
         let policy = PolicyStore::open(&options.plugins_dir, options.policy.clone());
         let kernel = Kernel::new(options.kernel.clone());
@@ -434,7 +418,7 @@ impl PluginHost {
             options,
         });
         let host = Self { shared };
-        host.wire(&[crate::WIRING, contributions].concat());
+        host.wire(&[crate::WIRING, with].concat());
         for listed in host.shared.store.list()? {
             let loaded = listed
                 .record

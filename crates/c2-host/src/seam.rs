@@ -176,6 +176,14 @@ impl std::fmt::Debug for Wired {
 }
 
 impl PluginHost {
+    /// [`PluginHost::open_with`] the built-ins alone (`git.status`, the `plugins.*` management
+    /// plane): runtimes stay dormant until their first command, and no contribution is wired,
+    /// so a contribution's method fails with kind `not_wired`. c2-contributions' `open` opens
+    /// with every contribution.
+    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        Self::open_with(options, &[]).await
+    }
+
     /// Runs every installer once; called by [`PluginHost::open_with`].
     pub(crate) fn wire(&self, installs: &[Install]) {
         let mut registry = Registry {
