@@ -1,7 +1,7 @@
 //! MCP servers for session composition (Agent Plugins 1.0.0 §7.2 and §9; decisions.md, "MCP
 //! launch").
 //!
-//! [`PluginHost::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
+//! [`McpServers::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
 //! root `mcp.json` with its status: `supported` with launch-ready data, `not_trusted` (a stdio
 //! server of an untrusted bundle: executable content, so no launch data), `content_changed` (a
 //! trusted bundle whose files on disk no longer have the trusted digest: no launch data for any
@@ -16,7 +16,7 @@
 //! executable file inside the root and a bare one is looked up on the host's `PATH`. Remote
 //! servers carry `url` and `headers` verbatim.
 //!
-//! Listing never starts anything. [`PluginHost::launch_mcp`] starts one stdio server through
+//! Listing never starts anything. [`McpServers::launch_mcp`] starts one stdio server through
 //! c2-supervisor exactly as a session composer would, for `c2-plugins mcp run` and tests;
 //! joining it to a client's streams is not the host's job (c2-relay's MCP bridge).
 
@@ -471,12 +471,12 @@ fn remove_mcp_data(host: &PluginHost, id: &str) -> Result<(), HostError> {
     Ok(())
 }
 
-/// How long [`PluginHost::launch_mcp`] waits, at most, to see the program the shim started:
+/// How long [`McpServers::launch_mcp`] waits, at most, to see the program the shim started:
 /// this many steps of `PROGRAM_PID_STEP`.
 const PROGRAM_PID_STEPS: u32 = 100;
 const PROGRAM_PID_STEP: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// A running stdio MCP server started by [`PluginHost::launch_mcp`]. Dropping it kills its
+/// A running stdio MCP server started by [`McpServers::launch_mcp`]. Dropping it kills its
 /// process group.
 #[derive(Debug)]
 pub struct McpProcess {

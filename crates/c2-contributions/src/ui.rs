@@ -8,8 +8,8 @@
 //! inside the project of a project activation, and `sessionId`).
 //! `host.actions` documents returned by `render` are checked against the standard's bounds
 //! before a frontend sees them, and `invoke` replays the cached item input. The cache is kept
-//! per caller-supplied session key ([`PluginHost::invoke_ui_keyed`]), so two frontends that
-//! render one slot each invoke their own items; [`PluginHost::invoke_ui`] uses
+//! per caller-supplied session key ([`Ui::invoke_ui_keyed`]), so two frontends that
+//! render one slot each invoke their own items; [`Ui::invoke_ui`] uses
 //! [`DEFAULT_UI_SESSION`].
 
 use std::collections::{BTreeMap, HashSet};
@@ -270,7 +270,7 @@ impl Ui for PluginHost {
 
     /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
     /// `request.operation` says) and returns its validated actions, cached under `session`
-    /// for a later [`UiOperation::Invoke`] like [`PluginHost::invoke_ui_keyed`]. A descriptor
+    /// for a later [`UiOperation::Invoke`] like [`Ui::invoke_ui_keyed`]. A descriptor
     /// of another slot is refused `invalid_args` before anything runs.
     ///
     /// # Cancel safety
@@ -333,7 +333,7 @@ impl Ui for PluginHost {
             .map_or(0, |ui| lock(&ui.renders).forget(prefix))
     }
 
-    /// [`PluginHost::invoke_ui`] with the `host.actions` render cache keyed additionally by
+    /// [`Ui::invoke_ui`] with the `host.actions` render cache keyed additionally by
     /// `session`: an `invoke` replays only an item a render under the same key produced, so
     /// frontends (or connections, or sessions) that render one slot do not overwrite each
     /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the

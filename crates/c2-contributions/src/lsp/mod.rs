@@ -59,7 +59,7 @@ pub struct BuiltinLanguageServer {
     pub args: Vec<String>,
 }
 
-/// [`PluginHost::language_listing`]: every language server and language mapping of one realm.
+/// [`LanguageServers::language_listing`]: every language server and language mapping of one realm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LanguageListing {

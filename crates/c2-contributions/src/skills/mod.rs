@@ -1,12 +1,12 @@
 //! The session's content library (plugin-standard §5; decisions.md, "The content library").
 //!
-//! [`PluginHost::skill_library`] lists, for every bundle enabled in a realm, its skills
+//! [`Library::skill_library`] lists, for every bundle enabled in a realm, its skills
 //! (`skills/<name>/SKILL.md`), its prompt commands compiled to the Skill fallback
 //! (`commands/<name>.md`) and its subagents (`agents/<name>.md`), each with the name offered to
 //! a session and a status: `supported`, `not_trusted` (a skill that ships scripts, of a bundle
 //! whose content is not trusted), `disabled` (a per-component choice withholds it) or
 //! `skipped` (invalid, or shadowed). Two bundles offering one name both get
-//! `<bundle-name>:<name>` and the bare name is offered by neither. [`PluginHost::scene_library`]
+//! `<bundle-name>:<name>` and the bare name is offered by neither. [`Library::scene_library`]
 //! lists the scene and pipeline files of the same bundles, each checked as far as its
 //! `version` and JSON shape allow.
 //!

@@ -1,4 +1,4 @@
-//! `PluginHost::mcp_servers` and `launch_mcp`: Agent Plugins §7.2 and §9 applied for session
+//! `McpServers::mcp_servers` and `launch_mcp`: Agent Plugins §7.2 and §9 applied for session
 //! composition, with real processes (the bridge to a client is c2-relay's).
 
 use std::path::{Path, PathBuf};
