@@ -132,7 +132,7 @@ pub struct UiRequest {
 #[non_exhaustive]
 pub struct UiContext {
     /// The session's working directory: absolute, and inside the project for a project
-    /// realm. Absent: the project directory, or [`crate::HostOptions::working_dir`] in the
+    /// realm. Absent: the project directory, or [`c2_host::HostOptions::working_dir`] in the
     /// user realm.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -230,8 +230,6 @@ pub trait Ui {
 }
 
 impl Ui for PluginHost {
-    /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
-    /// by `order` (then bundle and id).
     fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
         let realm = self.seam().realm(target)?;
         let active: HashSet<String> = self
@@ -268,14 +266,6 @@ impl Ui for PluginHost {
         Ok(slots)
     }
 
-    /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
-    /// `request.operation` says) and returns its validated actions, cached under `session`
-    /// for a later [`UiOperation::Invoke`] like [`Ui::invoke_ui_keyed`]. A descriptor
-    /// of another slot is refused `invalid_args` before anything runs.
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     async fn render_host_actions(
         &self,
         request: &UiRequest,
@@ -314,18 +304,10 @@ impl Ui for PluginHost {
         })
     }
 
-    /// Activates a UI descriptor after every ownership check; see the module docs. A
-    /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
         self.invoke_ui_keyed(request, DEFAULT_UI_SESSION).await
     }
 
-    /// Forgets the `host.actions` renders of every session key that starts with `prefix`
-    /// (a frontend that closed); returns how many were dropped.
     fn forget_ui_sessions(&self, prefix: &str) -> usize {
         // A host opened without the UI contribution has no renders to forget.
         self.seam()
@@ -333,15 +315,6 @@ impl Ui for PluginHost {
             .map_or(0, |ui| lock(&ui.renders).forget(prefix))
     }
 
-    /// [`Ui::invoke_ui`] with the `host.actions` render cache keyed additionally by
-    /// `session`: an `invoke` replays only an item a render under the same key produced, so
-    /// frontends (or connections, or sessions) that render one slot do not overwrite each
-    /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
-    /// request's `sessionId`, or else its `context.sessionId`).
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
     async fn invoke_ui_keyed(
         &self,
         request: &UiRequest,
