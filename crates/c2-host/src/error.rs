@@ -457,6 +457,7 @@ impl HostError {
 /// its text names `c2-plugins`. Errors carry it as their [`HostError::hint`]; an install note,
 /// which is advice for a person already, ends with it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Advice<'a> {
     /// Trust the bundle, as a sentence.
     Trust(&'a str),
