@@ -100,6 +100,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-manifest",
             "c2-bundle-collector",
             "c2-host",
+            "c2-contributions",
             "c2-check",
             "c2-kernel",
             "c2-supervisor",
