@@ -37,7 +37,7 @@ impl InstalledBundle {
     /// which always run in a project (plugin-standard.md §2: a conflict stays "until policy
     /// removes the conflict", per project as well as user-wide). In a project realm the module
     /// of a bundle whose runtime is user-only (or that has none) starts no process and
-    /// registers no command ([`Self::runtime_in`]); its project scope owns the servers started
+    /// registers no command (`runtime_in`); its project scope owns the servers started
     /// there, and the runtime stays the user realm's.
     pub fn project_capable(&self) -> bool {
         self.runtime_project_capable() || !self.manifest.codetwo.language_servers.is_empty()
