@@ -65,6 +65,11 @@ pub async fn open(options: HostOptions) -> Result<PluginHost, HostError> {
     PluginHost::open_with(options, ALL).await
 }
 
+// The README example is compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
 // docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/embedding.md")]
