@@ -35,6 +35,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-policy",
         ],
     ),
+    // What bundles contribute beyond commands, built on the host's seam: c2-host and what
+    // c2-host may use.
+    (
+        "c2-contributions",
+        &[
+            "c2-lock",
+            "c2-host",
+            "c2-manifest",
+            "c2-bundle-collector",
+            "c2-sources",
+            "c2-protocol",
+            "c2-supervisor",
+            "c2-kernel",
+            "c2-policy",
+        ],
+    ),
     // The relay and the one JSON vocabulary, which writes the collector's diagnostics,
     // inventories and catalog checks (c2-host's signatures name only the bundle holding them).
     (
@@ -42,6 +58,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "c2-lock",
             "c2-host",
+            "c2-contributions",
             "c2-protocol",
             "c2-kernel",
             "c2-bundle-collector",
@@ -63,6 +80,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-relay",
             "c2-lock",
             "c2-host",
+            "c2-contributions",
             "c2-check",
             "c2-sources",
             "c2-manifest",
@@ -82,6 +100,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "c2-manifest",
             "c2-bundle-collector",
             "c2-host",
+            "c2-contributions",
             "c2-check",
             "c2-kernel",
             "c2-supervisor",

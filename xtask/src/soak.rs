@@ -128,7 +128,7 @@ fn target_dir() -> PathBuf {
 async fn open_host(root: &Path) -> Result<PluginHost> {
     let mut options = HostOptions::new(root.join("plugins"));
     options.working_dir = Some(root.to_path_buf());
-    PluginHost::open(options)
+    c2_contributions::open(options)
         .await
         .context("could not open the soak host")
 }

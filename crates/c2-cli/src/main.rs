@@ -490,71 +490,6 @@ fn on_host(cli: &Cli, out: &mut Out) -> CmdResult {
     result
 }
 
-/// `invoke` and `invoke-ui` through a running `serve` for the same plugins directory, when one
-/// answers and `--no-service` was not given; `None` to run in-process.
-async fn through_service(
-    command: &Command,
-    settings: &Settings,
-    out: &mut Out,
-) -> Option<CmdResult> {
-    let absolute = |project: &Option<PathBuf>| {
-        project
-            .as_deref()
-            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()))
-    };
-    let (method, params) = match command {
-        // A recording needs the plugin's connection in this process.
-        Command::Invoke {
-            command,
-            call,
-            no_service: false,
-        } if call.record.record.is_none() => {
-            // What the user typed is checked as the in-process command checks it.
-            let args = match session::parse_args(call.args.as_deref()) {
-                Ok(args) => args,
-                Err(failure) => return Some(Err(failure)),
-            };
-            let params = serde_json::json!({
-                "command": command, "args": args, "project": absolute(&call.project.project),
-            });
-            ("command/invoke", params)
-        }
-        Command::InvokeUi {
-            id,
-            ui,
-            project,
-            session,
-            operation,
-            action,
-            no_service: false,
-        } => {
-            let operation = operation.map(|op| match op {
-                commands::ui::Operation::Render => "render",
-                commands::ui::Operation::Invoke => "invoke",
-            });
-            let params = serde_json::json!({
-                "id": id, "ui": ui, "project": absolute(&project.project), "sessionId": session,
-                "operation": operation, "actionId": action,
-            });
-            ("ui/invoke", params)
-        }
-        _ => return None,
-    };
-    let dir = crate::commands::plugins_dir(settings.plugins_dir.as_deref()).ok()?;
-    let peer = serve::connect_service(&dir, settings.handshake_timeout).await?;
-    // Absent options are left out, as the in-process request leaves them unset.
-    let params = match params {
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.into_iter()
-                .filter(|(key, value)| key == "args" || !value.is_null())
-                .collect(),
-        ),
-        other => other,
-    };
-    let result = session::until_signal(serve::call_service(&peer, method, params)).await;
-    Some(result.map(|result| commands::invoke::print_result(out, result)))
-}
-
 async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> CmdResult {
     let mut preflighted = None;
     match command {
@@ -579,7 +514,7 @@ async fn host_command(command: &Command, settings: &Settings, out: &mut Out) -> 
         } => preflighted = commands::install::preflight(out, source)?,
         _ => {}
     }
-    if let Some(served) = through_service(command, settings, out).await {
+    if let Some(served) = serve::through_service(command, settings, out).await {
         return served;
     }
     let usage = match command {

@@ -277,3 +277,68 @@ mod tests {
         );
     }
 }
+
+/// `invoke` and `invoke-ui` through a running `serve` for the same plugins directory, when one
+/// answers and `--no-service` was not given; `None` to run in-process.
+pub(crate) async fn through_service(
+    command: &crate::Command,
+    settings: &Settings,
+    out: &mut crate::output::Out,
+) -> Option<crate::CmdResult> {
+    let absolute = |project: &Option<PathBuf>| {
+        project
+            .as_deref()
+            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()))
+    };
+    let (method, params) = match command {
+        // A recording needs the plugin's connection in this process.
+        crate::Command::Invoke {
+            command,
+            call,
+            no_service: false,
+        } if call.record.record.is_none() => {
+            // What the user typed is checked as the in-process command checks it.
+            let args = match session::parse_args(call.args.as_deref()) {
+                Ok(args) => args,
+                Err(failure) => return Some(Err(failure)),
+            };
+            let params = serde_json::json!({
+                "command": command, "args": args, "project": absolute(&call.project.project),
+            });
+            ("command/invoke", params)
+        }
+        crate::Command::InvokeUi {
+            id,
+            ui,
+            project,
+            session,
+            operation,
+            action,
+            no_service: false,
+        } => {
+            let operation = operation.map(|op| match op {
+                crate::commands::ui::Operation::Render => "render",
+                crate::commands::ui::Operation::Invoke => "invoke",
+            });
+            let params = serde_json::json!({
+                "id": id, "ui": ui, "project": absolute(&project.project), "sessionId": session,
+                "operation": operation, "actionId": action,
+            });
+            ("ui/invoke", params)
+        }
+        _ => return None,
+    };
+    let dir = crate::commands::plugins_dir(settings.plugins_dir.as_deref()).ok()?;
+    let peer = connect_service(&dir, settings.handshake_timeout).await?;
+    // Absent options are left out, as the in-process request leaves them unset.
+    let params = match params {
+        serde_json::Value::Object(map) => serde_json::Value::Object(
+            map.into_iter()
+                .filter(|(key, value)| key == "args" || !value.is_null())
+                .collect(),
+        ),
+        other => other,
+    };
+    let result = session::until_signal(call_service(&peer, method, params)).await;
+    Some(result.map(|result| crate::commands::invoke::print_result(out, result)))
+}

@@ -105,7 +105,7 @@ pub(crate) async fn open_host(
     // One command per process: a shim started ahead would only be thrown away.
     options.supervisor.warm_shim = long_lived;
     options.loading = loading;
-    let host = PluginHost::open(options).await.map_err(failure)?;
+    let host = c2_contributions::open(options).await.map_err(failure)?;
     for problem in host.diagnostics() {
         tracing::warn!("{problem}");
     }

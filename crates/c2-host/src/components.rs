@@ -130,7 +130,7 @@ impl fmt::Display for ComponentRef {
 }
 
 /// The `<kind>:<local-id>` form of one contribution (see [`ComponentRef`]'s `Display`).
-pub(crate) fn component_id(kind: ContributionKind, local_id: &str) -> String {
+pub fn component_id(kind: ContributionKind, local_id: &str) -> String {
     ComponentRef {
         kind,
         local_id: local_id.to_owned(),
@@ -317,7 +317,7 @@ impl PluginHost {
 }
 
 /// The policy scope of a realm.
-pub(crate) fn realm_scope(realm: &c2_kernel::Realm) -> Scope {
+pub fn realm_scope(realm: &c2_kernel::Realm) -> Scope {
     match realm {
         c2_kernel::Realm::Global => Scope::User,
         c2_kernel::Realm::Project(key) => Scope::Project(key.as_str().to_owned()),

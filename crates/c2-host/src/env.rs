@@ -41,7 +41,7 @@ pub(crate) struct Counters {
 }
 
 /// A contribution's handler for one reserved plugin event name.
-pub(crate) trait EventHook: Send + Sync {
+pub trait EventHook: Send + Sync {
     /// The reserved name, e.g. `connector/event`. Plugins may emit it; it never reaches the
     /// public bus.
     fn name(&self) -> &'static str;
@@ -51,7 +51,7 @@ pub(crate) trait EventHook: Send + Sync {
 }
 
 /// The per-runtime half of an [`EventHook`].
-pub(crate) trait RuntimeHook: Send {
+pub trait RuntimeHook: Send {
     /// One `event/emit` of the hook's name from the bundle `bundle_id`.
     fn accept(&mut self, kernel: &Kernel, bundle_id: &str, payload: Value);
 }

@@ -73,6 +73,8 @@ error_kinds! {
     Io => "io",
     /// `PluginHost::open` was called outside a tokio runtime, with no runtime handle given.
     NoRuntime => "no_runtime",
+    /// A contribution was called on a host opened without it (`PluginHost::open_with`).
+    NotWired => "not_wired",
     /// No command of that name is visible in the realm.
     UnknownCommand => "unknown_command",
     /// The command exists but is not published for extensions.
@@ -424,9 +426,10 @@ impl HostError {
         self
     }
 
-    /// The same failure with advice from the crate's hint table.
+    /// The same failure with advice from the crate's hint table, as its [`HostError::hint`]
+    /// and [`HostError::next_action`].
     #[must_use]
-    pub(crate) fn advise(mut self, advice: Advice<'_>) -> Self {
+    pub fn advise(mut self, advice: Advice<'_>) -> Self {
         if let HostError::Command { hint, next, .. } = &mut self {
             (*hint, *next) = (Some(advice.hint()), Some(Box::new(advice.next())));
         }
@@ -454,7 +457,8 @@ impl HostError {
 /// its text names `c2-plugins`. Errors carry it as their [`HostError::hint`]; an install note,
 /// which is advice for a person already, ends with it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Advice<'a> {
+#[non_exhaustive]
+pub enum Advice<'a> {
     /// Trust the bundle, as a sentence.
     Trust(&'a str),
     /// The trust command alone, quoted.
@@ -547,7 +551,7 @@ impl Advice<'_> {
     }
 
     /// The advice as text.
-    pub(crate) fn hint(self) -> String {
+    pub fn hint(self) -> String {
         match self {
             Advice::Trust(id) => format!("run `c2-plugins trust {id}`"),
             Advice::TrustCommand(id) => format!("`c2-plugins trust {id}`"),

@@ -55,7 +55,7 @@ impl<S> Drop for Subscription<S> {
 
 impl PluginHost {
     /// Subscribes to the JSON event `name` (a plugin's `event/emit`, `skills/changed`, the
-    /// host's own such as [`crate::CONNECTOR_EVENT`]) in a scope of its own, which the
+    /// host's own such as c2-contributions' `connector/event`) in a scope of its own, which the
     /// returned [`Subscription`] releases when dropped.
     ///
     /// Fails `shut_down` once the host is shut down.

@@ -4,7 +4,7 @@
 //! realm, and the policy becomes last-known-good only once the runtime reached the requested
 //! state; otherwise both are rolled back.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -25,6 +25,7 @@ use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
 use crate::options::{HostOptions, Loading};
 use crate::paths::Project;
+use crate::seam::Install;
 use crate::states::{BundleState, CommandState, CommandVisibility};
 use crate::uninstall::{UninstallOptions, Uninstalled};
 
@@ -365,13 +366,13 @@ pub enum Target {
 
 impl PluginHost {
     /// Opens the store at `options.plugins_dir` (creating it), loads policy with recovery,
-    /// registers the built-in modules and every installed bundle, and reconciles. No plugin
-    /// process starts: runtimes stay dormant until their first command.
+    /// registers the built-in modules, then the contributions `with` in their order (see
+    /// [`crate::seam`]), and every installed bundle, and reconciles. No plugin process starts.
     ///
     /// Must be polled inside a tokio runtime, which the host's tasks then run on (see
     /// docs/embedding.md); polled outside one it fails with kind `no_runtime` and touches
     /// nothing.
-    pub async fn open(mut options: HostOptions) -> Result<Self, HostError> {
+    pub async fn open_with(mut options: HostOptions, with: &[Install]) -> Result<Self, HostError> {
         if options.runtime.is_none() && tokio::runtime::Handle::try_current().is_err() {
             return Err(HostError::command(
                 ErrorKind::NoRuntime,
@@ -392,10 +393,10 @@ impl PluginHost {
             ))?);
         }
         let handle = options.runtime.clone();
-        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options)).await
+        crate::rt::on_runtime(handle.as_ref(), Self::open_on_runtime(options, with)).await
     }
 
-    async fn open_on_runtime(options: HostOptions) -> Result<Self, HostError> {
+    async fn open_on_runtime(options: HostOptions, with: &[Install]) -> Result<Self, HostError> {
         let store = Store::open(&options.plugins_dir, options.store.clone())?;
         let policy = PolicyStore::open(&options.plugins_dir, options.policy.clone());
         let kernel = Kernel::new(options.kernel.clone());
@@ -417,7 +418,7 @@ impl PluginHost {
             options,
         });
         let host = Self { shared };
-        host.wire(crate::WIRING);
+        host.wire(&[crate::WIRING, with].concat());
         let everything = match host.shared.options.loading {
             Loading::All => host.shared.store.list()?,
             Loading::OnDemand => Vec::new(),
@@ -623,91 +624,6 @@ impl PluginHost {
             .register_factory(module.clone(), bundle.revision());
         lock(&self.shared.bundles).insert(bundle.record.id.clone(), module.clone());
         Ok(module)
-    }
-
-    /// The loaded bundle `id`; with [`Loading::OnDemand`], loaded now if it is installed.
-    pub(crate) fn bundle(&self, id: &str) -> Result<Arc<BundleModule>, HostError> {
-        let loaded = lock(&self.shared.bundles).get(id).cloned();
-        loaded
-            .or_else(|| match self.shared.options.loading {
-                Loading::All => None,
-                Loading::OnDemand => self.load_on_demand(id),
-            })
-            .ok_or_else(|| HostError::NotInstalled { id: id.to_owned() })
-    }
-
-    /// Loads the installed bundle `id` and its neighbours ([`PluginHost::load_neighbours`]);
-    /// `None` when it is not installed or does not load (kept as a load problem, as at open).
-    fn load_on_demand(&self, id: &str) -> Option<Arc<BundleModule>> {
-        if !self.shared.store.contains(id).unwrap_or(false) {
-            return None;
-        }
-        let loaded = self
-            .shared
-            .store
-            .get(id)
-            .map_err(HostError::from)
-            .and_then(|record| self.load_bundle(record));
-        match loaded {
-            Ok(module) => {
-                self.load_neighbours(&module.bundle().record);
-                Some(module)
-            }
-            Err(error) => {
-                lock(&self.shared.load_problems)
-                    .push(format!("installed bundle {id} cannot be loaded: {error}"));
-                None
-            }
-        }
-    }
-
-    /// With [`Loading::OnDemand`]: loads every installed bundle that shares a command id with
-    /// `record`, and theirs in turn, so the kernel settles a command conflict among them
-    /// exactly as it would with the whole store loaded (bundles sharing no command id with
-    /// them cannot change the outcome). The store's summaries name them without reading
-    /// every record.
-    pub(crate) fn load_neighbours(&self, record: &InstalledRecord) {
-        if self.shared.options.loading != Loading::OnDemand {
-            return;
-        }
-        let mut claimed: BTreeSet<String> = record.command_ids().into_iter().collect();
-        if claimed.is_empty() {
-            return;
-        }
-        let mut others = match self.shared.store.command_claims() {
-            Ok(claims) => claims,
-            Err(error) => {
-                tracing::warn!("cannot read which commands the installed bundles declare: {error}");
-                return;
-            }
-        };
-        others.remove(&record.id);
-        loop {
-            let sharing: Vec<String> = others
-                .iter()
-                .filter(|(_, commands)| commands.iter().any(|c| claimed.contains(c)))
-                .map(|(id, _)| id.clone())
-                .collect();
-            if sharing.is_empty() {
-                break;
-            }
-            for id in sharing {
-                claimed.extend(others.remove(&id).unwrap_or_default());
-                if lock(&self.shared.bundles).contains_key(&id) {
-                    continue;
-                }
-                let loaded = self
-                    .shared
-                    .store
-                    .get(&id)
-                    .map_err(HostError::from)
-                    .and_then(|record| self.load_bundle(record));
-                if let Err(error) = loaded {
-                    lock(&self.shared.load_problems)
-                        .push(format!("installed bundle {id} cannot be loaded: {error}"));
-                }
-            }
-        }
     }
 
     /// The policy catalog: every factory with its metadata and, for bundles, the digest.
@@ -1701,7 +1617,7 @@ impl PluginHost {
     }
 
     /// Builds a project realm's module graph if it was not built yet, so that listings
-    /// ([`PluginHost::commands`], [`PluginHost::ui_catalog`]) show its dormant commands and
+    /// ([`PluginHost::commands`], c2-contributions' `ui_catalog`) show its dormant commands and
     /// descriptors before anything was invoked there. Applying modules registers commands and
     /// prepares runtimes; it starts no plugin process. The user realm is always built.
     ///

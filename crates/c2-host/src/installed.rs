@@ -16,14 +16,15 @@ pub fn module_name(installed_id: &str) -> String {
 
 /// An installed bundle as the host holds it: its record, validated manifest and files.
 #[derive(Debug)]
-pub(crate) struct InstalledBundle {
+pub struct InstalledBundle {
     pub(crate) record: InstalledRecord,
     pub(crate) manifest: Manifest,
     pub(crate) dir: PathBuf,
 }
 
 impl InstalledBundle {
-    pub(crate) fn module_name(&self) -> String {
+    /// The kernel module name the bundle goes by ([`module_name`] of its installed id).
+    pub fn module_name(&self) -> String {
         module_name(&self.record.id)
     }
 
@@ -36,14 +37,14 @@ impl InstalledBundle {
     /// which always run in a project (plugin-standard.md §2: a conflict stays "until policy
     /// removes the conflict", per project as well as user-wide). In a project realm the module
     /// of a bundle whose runtime is user-only (or that has none) starts no process and
-    /// registers no command ([`Self::runtime_in`]); its project scope owns the servers started
+    /// registers no command (`runtime_in`); its project scope owns the servers started
     /// there, and the runtime stays the user realm's.
-    pub(crate) fn project_capable(&self) -> bool {
+    pub fn project_capable(&self) -> bool {
         self.runtime_project_capable() || !self.manifest.codetwo.language_servers.is_empty()
     }
 
     /// Whether the runtime declares project scope (`scopeSupport` contains `project`).
-    pub(crate) fn runtime_project_capable(&self) -> bool {
+    pub fn runtime_project_capable(&self) -> bool {
         self.manifest
             .codetwo
             .runtime

@@ -10,25 +10,25 @@
 //! change committed by any of them reaches every other live host within a second
 //! ([`PluginHost::refresh`], [`StoreChanged`]).
 //!
-//! What is built on the core reaches it through one seam (`seam.rs`) and registers itself from
-//! lib.rs's wiring list: the built-ins (`builtins/`: `git.status`, the `plugins.*` management
-//! commands) and the contributions (`contributions/`: UI descriptors and `host.actions`,
-//! connectors, language-server resolution, MCP listing and launch data, and the content library
-//! of skills, prompt commands, subagents and scenes, whose changes the host publishes as
-//! `skills/changed` and `scenes/changed`). No core file imports them.
+//! What is built on the core reaches it through one public door, [`seam`], and registers itself
+//! when the host opens: the built-ins of this crate (`builtins/`: `git.status`, the `plugins.*`
+//! management commands), which every host carries, and the contributions an embedder passes to
+//! [`PluginHost::open_with`]. The contributions (UI descriptors and `host.actions`, connectors,
+//! language servers, MCP servers and the content library) are the c2-contributions crate,
+//! which depends on this one; no file of this crate names them.
 //!
 //! It owns no mechanism below the lifecycle: validation, the store and every file read are
 //! c2-manifest's and c2-bundle-collector's, sources are c2-sources', processes c2-supervisor's,
 //! the wire and the handshake c2-protocol's, registries and realms c2-kernel's, durable intent
 //! c2-policy's, and the JSON its callers print is c2-relay's. The CLI, c2-relay and embedders
-//! (desktop, TUI, server) depend on it; no crate below it does.
+//! (desktop, TUI, server) depend on it, and c2-contributions builds on it; no crate below it
+//! does.
 
 #![warn(missing_docs)]
 
 mod builtins;
 mod bundle;
 mod components;
-mod contributions;
 mod development;
 mod env;
 mod error;
@@ -38,6 +38,7 @@ mod health;
 mod host;
 mod hub;
 mod installed;
+mod loading;
 mod modules;
 mod options;
 mod paths;
@@ -45,7 +46,7 @@ mod plan;
 mod retire;
 mod rt;
 mod runtime;
-mod seam;
+pub mod seam;
 mod states;
 mod sync;
 mod uninstall;
@@ -56,21 +57,6 @@ pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
     disabled_for_user, kind_name,
 };
-pub use contributions::connectors::{
-    CONNECTOR_DEDUP_WINDOW, CONNECTOR_EVENT, ConnectorEvent, ConnectorRequest, ConnectorStatus,
-};
-pub use contributions::lsp::{
-    BuiltinLanguageServer, LanguageListing, LanguageMapping, LanguageRow, LanguageServer,
-    ProviderRef, Resolved, ServerListing, ServerOrigin,
-};
-pub use contributions::mcp::{
-    MCP_DATA_DIR, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StdioLaunch,
-};
-pub use contributions::skills::{
-    LibraryItem, LibraryKind, LibraryStatus, SCENES_CHANGED, SKILLS_CHANGED, SceneEntry, SceneKind,
-    SceneStatus,
-};
-pub use contributions::ui::{DEFAULT_UI_SESSION, UiContext, UiEntry, UiRequest};
 pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;
 pub use health::RuntimeHealth;
@@ -87,17 +73,10 @@ pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};
 pub use sync::StoreChanged;
 pub use uninstall::{UninstallOptions, Uninstalled};
 
-/// The built-ins and contributions every host carries, registered in this order when it opens
-/// (see seam.rs). This facade is the one file that names both the core and what is built on it.
-const WIRING: &[seam::Install] = &[
-    builtins::git::install,
-    builtins::management::install,
-    contributions::ui::install,
-    contributions::connectors::install,
-    contributions::lsp::install,
-    contributions::mcp::install,
-    contributions::skills::install,
-];
+/// The built-ins every host carries, registered in this order when it opens, before the
+/// contributions it is opened with (see [`seam`]). This facade is the one file that names both
+/// the core and what is built on it.
+const WIRING: &[seam::Install] = &[builtins::git::install, builtins::management::install];
 
 // What the host's signatures and public fields use, re-exported so an embedder can call the
 // host, configure it and read what it returns with c2-host alone. The `Module` contract
@@ -125,11 +104,6 @@ pub use c2_supervisor::{Exit, ExitReport, ProcessStdin, RunOptions, SupervisorOp
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
-
-// docs/embedding.md's host is compiled as a doctest, so the guide keeps to the API.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/embedding.md")]
-struct EmbeddingDoctest;
 
 #[cfg(test)]
 #[expect(

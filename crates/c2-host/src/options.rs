@@ -144,7 +144,7 @@ pub struct HostOptions {
     pub kernel: KernelOptions,
     /// How often the host reclaims idle project realms (60 s).
     pub reap_interval: Duration,
-    /// How long an MCP bridge ([`crate::McpProcess::drain`]) keeps forwarding a server's
+    /// How long an MCP bridge (c2-contributions' `McpProcess::drain`) keeps forwarding a server's
     /// output after its client closed its input, before the server is stopped (2 s).
     pub mcp_drain: Duration,
     /// How the host learns of changes other processes commit to the store (inotify, or a
@@ -323,7 +323,7 @@ impl HostOptions {
     }
 
     /// The working directory, once `open` has resolved it.
-    pub(crate) fn resolved_working_dir(&self) -> &Path {
+    pub fn resolved_working_dir(&self) -> &Path {
         self.working_dir.as_deref().unwrap_or(Path::new("/"))
     }
 }

@@ -1,135 +1,132 @@
-//! The seam: the one door between the host's lifecycle core and what is built on it.
-//!
-//! The core (host, bundle, runtime, states, components, modules, sync, events, plan, options,
-//! paths, error) installs, trusts, activates and unloads bundles. Built-ins (`builtins/`:
-//! `git.status`, the `plugins.*` management plane) and contributions (`contributions/`: UI
-//! descriptors and `host.actions`, connectors, language servers, MCP servers, and any later
-//! kind) are built on it. They import the core through this module
-//! alone, and no core file imports them.
+//! The door for crates built on the host's lifecycle: the contributions (the c2-contributions
+//! crate: UI descriptors and `host.actions`, connectors, language servers, MCP servers and the
+//! content library) and the built-ins of this crate (`git.status`, the `plugins.*` management
+//! plane). The core never names them; they reach it through this module alone.
 //!
 //! The core reaches them the other way round, by registration. Each of them has one
-//! [`Install`] function; the crate's facade (lib.rs, the one file that names both sides)
-//! lists them in `WIRING`, and [`PluginHost::open`] runs that list once, after the core is
-//! built and before any bundle loads. Through the [`Registry`] an installer may:
+//! [`Install`] function. [`PluginHost::open`] runs the built-ins' installers and
+//! [`PluginHost::open_with`] also the ones the embedder passes (c2-contributions' `ALL`), once,
+//! after the core is built and before any bundle loads. Through the [`Registry`] an installer
+//! may:
 //! - register a kernel module ([`Registry::module`]): commands, services and event listeners
 //!   come and go with their scope like everything else in the kernel;
+//! - add a command to the host's `plugins` management module ([`Registry::command`]);
 //! - claim a reserved plugin event name ([`Registry::event_hook`]): a runtime's `event/emit`
 //!   of that name goes to the hook, with per-runtime state the hook creates, instead of onto
 //!   the public bus;
 //! - hand the host the object that owns its state ([`Registry::own`]), e.g. the UI render
 //!   cache or the connector provider adapters. The object's type is private to its
-//!   contribution, so neither the core nor another contribution can read it; the
-//!   contribution's `impl PluginHost` methods fetch it back with [`PluginHost::state`].
-//!   The host creates these objects (through the installers) when it opens and drops them
-//!   when it closes;
+//!   contribution, so neither the core nor another contribution can read it; the contribution
+//!   fetches it back with [`Core::state`]. The host creates these objects (through the
+//!   installers) when it opens and drops them when it closes;
 //! - ask to hear of an uninstall ([`Registry::on_uninstall`]), e.g. to remove what it keeps
-//!   for the bundle under its data directory; the hooks run, in `WIRING` order, once the
+//!   for the bundle under its data directory; the hooks run, in registration order, once the
 //!   bundle is unloaded and out of the store;
 //! - ask to run after every reconcile ([`Registry::after_reconcile`]), e.g. to notice that what
 //!   a realm offers changed and publish a host event about it.
 //!
-//! What else a contribution may use of the core is re-exported here and nowhere else: the
-//! kernel and options (public on [`PluginHost`]), the installed bundles
-//! ([`PluginHost::installed`], bundle and realm lookup), their withheld components
-//! ([`PluginHost::withheld`]), what policy wants of them in a scope
-//! ([`PluginHost::desired_bundles`]), the trust, content and ownership checks every activation
-//! makes ([`PluginHost::is_trusted`], [`PluginHost::verify_content`],
-//! [`PluginHost::contribution`], [`PluginHost::verify_owned_command`],
-//! [`PluginHost::refuse_withheld`]), the lock that serializes changes to policy and the graph
-//! ([`PluginHost::hold_changes`]), invocation ([`PluginHost::invoke`]), project identity and
-//! the data directory layout ([`Project`], [`data_dir`]), the error type and the
-//! poison-tolerant [`lock`]. A contribution never touches `Shared`.
+//! What else a contribution may use of the core is [`Core`], the view [`PluginHost::seam`]
+//! gives: the installed bundles and their withheld components, what policy wants of them in a
+//! scope, the trust, content and ownership checks every activation makes, the lock that
+//! serializes changes to policy and the graph, and the realms. Invocation, the kernel and the
+//! options are [`PluginHost`]'s public methods. A contribution never touches the host's
+//! private state.
 
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 
-use c2_kernel::{Module, Realm};
+use c2_bundle_collector::ContributionKind;
+use c2_kernel::{BoxFuture, Error as KernelError, Module, Realm};
 use c2_policy::{DesiredState, Scope};
+use serde_json::Value;
 
-pub(crate) use crate::bundle::InstalledBundle;
-pub(crate) use crate::components::{component_id, realm_scope};
-pub(crate) use crate::env::{EventHook, RuntimeHook};
-pub(crate) use crate::error::{Advice, ErrorKind, HostError};
-pub(crate) use crate::host::{PluginHost, Target, lock, realm_text};
-pub(crate) use crate::options::HostOptions;
-pub(crate) use crate::paths::{Project, data_dir};
-pub(crate) use crate::states::UiOperation;
+pub use crate::components::{component_id, realm_scope};
+pub use crate::env::{EventHook, RuntimeHook};
+pub use crate::error::Advice;
+pub use crate::installed::InstalledBundle;
+pub use crate::states::realm_text;
 
-use crate::host::Shared;
+use crate::error::{ErrorKind, HostError};
+use crate::host::{PluginHost, Shared, Target, lock};
+use crate::options::HostOptions;
 
 /// How a built-in or a contribution registers itself with a host that is opening.
-pub(crate) type Install = fn(&mut Registry<'_>);
+pub type Install = fn(&mut Registry<'_>);
 
 /// What a contribution does when bundle `id` is uninstalled; see [`Registry::on_uninstall`].
-pub(crate) type UninstallHook = fn(&PluginHost, &str) -> Result<(), HostError>;
+pub type UninstallHook = fn(&PluginHost, &str) -> Result<(), HostError>;
 
 /// What a contribution does after every reconcile; see [`Registry::after_reconcile`].
-pub(crate) type ReconcileHook = fn(&PluginHost);
+pub type ReconcileHook = fn(&PluginHost);
+
+/// The handler of a command added to the `plugins` module; see [`Registry::command`].
+pub type CommandOp = fn(PluginHost, Value) -> BoxFuture<'static, Result<Value, KernelError>>;
 
 /// What an installer may register; see the module docs.
-pub(crate) struct Registry<'a> {
+pub struct Registry<'a> {
     host: &'a PluginHost,
-    hooks: Vec<Arc<dyn EventHook>>,
-    state: Vec<Arc<dyn Any + Send + Sync>>,
-    uninstall: Vec<UninstallHook>,
-    reconciled: Vec<ReconcileHook>,
+    wired: Wired,
 }
 
 impl std::fmt::Debug for Registry<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("hooks", &self.hooks.len())
-            .field("state", &self.state.len())
-            .field("uninstall", &self.uninstall.len())
+            .field("wired", &self.wired)
             .finish_non_exhaustive()
     }
 }
 
 impl Registry<'_> {
     /// The options the host runs with.
-    pub(crate) fn options(&self) -> &HostOptions {
+    pub fn options(&self) -> &HostOptions {
         self.host.options()
     }
 
     /// A handle on the host that does not keep it open, for a module's command handlers.
-    pub(crate) fn weak_host(&self) -> WeakHost {
+    pub fn weak_host(&self) -> WeakHost {
         WeakHost(Arc::downgrade(&self.host.shared))
     }
 
     /// Registers a kernel module (a factory at `revision`) under the host's own name.
-    pub(crate) fn module(&mut self, module: Arc<dyn Module>, revision: u64) {
+    pub fn module(&mut self, module: Arc<dyn Module>, revision: u64) {
         self.host.kernel().register_factory(module, revision);
     }
 
+    /// Adds the command `name` (titled `title`) to the host's essential `plugins` module, after
+    /// its own: it comes and goes with the management plane and `op` runs it.
+    pub fn command(&mut self, name: &'static str, title: &'static str, op: CommandOp) {
+        self.wired.commands.push((name, title, op));
+    }
+
     /// Claims the reserved plugin event name `hook.name()`.
-    pub(crate) fn event_hook(&mut self, hook: Arc<dyn EventHook>) {
-        self.hooks.push(hook);
+    pub fn event_hook(&mut self, hook: Arc<dyn EventHook>) {
+        self.wired.hooks.push(hook);
     }
 
     /// Hands the host the object that owns this contribution's state (one per type).
-    pub(crate) fn own<T: Send + Sync + 'static>(&mut self, state: Arc<T>) {
-        self.state.push(state);
+    pub fn own<T: Send + Sync + 'static>(&mut self, state: Arc<T>) {
+        self.wired.state.push(state);
     }
 
     /// Runs `hook` whenever a bundle is uninstalled with its data (not when the uninstall keeps
     /// it), after it is unloaded and out of the store and before its policy is forgotten. An
     /// error fails the uninstall with it.
-    pub(crate) fn on_uninstall(&mut self, hook: UninstallHook) {
-        self.uninstall.push(hook);
+    pub fn on_uninstall(&mut self, hook: UninstallHook) {
+        self.wired.uninstall.push(hook);
     }
 
     /// Runs `hook` after every reconcile, with the change lock held: once the graph matches
     /// policy after an install, uninstall, update, switch, trust or component change, or a
     /// refresh after another process changed the store. The first run is the one at open.
-    pub(crate) fn after_reconcile(&mut self, hook: ReconcileHook) {
-        self.reconciled.push(hook);
+    pub fn after_reconcile(&mut self, hook: ReconcileHook) {
+        self.wired.reconciled.push(hook);
     }
 }
 
 /// A host that may be gone: [`WeakHost::upgrade`] gives it back while it is open.
 #[derive(Clone)]
-pub(crate) struct WeakHost(Weak<Shared>);
+pub struct WeakHost(Weak<Shared>);
 
 impl std::fmt::Debug for WeakHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -139,7 +136,7 @@ impl std::fmt::Debug for WeakHost {
 
 impl WeakHost {
     /// The host, unless it has shut down.
-    pub(crate) fn upgrade(&self) -> Option<PluginHost> {
+    pub fn upgrade(&self) -> Option<PluginHost> {
         self.0.upgrade().map(|shared| PluginHost { shared })
     }
 }
@@ -151,12 +148,18 @@ pub(crate) struct Wired {
     state: Vec<Arc<dyn Any + Send + Sync>>,
     uninstall: Vec<UninstallHook>,
     reconciled: Vec<ReconcileHook>,
+    commands: Vec<(&'static str, &'static str, CommandOp)>,
 }
 
 impl Wired {
     /// The event hooks, in registration order.
     pub(crate) fn hooks(&self) -> &[Arc<dyn EventHook>] {
         &self.hooks
+    }
+
+    /// The commands added to the `plugins` module, in registration order.
+    pub(crate) fn commands(&self) -> &[(&'static str, &'static str, CommandOp)] {
+        &self.commands
     }
 }
 
@@ -166,37 +169,32 @@ impl std::fmt::Debug for Wired {
             .field("hooks", &self.hooks.len())
             .field("state", &self.state.len())
             .field("uninstall", &self.uninstall.len())
+            .field("reconciled", &self.reconciled.len())
+            .field("commands", &self.commands.len())
             .finish()
     }
 }
 
 impl PluginHost {
-    /// Runs every installer once; called by [`PluginHost::open`].
+    /// [`PluginHost::open_with`] the built-ins alone (`git.status`, the `plugins.*` management
+    /// plane): runtimes stay dormant until their first command, and no contribution is wired,
+    /// so a contribution's method fails with kind `not_wired`. c2-contributions' `open` opens
+    /// with every contribution.
+    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        Self::open_with(options, &[]).await
+    }
+
+    /// Runs every installer once; called by [`PluginHost::open_with`].
     pub(crate) fn wire(&self, installs: &[Install]) {
         let mut registry = Registry {
             host: self,
-            hooks: Vec::new(),
-            state: Vec::new(),
-            uninstall: Vec::new(),
-            reconciled: Vec::new(),
+            wired: Wired::default(),
         };
         for install in installs {
             install(&mut registry);
         }
-        let Registry {
-            hooks,
-            state,
-            uninstall,
-            reconciled,
-            ..
-        } = registry;
         // Only `open` wires, once, before the host is shared.
-        let _ = self.shared.wired.set(Wired {
-            hooks,
-            state,
-            uninstall,
-            reconciled,
-        });
+        let _ = self.shared.wired.set(registry.wired);
     }
 
     /// Runs the after-reconcile hooks; called by the core after each reconcile.
@@ -207,11 +205,6 @@ impl PluginHost {
         for hook in &wired.reconciled {
             hook(self);
         }
-    }
-
-    /// The project keys this host has realms for (registered on first use), in order.
-    pub(crate) fn known_projects(&self) -> Vec<String> {
-        lock(&self.shared.projects).keys().cloned().collect()
     }
 
     /// Runs the uninstall hooks for bundle `id`; called by [`PluginHost::uninstall`].
@@ -225,14 +218,30 @@ impl PluginHost {
         Ok(())
     }
 
-    /// The state object a contribution handed over with [`Registry::own`].
-    ///
-    /// # Panics
-    ///
-    /// When no installer registered a `T`: the contribution asking for it is not in lib.rs's
-    /// `WIRING`, a bug of this crate that its tests catch.
-    pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Arc<T> {
-        self.shared
+    /// The core as a contribution sees it; see the [module docs](self).
+    pub fn seam(&self) -> Core<'_> {
+        Core { host: self }
+    }
+}
+
+/// The core as a contribution sees it: what [`PluginHost::seam`] gives.
+#[derive(Debug, Clone, Copy)]
+pub struct Core<'a> {
+    host: &'a PluginHost,
+}
+
+impl<'a> Core<'a> {
+    /// Holds the lock that serializes changes to policy, the store and the graph, e.g. so that
+    /// no policy change slips between a decision and what it attaches to the graph.
+    pub async fn hold_changes(self) -> tokio::sync::MutexGuard<'a, ()> {
+        self.host.shared.changes.lock().await
+    }
+
+    /// The state object a contribution handed over with [`Registry::own`]; `not_wired` when
+    /// no installer the host opened with registered a `T`.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Result<Arc<T>, HostError> {
+        self.host
+            .shared
             .wired
             .get()
             .and_then(|wired| {
@@ -241,38 +250,70 @@ impl PluginHost {
                     .iter()
                     .find_map(|state| Arc::clone(state).downcast::<T>().ok())
             })
-            .unwrap_or_else(|| {
-                panic!(
-                    "{} is not wired: add its installer to WIRING in lib.rs",
-                    std::any::type_name::<T>()
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorKind::NotWired,
+                    format!(
+                        "{} is not wired into this host",
+                        std::any::type_name::<T>()
+                    ),
+                )
+                .with_hint(
+                    "open the host with the contribution's installer (PluginHost::open_with, or c2_contributions::open)",
                 )
             })
     }
 
+    /// The project keys this host has realms for (registered on first use), in order.
+    pub fn known_projects(&self) -> Vec<String> {
+        lock(&self.host.shared.projects).keys().cloned().collect()
+    }
+
+    /// The realm of `target`, registering the project's desired state on first use.
+    pub fn realm(&self, target: &Target) -> Result<Realm, HostError> {
+        self.host.realm(target)
+    }
+
+    /// The installed bundle `id`; `not_installed` when there is none.
+    pub fn bundle(&self, id: &str) -> Result<Arc<InstalledBundle>, HostError> {
+        Ok(self.host.bundle(id)?.bundle().clone())
+    }
+
     /// Every installed bundle, in id order.
-    pub(crate) fn installed(&self) -> Vec<Arc<InstalledBundle>> {
-        lock(&self.shared.bundles)
+    pub fn installed(&self) -> Vec<Arc<InstalledBundle>> {
+        lock(&self.host.shared.bundles)
             .values()
             .map(|module| module.bundle().clone())
             .collect()
     }
 
     /// The components of `bundle` the user withheld in `scope`, as `<kind>:<local-id>`.
-    pub(crate) fn withheld(&self, bundle: &InstalledBundle, scope: &Scope) -> BTreeSet<String> {
-        self.shared.withheld(bundle, scope)
+    pub fn withheld(&self, bundle: &InstalledBundle, scope: &Scope) -> BTreeSet<String> {
+        self.host.shared.withheld(bundle, scope)
+    }
+
+    /// `disabled` when policy withholds `<kind>:<local_id>` of `bundle` in `realm`.
+    pub fn refuse_withheld(
+        &self,
+        bundle: &InstalledBundle,
+        realm: &Realm,
+        kind: ContributionKind,
+        local_id: &str,
+    ) -> Result<(), HostError> {
+        self.host.refuse_withheld(bundle, realm, kind, local_id)
     }
 
     /// The `bundles` whose desired state, in the scope `scope_of` picks for each, passes
     /// `keep`, in their order; one read of policy for all. A bundle policy cannot resolve is
     /// left out.
-    pub(crate) fn desired_bundles(
+    pub fn desired_bundles(
         &self,
         bundles: Vec<Arc<InstalledBundle>>,
         scope_of: impl Fn(&InstalledBundle) -> Scope,
         keep: impl Fn(&DesiredState) -> bool,
     ) -> Vec<Arc<InstalledBundle>> {
-        let catalog = self.policy_catalog();
-        let policy = lock(&self.shared.policy);
+        let catalog = self.host.policy_catalog();
+        let policy = lock(&self.host.shared.policy);
         bundles
             .into_iter()
             .filter(|bundle| {
@@ -284,49 +325,44 @@ impl PluginHost {
     }
 
     /// Whether the user trusted exactly the installed content of `bundle`.
-    pub(crate) fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
-        self.shared.is_trusted(bundle)
+    pub fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
+        self.host.shared.is_trusted(bundle)
     }
 
     /// Whether the files under the bundle's directory are still the ones installed and
     /// trusted (recomputed from disk); `content_changed` saying what changed when not.
-    pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), HostError> {
-        self.shared
+    pub fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), HostError> {
+        self.host
+            .shared
             .verify_content(bundle)
-            .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))
-    }
-
-    /// Holds the lock that serializes changes to policy, the store and the graph, e.g. so that
-    /// no policy change slips between a decision and what it attaches to the graph.
-    pub(crate) async fn hold_changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.shared.changes.lock().await
+            .map_err(|message| HostError::new(ErrorKind::ContentChanged, message))
     }
 
     /// The realm an activation targets and the bundle that owns the contribution.
-    pub(crate) fn contribution(
+    pub fn contribution(
         &self,
         id: &str,
         project: Option<&std::path::PathBuf>,
     ) -> Result<(Target, Realm, Arc<InstalledBundle>), HostError> {
         let target = project.cloned().map_or(Target::User, Target::Project);
-        let realm = self.realm(&target)?;
-        let bundle = self.bundle(id)?.bundle().clone();
+        let realm = self.host.realm(&target)?;
+        let bundle = self.bundle(id)?;
         Ok((target, realm, bundle))
     }
 
     /// The ownership checks every contribution activation makes before its command runs: the
     /// bundle is trusted, it declares `command` itself, and that command is registered in
     /// `realm` by this bundle's own runtime (so it is enabled there and not another plugin's).
-    pub(crate) fn verify_owned_command(
+    pub fn verify_owned_command(
         &self,
         bundle: &InstalledBundle,
         command: &str,
         realm: &Realm,
     ) -> Result<(), HostError> {
         let id = &bundle.record.id;
-        if !self.shared.is_trusted(bundle) {
+        if !self.host.shared.is_trusted(bundle) {
             return Err(
-                HostError::command(ErrorKind::NotTrusted, format!("{id} is not trusted"))
+                HostError::new(ErrorKind::NotTrusted, format!("{id} is not trusted"))
                     .advise(Advice::Trust(id)),
             );
         }
@@ -337,7 +373,7 @@ impl PluginHost {
             .iter()
             .any(|c| c.id == command)
         {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::NotOwned,
                 format!(
                     "`{command}` is not declared by {id}; a contribution may invoke only its own bundle's commands"
@@ -346,13 +382,14 @@ impl PluginHost {
         }
         let owner = bundle.module_name();
         let registered = self
+            .host
             .shared
             .kernel
             .commands(realm)
             .into_iter()
             .any(|c| c.name == command && c.owner == owner);
         if !registered {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::Disabled,
                 format!(
                     "`{command}` of {id} is not registered in realm {}: the bundle is disabled, pending or not project-capable there",
@@ -361,5 +398,22 @@ impl PluginHost {
             ));
         }
         Ok(())
+    }
+}
+
+impl InstalledBundle {
+    /// The bundle's store record: its installed id, source and content digest.
+    pub fn record(&self) -> &c2_bundle_collector::InstalledRecord {
+        &self.record
+    }
+
+    /// The bundle's validated manifest.
+    pub fn manifest(&self) -> &c2_manifest::Manifest {
+        &self.manifest
+    }
+
+    /// The bundle's installed directory.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 }

@@ -125,7 +125,7 @@ string_enum! {
 }
 
 string_enum! {
-    /// What a `host.actions` activation does ([`crate::UiRequest::operation`]).
+    /// What a `host.actions` activation does (c2-contributions' `UiRequest::operation`).
     UiOperation {
         /// Ask the plugin for the slot's current actions (the default).
         Render => "render",
@@ -145,7 +145,7 @@ impl Default for UiOperation {
 }
 
 /// A realm as text: `global`, or the project's normalized path.
-pub(crate) fn realm_text(realm: &c2_kernel::Realm) -> String {
+pub fn realm_text(realm: &c2_kernel::Realm) -> String {
     match realm {
         c2_kernel::Realm::Global => "global".to_owned(),
         c2_kernel::Realm::Project(key) => key.as_str().to_owned(),

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use c2_contributions::prelude::*;
 use c2_host::{
     ErrorKind, HostError, InstallOptions, PlanAction, PlanFile, PluginHost, StateChange, Target,
 };
@@ -558,7 +559,7 @@ impl Connection {
             )),
             Call::ConnectorsList => Ok(json::connectors(&host.connectors())),
             Call::ConnectorsRegisterProvider(p) => {
-                host.register_provider(&p.provider);
+                host.register_provider(&p.provider).map_err(error_object)?;
                 Ok(json!({ "provider": p.provider }))
             }
             Call::ConnectorsInvoke(request) => {

@@ -7,7 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use c2_host::{CONNECTOR_EVENT, ConnectorEvent, PluginHost, StoreChanged};
+use c2_contributions::{CONNECTOR_EVENT, ConnectorEvent};
+use c2_host::{PluginHost, StoreChanged};
 use c2_kernel::{
     BoxFuture, DefaultState, Error as KernelError, EventStream, Module, ModuleMeta, Role,
     ScopeContext, ScopeHandle, TypedStream,

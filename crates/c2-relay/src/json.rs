@@ -15,13 +15,15 @@ use c2_bundle_collector::{
     CollectedBundle, Contribution, Diagnostic, Inventory, MarketplaceCheck, Provenance,
     UpdateReview,
 };
+use c2_contributions::{
+    ConnectorEvent, ConnectorStatus, LanguageListing, LanguageRow, LibraryItem, McpLaunch,
+    McpServerLaunch, Resolved, SceneEntry, ServerOrigin, UiEntry,
+};
 use c2_host::{
     Applied, BundleStatus, CatalogOrigin, CatalogRow, CommandRow, ComponentState,
-    ConfiguredMarketplace, ConnectorEvent, ConnectorStatus, DroppedChoice, HostError, ImpactView,
-    InstallOptions, InstallOutcome, LanguageListing, LanguageRow, LibraryItem, McpLaunch,
-    McpServerLaunch, NextAction, OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError,
-    Resolved, SceneEntry, SearchHit, ServerOrigin, StoreChanged, UiEntry, UiSlot, Uninstalled,
-    UpdateReport,
+    ConfiguredMarketplace, DroppedChoice, HostError, ImpactView, InstallOptions, InstallOutcome,
+    NextAction, OutdatedRow, PlanAction, PlanFile, PlanRevisions, PluginError, SearchHit,
+    StoreChanged, UiSlot, Uninstalled, UpdateReport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -12,10 +12,12 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use c2_host::{HostOptions, PluginHost};
+//! use c2_host::HostOptions;
 //! use c2_relay::{Relay, RelayOptions};
 //!
-//! let host = PluginHost::open(HostOptions::new("/home/me/.codetwo/plugins")).await?;
+//! // A host with every contribution, so the relay's UI, connector, LSP, MCP and library
+//! // methods are served.
+//! let host = c2_contributions::open(HostOptions::new("/home/me/.codetwo/plugins")).await?;
 //! let relay = Relay::start(host.clone(), RelayOptions::default()).await?;
 //! let (client, server) = tokio::io::duplex(64 * 1024);
 //! let (reader, writer) = tokio::io::split(server);

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use c2_host::{ConnectorRequest, PlanAction, UiRequest};
+use c2_contributions::{ConnectorRequest, UiRequest};
+use c2_host::PlanAction;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;

@@ -41,7 +41,7 @@ fn request(id: u64, method: &str, params: Value) -> Request {
 }
 
 async fn connection(dir: &std::path::Path) -> (Arc<Connection>, PluginHost) {
-    let host = PluginHost::open(HostOptions::new(dir)).await.unwrap();
+    let host = c2_contributions::open(HostOptions::new(dir)).await.unwrap();
     (Connection::new(service(&host, dir)), host)
 }
 
@@ -318,7 +318,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
     let mut options = HostOptions::new(dir.path());
     options.store_watch.notifications = false;
     options.store_watch.poll_interval = std::time::Duration::from_secs(3600);
-    let host = PluginHost::open(options).await.unwrap();
+    let host = c2_contributions::open(options).await.unwrap();
     let conn = Connection::new(service(&host, dir.path()));
     ask(
         &conn,
@@ -328,7 +328,7 @@ async fn refresh_reports_what_another_host_committed_once_and_then_nothing() {
     )
     .await
     .unwrap();
-    let other = PluginHost::open(HostOptions::new(dir.path()))
+    let other = c2_contributions::open(HostOptions::new(dir.path()))
         .await
         .unwrap();
     let outcome = other
@@ -526,9 +526,10 @@ async fn the_content_library_is_listed_through_the_host() {
 async fn request_params_are_weighed_before_any_tree_is_built_from_them() {
     let dir = tempfile::tempdir().unwrap();
     let bound = 1024 * 1024;
-    let host = PluginHost::open(HostOptions::new(dir.path()).with_max_value_tree_bytes(bound))
-        .await
-        .unwrap();
+    let host =
+        c2_contributions::open(HostOptions::new(dir.path()).with_max_value_tree_bytes(bound))
+            .await
+            .unwrap();
     let service = service(&host, dir.path());
     let conn = Connection::new(service);
     let hello = ask(
@@ -652,7 +653,7 @@ fn the_ready_line_names_the_socket_the_directory_the_pid_and_the_version() {
 #[tokio::test]
 async fn a_refusal_carries_its_advice_as_a_next_action_beside_the_hint() {
     let dir = tempfile::tempdir().unwrap();
-    let host = PluginHost::open(HostOptions::new(dir.path()))
+    let host = c2_contributions::open(HostOptions::new(dir.path()))
         .await
         .unwrap();
     let conn = Connection::new(service(&host, dir.path()));

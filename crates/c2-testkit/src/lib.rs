@@ -1,6 +1,7 @@
 //! Dev-only test support: the `c2-fixture` binary, a plugin process that speaks the C2 Plugin
 //! Protocol correctly by default and misbehaves on request, plus this small library that
-//! configures it and finds it. It deliberately does not depend on `c2-protocol` (it speaks the wire
+//! configures it and finds it, and ([`bundles`]) the fixture bundles, git repositories and
+//! `/proc` checks the host's end-to-end tests share (c2-host, c2-contributions). It deliberately does not depend on `c2-protocol` (it speaks the wire
 //! format with `serde_json` alone, so a bug there cannot hide a bug here) and it never spawns the
 //! fixture itself: spawning belongs to `c2-supervisor` or to the test. Only `[dev-dependencies]`
 //! may name this crate.
@@ -52,6 +53,7 @@
 //! unchanged, flushed, until stdin closes (the floor baseline of `cargo xtask bench`).
 
 pub mod archive;
+pub mod bundles;
 mod error;
 mod fixture;
 

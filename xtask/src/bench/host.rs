@@ -233,7 +233,7 @@ impl Rig {
                 BundleRuntime::Binary(subject.binary),
             )?
         };
-        let host = PluginHost::open(host_options(dir.path())).await?;
+        let host = c2_contributions::open(host_options(dir.path())).await?;
         let id = install_ready(&host, &bundle).await?;
         let rig = Self {
             _dir: dir,

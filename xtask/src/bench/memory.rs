@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use c2_host::{PluginHost, Target};
+use c2_host::Target;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
@@ -21,7 +21,7 @@ pub(crate) fn probe(root: &Path) -> Result<()> {
         .enable_all()
         .build()?;
     let line = runtime.block_on(async {
-        let host = PluginHost::open(host_options(root)).await?;
+        let host = c2_contributions::open(host_options(root)).await?;
         let rss = super::procfs::rss_kib().context("no VmRSS in /proc/self/status")?;
         let commands = host.commands(&Target::User)?.len();
         let spawns = host.stats().spawns;
@@ -68,7 +68,7 @@ pub(crate) fn dormant(
     let empty = tempfile::tempdir()?;
     let full = tempfile::tempdir()?;
     runtime.block_on(async {
-        let host = PluginHost::open(host_options(full.path())).await?;
+        let host = c2_contributions::open(host_options(full.path())).await?;
         for i in 0..n {
             let commands: Vec<String> = (0..COMMANDS)
                 .map(|c| format!("dormant{i}.command{c}"))

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use c2_host::{HostOptions, PluginHost};
+use c2_host::HostOptions;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
@@ -248,7 +248,7 @@ pub(crate) fn measure(
     let id = runtime.block_on(async {
         let mut options = HostOptions::new(plugins.clone());
         options.working_dir = Some(dir.path().to_path_buf());
-        let host = PluginHost::open(options).await?;
+        let host = c2_contributions::open(options).await?;
         let id = install_ready(&host, &bundle).await?;
         host.shutdown().await;
         anyhow::Ok(id)

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use c2_host::{PluginHost, Target};
+use c2_host::Target;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
@@ -48,7 +48,7 @@ pub(crate) fn probe_open(root: &Path) -> Result<()> {
         .enable_all()
         .build()?;
     let commands = runtime.block_on(async {
-        let host = PluginHost::open(host_options(root)).await?;
+        let host = c2_contributions::open(host_options(root)).await?;
         let commands = host.commands(&Target::User)?.len();
         host.shutdown().await;
         anyhow::Ok(commands)
@@ -139,7 +139,7 @@ fn fill(
 ) -> Result<()> {
     let sources = root.join("sources");
     runtime.block_on(async {
-        let host = PluginHost::open(host_options(root)).await?;
+        let host = c2_contributions::open(host_options(root)).await?;
         for i in 0..n {
             let commands: Vec<String> = (0..COMMANDS)
                 .map(|c| format!("{tag}{i}.command{c}"))
@@ -292,7 +292,7 @@ pub(crate) fn measure(
         .context("bundle path is not UTF-8")?
         .to_owned();
     let id = runtime.block_on(async {
-        let host = PluginHost::open(host_options(replacing.root.path())).await?;
+        let host = c2_contributions::open(host_options(replacing.root.path())).await?;
         let id = install_ready(&host, &extra).await?;
         host.shutdown().await;
         anyhow::Ok(id)

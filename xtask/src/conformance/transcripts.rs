@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use c2_host::{HostOptions, InstallOptions, PluginHost, Target};
+use c2_host::{HostOptions, InstallOptions, Target};
 use serde_json::{Value, json};
 
 use super::list_dir;
@@ -144,7 +144,9 @@ pub(crate) async fn play(root: &Path, file: &Path) -> Result<()> {
     if let Some(timeout) = handshake_timeout {
         options.handshake_timeout = timeout;
     }
-    let host = PluginHost::open(options).await.context("open the host")?;
+    let host = c2_contributions::open(options)
+        .await
+        .context("open the host")?;
     let source = bundle.to_str().context("bundle path is not UTF-8")?;
     let installed = host
         .install(source, InstallOptions::trusted_and_enabled())

@@ -250,16 +250,27 @@ pub(crate) fn dated(heading: &str) -> Option<&'static str> {
     None
 }
 
-/// c2-host's core (every file under crates/c2-host/src/ except `contributions/`, `builtins/`,
-/// the module files `contributions.rs` and `builtins.rs`, and `lib.rs`, the facade that declares
-/// and re-exports every module) never imports a contribution or a built-in: no `use` whose path
-/// starts at `crate`, `super` or `self` and names `contributions` or `builtins`, and no
-/// qualified path `crate::contributions::...` or `crate::builtins::...` anywhere in its code.
+/// c2-host has no `contributions` module (`contributions/` or `contributions.rs`): the
+/// contributions are the c2-contributions crate, which depends on c2-host, never the other way
+/// round (the layering table). And c2-host's core (every file under crates/c2-host/src/ except
+/// `builtins/`, the module file `builtins.rs`, and `lib.rs`, the facade that declares and
+/// re-exports every module) never imports a built-in, nor a contribution should one come back:
+/// no `use` whose path starts at `crate`, `super` or `self` and names `contributions` or
+/// `builtins`, and no qualified path `crate::contributions::...` or `crate::builtins::...`
+/// anywhere in its code.
 pub(crate) fn host_core_imports(root: &Path) -> Result<Findings> {
     let mut findings = Findings::default();
     let src = root.join("crates/c2-host/src");
     if !src.is_dir() {
         return Ok(findings);
+    }
+    for module in ["contributions", "contributions.rs"] {
+        if src.join(module).exists() {
+            findings.problems.push(format!(
+                "crates/c2-host/src/{module}: c2-host has no contributions module; what bundles \
+                 contribute beyond commands is the c2-contributions crate, built on c2_host::seam"
+            ));
+        }
     }
     for file in files(root, &["crates/c2-host/src"], "rs")? {
         let inside = file.strip_prefix(&src).unwrap_or(&file);

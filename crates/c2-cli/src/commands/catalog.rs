@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use c2_contributions::prelude::*;
 use c2_host::PluginHost;
 use serde_json::Value;
 

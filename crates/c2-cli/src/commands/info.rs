@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use c2_bundle_collector::Provenance;
+use c2_contributions::prelude::*;
 use c2_host::{HostError, PluginHost, Target};
 
 use crate::CmdResult;

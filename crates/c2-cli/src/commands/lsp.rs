@@ -18,7 +18,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{LanguageListing, PluginHost, ServerOrigin};
+use c2_contributions::prelude::*;
+use c2_contributions::{LanguageListing, ServerOrigin};
+use c2_host::PluginHost;
 use c2_relay::{BridgeFailureKind, LspBridgeOptions, LspRestartBudget};
 
 use crate::CmdResult;

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use c2_host::{McpLaunch, PluginHost};
+use c2_contributions::McpLaunch;
+use c2_contributions::prelude::*;
+use c2_host::PluginHost;
 use serde_json::Value;
 
 use crate::CmdResult;

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use c2_contributions::prelude::*;
 use c2_host::PluginHost;
 
 use crate::CmdResult;

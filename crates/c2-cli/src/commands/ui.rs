@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use c2_host::{PluginHost, UiOperation, UiRequest, UiSlot};
+use c2_contributions::UiRequest;
+use c2_contributions::prelude::*;
+use c2_host::{PluginHost, UiOperation, UiSlot};
 
 use crate::CmdResult;
 use crate::commands::invoke::print_result;

@@ -292,7 +292,7 @@ fn a_managed_file_replaced_by_an_administrator_stops_the_plugin_in_a_live_host()
     let mut options = c2_host::HostOptions::new(&sandbox.plugins);
     options.working_dir = Some(sandbox.work.clone());
     options.policy.managed_policy = Some(managed.clone());
-    let host = rt.block_on(c2_host::PluginHost::open(options)).unwrap();
+    let host = rt.block_on(c2_contributions::open(options)).unwrap();
     let pid = runtime_pid(&rt, &host);
     // Written beside and renamed into place, as an administrator's tool does.
     let policy = json!({"schemaVersion": 1, "deny": [{"kind": "digest", "value": &digest[..16]}]});

@@ -170,7 +170,7 @@ fn exits(child: &mut Child, limit: Duration) -> Option<i32> {
 pub(crate) fn open_host(rt: &tokio::runtime::Runtime, sandbox: &Sandbox) -> PluginHost {
     let mut options = HostOptions::new(&sandbox.plugins);
     options.working_dir = Some(sandbox.work.clone());
-    rt.block_on(PluginHost::open(options)).unwrap()
+    rt.block_on(c2_contributions::open(options)).unwrap()
 }
 
 pub(crate) fn has_command(host: &PluginHost, name: &str) -> bool {
@@ -691,7 +691,7 @@ fn reinstalling_a_bundle_another_process_runs_waits_and_warns() {
     options.working_dir = Some(sandbox.work.clone());
     options.store_watch.notifications = false;
     options.store_watch.poll_interval = Duration::from_secs(3600);
-    let host = rt.block_on(PluginHost::open(options)).unwrap();
+    let host = rt.block_on(c2_contributions::open(options)).unwrap();
     let pid = runtime_pid(&rt, &host);
     // New content, so the live host's refresh below replaces its runtime.
     std::fs::write(bundle.join("NOTES.md"), "new content\n").unwrap();

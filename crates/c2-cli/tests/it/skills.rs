@@ -170,7 +170,7 @@ fn a_live_host_publishes_skills_changed_once_per_change_made_by_another_process(
     std::fs::create_dir_all(&sandbox.plugins).unwrap();
     let mut options = c2_host::HostOptions::new(&sandbox.plugins);
     options.working_dir = Some(sandbox.work.clone());
-    let host = rt.block_on(c2_host::PluginHost::open(options)).unwrap();
+    let host = rt.block_on(c2_contributions::open(options)).unwrap();
     let mut events = rt
         .block_on(async { host.subscribe("skills/changed") })
         .unwrap();

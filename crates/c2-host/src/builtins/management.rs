@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, HostError, raise};
 use crate::host::{InstallOptions, PluginHost, StateChange, Target, lock};
-use crate::seam::{Registry, WeakHost};
+use crate::seam::{CommandOp, Registry, WeakHost};
 
 /// The essential module that carries the management plane.
 pub(crate) struct ManagementModule {
@@ -136,8 +136,7 @@ impl Module for ManagementModule {
 
     fn apply<'a>(&'a self, ctx: &'a mut ScopeContext) -> BoxFuture<'a, Result<(), KernelError>> {
         Box::pin(async move {
-            type Op = fn(PluginHost, Value) -> BoxFuture<'static, Result<Value, KernelError>>;
-            let commands: [(&str, &str, Op); 14] = [
+            let commands: [(&str, &str, CommandOp); 13] = [
                 (
                     "plugins.catalog",
                     "Catalog of modules and bundles with their state",
@@ -288,13 +287,15 @@ impl Module for ManagementModule {
                         })
                     },
                 ),
-                (
-                    "plugins.invoke_ui",
-                    "Activate a bundle's UI descriptor",
-                    |host, value| Box::pin(async move { host.invoke_ui_json(value).await }),
-                ),
             ];
-            for (name, title, op) in commands {
+            // The commands contributions add to the management plane (seam::Registry::command).
+            let added = self.host.upgrade().map_or_else(Vec::new, |host| {
+                host.shared
+                    .wired
+                    .get()
+                    .map_or_else(Vec::new, |wired| wired.commands().to_vec())
+            });
+            for (name, title, op) in commands.into_iter().chain(added) {
                 let weak = self.host.clone();
                 ctx.register_command(
                     name,

@@ -5,17 +5,7 @@ use std::time::Duration;
 use c2_host::Target;
 use serde_json::json;
 
-use crate::support::{Env, FixtureBundle, git};
-
-/// A git repository with one commit and one untracked file.
-pub(crate) fn git_repo(dir: &std::path::Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    git(dir, &["init", "--quiet", "--initial-branch=trunk"]);
-    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(dir, &["add", "README.md"]);
-    git(dir, &["commit", "--quiet", "-m", "first"]);
-    std::fs::write(dir.join("new.txt"), "untracked\n").unwrap();
-}
+use crate::support::{Env, FixtureBundle, git_repo};
 
 #[tokio::test]
 async fn a_plugin_calls_git_status_back_through_the_host() {

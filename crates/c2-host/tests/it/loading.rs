@@ -89,7 +89,10 @@ async fn an_install_on_demand_warns_of_a_look_alike_as_with_the_whole_store_load
         .write(&env.path("elsewhere"));
     let host = on_demand(&env).await;
     let outcome = host
-        .install(copy.to_str().unwrap(), InstallOptions::trusted_and_enabled())
+        .install(
+            copy.to_str().unwrap(),
+            InstallOptions::trusted_and_enabled(),
+        )
         .await
         .unwrap();
     let warnings: Vec<&String> = outcome

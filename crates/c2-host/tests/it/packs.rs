@@ -2,11 +2,9 @@
 
 use std::path::PathBuf;
 
-use c2_host::Target;
 use serde_json::json;
 
-use crate::callbacks::git_repo;
-use crate::support::Env;
+use crate::support::{Env, git_repo};
 
 fn pack(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -39,29 +37,6 @@ async fn hello_runtime_reports_the_working_tree_through_git_status() {
     env.host.kernel().emit("skills/changed", json!(null));
     let status = env.host.list().into_iter().find(|b| b.id == id).unwrap();
     assert_eq!(status.state, "active");
-    env.host.shutdown().await;
-}
-
-#[tokio::test]
-async fn hello_runtime_serves_its_ui_descriptor_with_a_host_built_context() {
-    let env = Env::new().await;
-    let repo = env.path("repo");
-    git_repo(&repo);
-    let id = env.install_ready(&pack("hello-runtime")).await;
-    let request = c2_host::UiRequest {
-        id: id.clone(),
-        ui: "status".to_owned(),
-        project: Some(repo.clone()),
-        session_id: Some("s-1".to_owned()),
-        // The frontend supplies its session's cwd (inside the project); the host builds the
-        // rest of the context.
-        context: Some(c2_host::UiContext::default().with_cwd(repo.clone())),
-        ..Default::default()
-    };
-    let result = env.host.invoke_ui(&request).await.unwrap();
-    assert_eq!(result["git"]["branch"], json!("trunk"), "{result}");
-    let catalog = env.host.ui_catalog(&Target::User).unwrap();
-    assert_eq!(catalog[&c2_host::UiSlot::ComposerToolbar][0].id, "status");
     env.host.shutdown().await;
 }
 

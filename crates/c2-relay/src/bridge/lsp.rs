@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use c2_host::{ExitReport, LanguageServer};
+use c2_contributions::LanguageServer;
+use c2_host::ExitReport;
 use c2_protocol::{ContentLengthDecoder, ContentLengthOptions, encode_content_length};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};

@@ -3,7 +3,8 @@
 //! MCP over stdio is newline-delimited JSON; the bridge does not parse it and buffers at most
 //! one fixed-size chunk per direction.
 
-use c2_host::{ExitReport, McpProcess};
+use c2_contributions::McpProcess;
+use c2_host::ExitReport;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// How an MCP bridge ended.

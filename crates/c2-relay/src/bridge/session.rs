@@ -6,7 +6,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use c2_host::{LanguageServer, ProcessStdin};
+use c2_contributions::LanguageServer;
+use c2_host::ProcessStdin;
 use c2_protocol::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
 };

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use c2_contributions::prelude::*;
 use c2_host::{StateChange, Target};
 use c2_protocol::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,

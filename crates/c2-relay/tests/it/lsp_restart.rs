@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use c2_contributions::prelude::*;
 use c2_host::Exit;
 use c2_protocol::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,

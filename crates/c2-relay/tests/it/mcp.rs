@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use c2_contributions::prelude::*;
 use c2_host::Target;
 use c2_relay::bridge_mcp;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -22,7 +22,7 @@ impl Env {
         let mut options = HostOptions::new(root.path().join("plugins"));
         options.working_dir = Some(root.path().to_path_buf());
         tweak(&mut options);
-        let host = PluginHost::open(options).await.unwrap();
+        let host = c2_contributions::open(options).await.unwrap();
         Self { root, host }
     }
 

@@ -1,12 +1,12 @@
 //! The session's content library (plugin-standard §5; decisions.md, "The content library").
 //!
-//! [`PluginHost::skill_library`] lists, for every bundle enabled in a realm, its skills
+//! [`Library::skill_library`] lists, for every bundle enabled in a realm, its skills
 //! (`skills/<name>/SKILL.md`), its prompt commands compiled to the Skill fallback
 //! (`commands/<name>.md`) and its subagents (`agents/<name>.md`), each with the name offered to
 //! a session and a status: `supported`, `not_trusted` (a skill that ships scripts, of a bundle
 //! whose content is not trusted), `disabled` (a per-component choice withholds it) or
 //! `skipped` (invalid, or shadowed). Two bundles offering one name both get
-//! `<bundle-name>:<name>` and the bare name is offered by neither. [`PluginHost::scene_library`]
+//! `<bundle-name>:<name>` and the bare name is offered by neither. [`Library::scene_library`]
 //! lists the scene and pipeline files of the same bundles, each checked as far as its
 //! `version` and JSON shape allow.
 //!
@@ -24,9 +24,11 @@ use std::sync::{Arc, Mutex};
 use c2_policy::Scope;
 use serde::Serialize;
 
-use crate::seam::{HostError, InstalledBundle, PluginHost, Registry, Target, lock, realm_scope};
 use c2_bundle_collector::{BundleLibrary as BundleContent, LibraryPart as RawItem};
 pub use c2_bundle_collector::{LibraryKind, SceneKind, SceneStatus};
+use c2_host::seam::{InstalledBundle, Registry, realm_scope};
+use c2_host::{HostError, PluginHost, Target};
+use c2_lock::lock;
 
 /// The host event published when a realm's skill library changed.
 pub const SKILLS_CHANGED: &str = "skills/changed";
@@ -118,7 +120,7 @@ pub struct SceneEntry {
 /// The contribution's state: what each bundle offers by content digest, and the last digest
 /// of each realm's libraries.
 #[derive(Debug, Default)]
-pub(crate) struct Library {
+pub(crate) struct LibraryState {
     content: Mutex<BTreeMap<String, (String, Arc<BundleContent>)>>,
     seen: Mutex<Option<changed::Seen>>,
 }
@@ -126,160 +128,174 @@ pub(crate) struct Library {
 /// Registers the library with a host that is opening: its cache, and the check after every
 /// reconcile that publishes `skills/changed` and `scenes/changed`.
 pub(crate) fn install(registry: &mut Registry<'_>) {
-    registry.own(Arc::new(Library::default()));
+    registry.own(Arc::new(LibraryState::default()));
     registry.after_reconcile(changed::publish_changes);
 }
 
-impl PluginHost {
+/// The content library: the skills, prompt commands, subagents and scenes a session is offered.
+/// Implemented for [`PluginHost`].
+pub trait Library {
     /// The skills, prompt commands and subagents a session in `target` is offered, in bundle
     /// id order, then kind, then local name; every item of an enabled bundle appears, those not
     /// offered with the reason. Reads no process and starts nothing.
-    pub fn skill_library(&self, target: &Target) -> Result<Vec<LibraryItem>, HostError> {
-        let scope = realm_scope(&self.realm(target)?);
-        Ok(self.library_in(&scope))
-    }
+    fn skill_library(&self, target: &Target) -> Result<Vec<LibraryItem>, HostError>;
 
     /// The scene and pipeline files of the bundles enabled in `target`, each checked.
-    pub fn scene_library(&self, target: &Target) -> Result<Vec<SceneEntry>, HostError> {
-        let scope = realm_scope(&self.realm(target)?);
-        Ok(self.scenes_in(&scope))
+    fn scene_library(&self, target: &Target) -> Result<Vec<SceneEntry>, HostError>;
+}
+
+impl Library for PluginHost {
+    fn skill_library(&self, target: &Target) -> Result<Vec<LibraryItem>, HostError> {
+        self.seam().state::<LibraryState>()?;
+        let scope = realm_scope(&self.seam().realm(target)?);
+        Ok(library_in(self, &scope))
     }
 
-    /// The bundles enabled in `scope` with what they offer. Skills, commands and subagents
-    /// are content, not a process: a project's own entry counts only for a bundle whose
-    /// runtime is project-capable (as for MCP servers), otherwise the user's does.
-    fn enabled_content(
-        &self,
-        scope: &Scope,
-    ) -> Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)> {
-        let mut bundles = self.installed();
-        bundles.sort_by(|a, b| a.record.id.cmp(&b.record.id));
-        let scope_of = |b: &InstalledBundle| {
-            if b.runtime_project_capable() {
-                scope.clone()
-            } else {
-                Scope::User
-            }
-        };
-        self.desired_bundles(bundles, scope_of, |d| d.enabled)
-            .into_iter()
-            .map(|bundle| {
-                let content = self.bundle_content(&bundle);
-                let choice = scope_of(&bundle);
-                (bundle, choice, content)
-            })
-            .collect()
-    }
-
-    /// What `bundle` offers, read once per content digest.
-    fn bundle_content(&self, bundle: &InstalledBundle) -> Arc<BundleContent> {
-        let library = self.state::<Library>();
-        let id = &bundle.record.id;
-        if let Some((digest, content)) = lock(&library.content).get(id)
-            && *digest == bundle.record.digest
-        {
-            return Arc::clone(content);
-        }
-        let content = Arc::new(self.read_content(bundle));
-        lock(&library.content).insert(
-            id.clone(),
-            (bundle.record.digest.clone(), Arc::clone(&content)),
-        );
-        content
-    }
-
-    /// What `bundle` offers: its library folders, once the tree is vouched for (or no walk).
-    fn read_content(&self, bundle: &InstalledBundle) -> BundleContent {
-        use c2_bundle_collector::{LIBRARY_FOLDERS, read_library, read_parts};
-        if !c2_bundle_collector::may_offer_library(&bundle.record.inventory, &bundle.dir) {
-            return BundleContent::default();
-        }
-        if self.verify_content(bundle).is_err() {
-            return unreadable(bundle, "its files changed since it was installed");
-        }
-        let options = self.collect_options();
-        match read_parts(&bundle.dir, options.limits, &LIBRARY_FOLDERS) {
-            Ok(parts) if !parts.refused => read_library(&parts, &options.skills),
-            Ok(_) => unreadable(bundle, "some of its files cannot be read"),
-            Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
-        }
-    }
-
-    pub(crate) fn library_in(&self, scope: &Scope) -> Vec<LibraryItem> {
-        let mut items = Vec::new();
-        for (bundle, choice, content) in self.enabled_content(scope) {
-            let withheld = self.withheld(&bundle, &choice);
-            let trusted = self.is_trusted(&bundle);
-            let mut skill_names = BTreeSet::new();
-            for raw in &content.items {
-                let status = if let Some(why) = &raw.problem {
-                    LibraryStatus::Skipped(why.clone())
-                } else if raw.kind == LibraryKind::Skill
-                    && withheld.contains(&format!("skill:{}", raw.local_name))
-                {
-                    LibraryStatus::Disabled(format!(
-                        "component skill:{} is disabled here",
-                        raw.local_name
-                    ))
-                } else if raw.kind == LibraryKind::PromptCommand
-                    && skill_names.contains(&raw.local_name)
-                {
-                    LibraryStatus::Skipped(format!(
-                        "skill {} of the same bundle has this name",
-                        raw.local_name
-                    ))
-                } else if raw.scripts && !trusted {
-                    LibraryStatus::NotTrusted
-                } else {
-                    LibraryStatus::Supported
-                };
-                if raw.kind == LibraryKind::Skill && raw.problem.is_none() {
-                    skill_names.insert(raw.local_name.clone());
-                }
-                items.push(item(&bundle, raw, status));
-            }
-        }
-        name_items(&mut items);
-        items
-    }
-
-    pub(crate) fn scenes_in(&self, scope: &Scope) -> Vec<SceneEntry> {
-        self.enabled_content(scope)
-            .into_iter()
-            .flat_map(|(bundle, _, content)| {
-                content
-                    .scenes
-                    .iter()
-                    .map(|raw| SceneEntry {
-                        bundle: bundle.record.id.clone(),
-                        bundle_name: bundle.manifest.name.clone(),
-                        kind: raw.kind,
-                        name: raw.name.clone(),
-                        path: bundle.dir.join(&raw.path),
-                        version: raw.version.clone(),
-                        status: raw.status.clone(),
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+    fn scene_library(&self, target: &Target) -> Result<Vec<SceneEntry>, HostError> {
+        self.seam().state::<LibraryState>()?;
+        let scope = realm_scope(&self.seam().realm(target)?);
+        Ok(scenes_in(self, &scope))
     }
 }
 
+/// The bundles enabled in `scope` with what they offer. Skills, commands and subagents
+/// are content, not a process: a project's own entry counts only for a bundle whose
+/// runtime is project-capable (as for MCP servers), otherwise the user's does.
+fn enabled_content(
+    host: &PluginHost,
+    scope: &Scope,
+) -> Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)> {
+    let mut bundles = host.seam().installed();
+    bundles.sort_by(|a, b| a.record().id.cmp(&b.record().id));
+    let scope_of = |b: &InstalledBundle| {
+        if b.runtime_project_capable() {
+            scope.clone()
+        } else {
+            Scope::User
+        }
+    };
+    host.seam()
+        .desired_bundles(bundles, scope_of, |d| d.enabled)
+        .into_iter()
+        .map(|bundle| {
+            let content = bundle_content(host, &bundle);
+            let choice = scope_of(&bundle);
+            (bundle, choice, content)
+        })
+        .collect()
+}
+
+/// What `bundle` offers, read once per content digest.
+fn bundle_content(host: &PluginHost, bundle: &InstalledBundle) -> Arc<BundleContent> {
+    // Without the library's cache (a host opened without it), read it every time.
+    let Ok(library) = host.seam().state::<LibraryState>() else {
+        return Arc::new(read_content(host, bundle));
+    };
+    let id = &bundle.record().id;
+    if let Some((digest, content)) = lock(&library.content).get(id)
+        && *digest == bundle.record().digest
+    {
+        return Arc::clone(content);
+    }
+    let content = Arc::new(read_content(host, bundle));
+    lock(&library.content).insert(
+        id.clone(),
+        (bundle.record().digest.clone(), Arc::clone(&content)),
+    );
+    content
+}
+
+/// What `bundle` offers: its library folders, once the tree is vouched for (or no walk).
+fn read_content(host: &PluginHost, bundle: &InstalledBundle) -> BundleContent {
+    use c2_bundle_collector::{LIBRARY_FOLDERS, read_library, read_parts};
+    if !c2_bundle_collector::may_offer_library(&bundle.record().inventory, bundle.dir()) {
+        return BundleContent::default();
+    }
+    if host.seam().verify_content(bundle).is_err() {
+        return unreadable(bundle, "its files changed since it was installed");
+    }
+    let options = host.collect_options();
+    match read_parts(bundle.dir(), options.limits, &LIBRARY_FOLDERS) {
+        Ok(parts) if !parts.refused => read_library(&parts, &options.skills),
+        Ok(_) => unreadable(bundle, "some of its files cannot be read"),
+        Err(error) => unreadable(bundle, &format!("its files cannot be read: {error}")),
+    }
+}
+
+pub(crate) fn library_in(host: &PluginHost, scope: &Scope) -> Vec<LibraryItem> {
+    let mut items = Vec::new();
+    for (bundle, choice, content) in enabled_content(host, scope) {
+        let withheld = host.seam().withheld(&bundle, &choice);
+        let trusted = host.seam().is_trusted(&bundle);
+        let mut skill_names = BTreeSet::new();
+        for raw in &content.items {
+            let status = if let Some(why) = &raw.problem {
+                LibraryStatus::Skipped(why.clone())
+            } else if raw.kind == LibraryKind::Skill
+                && withheld.contains(&format!("skill:{}", raw.local_name))
+            {
+                LibraryStatus::Disabled(format!(
+                    "component skill:{} is disabled here",
+                    raw.local_name
+                ))
+            } else if raw.kind == LibraryKind::PromptCommand
+                && skill_names.contains(&raw.local_name)
+            {
+                LibraryStatus::Skipped(format!(
+                    "skill {} of the same bundle has this name",
+                    raw.local_name
+                ))
+            } else if raw.scripts && !trusted {
+                LibraryStatus::NotTrusted
+            } else {
+                LibraryStatus::Supported
+            };
+            if raw.kind == LibraryKind::Skill && raw.problem.is_none() {
+                skill_names.insert(raw.local_name.clone());
+            }
+            items.push(item(&bundle, raw, status));
+        }
+    }
+    name_items(&mut items);
+    items
+}
+
+pub(crate) fn scenes_in(host: &PluginHost, scope: &Scope) -> Vec<SceneEntry> {
+    enabled_content(host, scope)
+        .into_iter()
+        .flat_map(|(bundle, _, content)| {
+            content
+                .scenes
+                .iter()
+                .map(|raw| SceneEntry {
+                    bundle: bundle.record().id.clone(),
+                    bundle_name: bundle.manifest().name.clone(),
+                    kind: raw.kind,
+                    name: raw.name.clone(),
+                    path: bundle.dir().join(&raw.path),
+                    version: raw.version.clone(),
+                    status: raw.status.clone(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 fn unreadable(bundle: &InstalledBundle, why: &str) -> BundleContent {
-    tracing::warn!(bundle = %bundle.record.id, "the content library leaves the bundle out: {why}");
-    BundleContent::unreadable(&bundle.record.inventory, why)
+    tracing::warn!(bundle = %bundle.record().id, "the content library leaves the bundle out: {why}");
+    BundleContent::unreadable(&bundle.record().inventory, why)
 }
 
 fn item(bundle: &InstalledBundle, raw: &RawItem, status: LibraryStatus) -> LibraryItem {
     LibraryItem {
-        bundle: bundle.record.id.clone(),
-        bundle_name: bundle.manifest.name.clone(),
+        bundle: bundle.record().id.clone(),
+        bundle_name: bundle.manifest().name.clone(),
         kind: raw.kind,
         local_name: raw.local_name.clone(),
         name: None,
         description: raw.description.clone(),
-        path: bundle.dir.join(&raw.path),
-        folder: bundle.dir.join(&raw.folder),
+        path: bundle.dir().join(&raw.path),
+        folder: bundle.dir().join(&raw.folder),
         fields: raw.fields.clone(),
         allowed_tools: raw.allowed_tools.clone(),
         instructions: raw.instructions.clone(),

@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{InstallOptions, LanguageServer, Resolved, ServerOrigin, StateChange, Target};
+use c2_contributions::prelude::*;
+use c2_contributions::{LanguageServer, Resolved, ServerOrigin};
+use c2_host::{InstallOptions, StateChange, Target};
 use c2_protocol::{
     ContentLengthDecoder, ContentLengthEvent, ContentLengthOptions, encode_content_length,
 };
@@ -305,12 +307,11 @@ async fn a_plugin_mapping_beats_the_builtin_one_and_the_builtin_serves_the_rest(
     std::fs::write(&script, SERVER).unwrap();
     let script = script.to_str().unwrap().to_owned();
     env.host
-        .register_builtin_language_server("zig", "python3", vec![script.clone()]);
-    env.host.register_builtin_language_server(
-        "Rust",
-        "python3",
-        vec![script, "--builtin".to_owned()],
-    );
+        .register_builtin_language_server("zig", "python3", vec![script.clone()])
+        .unwrap();
+    env.host
+        .register_builtin_language_server("Rust", "python3", vec![script, "--builtin".to_owned()])
+        .unwrap();
     let project = env.project("app");
 
     let Resolved::Plugin { bundle, .. } =
@@ -520,7 +521,8 @@ async fn disabling_one_provider_in_a_project_resolves_the_conflict_there_only() 
     let first = install(&env, &server_bundle(&env, "zls-a", &["zig"]), true).await;
     let second = install(&env, &server_bundle(&env, "zls-b", &["Zig"]), true).await;
     env.host
-        .register_builtin_language_server("zig", "python3", vec!["-c".to_owned()]);
+        .register_builtin_language_server("zig", "python3", vec!["-c".to_owned()])
+        .unwrap();
     let app = env.project("app");
     let other = env.project("other");
 

@@ -8,8 +8,8 @@
 //! inside the project of a project activation, and `sessionId`).
 //! `host.actions` documents returned by `render` are checked against the standard's bounds
 //! before a frontend sees them, and `invoke` replays the cached item input. The cache is kept
-//! per caller-supplied session key ([`PluginHost::invoke_ui_keyed`]), so two frontends that
-//! render one slot each invoke their own items; [`PluginHost::invoke_ui`] uses
+//! per caller-supplied session key ([`Ui::invoke_ui_keyed`]), so two frontends that
+//! render one slot each invoke their own items; [`Ui::invoke_ui`] uses
 //! [`DEFAULT_UI_SESSION`].
 
 use std::collections::{BTreeMap, HashSet};
@@ -20,22 +20,40 @@ use c2_manifest::{HostAction, UiSlot, validate_host_actions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::seam::{
-    ErrorKind, HostError, PluginHost, Registry, Target, UiOperation, lock, realm_scope, realm_text,
-};
+use c2_host::seam::{Registry, realm_scope, realm_text};
+use c2_host::{ErrorKind, HostError, PluginHost, Target, UiOperation};
+use c2_lock::lock;
 
-/// The session key of [`PluginHost::invoke_ui`]: every caller that does not say otherwise
+/// The session key of [`Ui::invoke_ui`]: every caller that does not say otherwise
 /// shares one `host.actions` render per descriptor and realm.
 pub const DEFAULT_UI_SESSION: &str = "";
 
 /// Registers UI descriptors with a host that is opening: the object that owns their state.
 pub(crate) fn install(registry: &mut Registry<'_>) {
-    registry.own(std::sync::Arc::new(Ui::default()));
+    registry.own(std::sync::Arc::new(UiState::default()));
+    registry.command(
+        "plugins.invoke_ui",
+        "Activate a bundle's UI descriptor",
+        |host, value| Box::pin(async move { invoke_ui_json(&host, value).await }),
+    );
+}
+
+/// `plugins.invoke_ui` with JSON arguments.
+async fn invoke_ui_json(host: &PluginHost, args: Value) -> Result<Value, c2_kernel::Error> {
+    let request: UiRequest = serde_json::from_value(args).map_err(|error| {
+        c2_kernel::Error::typed(HostError::new(
+            ErrorKind::InvalidArgs,
+            format!("plugins.invoke_ui: {error}"),
+        ))
+    })?;
+    host.invoke_ui(&request)
+        .await
+        .map_err(c2_kernel::Error::typed)
 }
 
 /// The UI contribution's state.
 #[derive(Debug, Default)]
-struct Ui {
+struct UiState {
     /// The last validated `host.actions` render per (session key, bundle, descriptor, realm),
     /// bounded by `HostOptions::max_host_actions_renders`.
     renders: std::sync::Mutex<RenderCache>,
@@ -114,7 +132,7 @@ pub struct UiRequest {
 #[non_exhaustive]
 pub struct UiContext {
     /// The session's working directory: absolute, and inside the project for a project
-    /// realm. Absent: the project directory, or [`crate::HostOptions::working_dir`] in the
+    /// realm. Absent: the project directory, or [`c2_host::HostOptions::working_dir`] in the
     /// user realm.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -159,11 +177,61 @@ pub struct UiEntry {
     pub order: i32,
 }
 
-impl PluginHost {
+/// UI descriptors and `host.actions`: what a frontend shows in its slots and how it activates
+/// them. Implemented for [`PluginHost`].
+pub trait Ui {
     /// The descriptors of every trusted, enabled bundle in a realm, grouped by slot and ordered
     /// by `order` (then bundle and id).
-    pub fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
-        let realm = self.realm(target)?;
+    fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError>;
+
+    /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
+    /// `request.operation` says) and returns its validated actions, cached under `session`
+    /// for a later [`UiOperation::Invoke`] like [`Ui::invoke_ui_keyed`]. A descriptor
+    /// of another slot is refused `invalid_args` before anything runs.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
+    fn render_host_actions(
+        &self,
+        request: &UiRequest,
+        session: &str,
+    ) -> impl Future<Output = Result<Vec<HostAction>, HostError>> + Send;
+
+    /// Activates a UI descriptor after every ownership check; see the module docs. A
+    /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
+    fn invoke_ui(
+        &self,
+        request: &UiRequest,
+    ) -> impl Future<Output = Result<Value, HostError>> + Send;
+
+    /// Forgets the `host.actions` renders of every session key that starts with `prefix`
+    /// (a frontend that closed); returns how many were dropped.
+    fn forget_ui_sessions(&self, prefix: &str) -> usize;
+
+    /// [`Ui::invoke_ui`] with the `host.actions` render cache keyed additionally by
+    /// `session`: an `invoke` replays only an item a render under the same key produced, so
+    /// frontends (or connections, or sessions) that render one slot do not overwrite each
+    /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
+    /// request's `sessionId`, or else its `context.sessionId`).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
+    fn invoke_ui_keyed(
+        &self,
+        request: &UiRequest,
+        session: &str,
+    ) -> impl Future<Output = Result<Value, HostError>> + Send;
+}
+
+impl Ui for PluginHost {
+    fn ui_catalog(&self, target: &Target) -> Result<BTreeMap<UiSlot, Vec<UiEntry>>, HostError> {
+        let realm = self.seam().realm(target)?;
         let active: HashSet<String> = self
             .kernel()
             .commands(&realm)
@@ -172,17 +240,17 @@ impl PluginHost {
             .collect();
         let mut slots: BTreeMap<UiSlot, Vec<UiEntry>> = BTreeMap::new();
         let scope = realm_scope(&realm);
-        for bundle in self.installed() {
+        for bundle in self.seam().installed() {
             let bundle = &bundle;
-            let withheld = self.withheld(bundle, &scope);
-            for ui in &bundle.manifest.codetwo.ui {
+            let withheld = self.seam().withheld(bundle, &scope);
+            for ui in &bundle.manifest().codetwo.ui {
                 if !active.contains(&format!("{}\u{0}{}", bundle.module_name(), ui.command))
                     || withheld.contains(&format!("ui-action:{}", ui.id))
                 {
                     continue;
                 }
                 slots.entry(ui.slot).or_default().push(UiEntry {
-                    bundle: bundle.record.id.clone(),
+                    bundle: bundle.record().id.clone(),
                     id: ui.id.clone(),
                     slot: ui.slot,
                     label: ui.label.clone(),
@@ -198,48 +266,26 @@ impl PluginHost {
         Ok(slots)
     }
 
-    /// `plugins.invoke_ui` with JSON arguments.
-    pub(crate) async fn invoke_ui_json(&self, args: Value) -> Result<Value, c2_kernel::Error> {
-        let request: UiRequest = serde_json::from_value(args).map_err(|error| {
-            HostError::command(
-                ErrorKind::InvalidArgs,
-                format!("plugins.invoke_ui: {error}"),
-            )
-            .into_kernel()
-        })?;
-        self.invoke_ui(&request)
-            .await
-            .map_err(HostError::into_kernel)
-    }
-
-    /// Renders a `host.actions` descriptor ([`UiOperation::Render`], whatever
-    /// `request.operation` says) and returns its validated actions, cached under `session`
-    /// for a later [`UiOperation::Invoke`] like [`PluginHost::invoke_ui_keyed`]. A descriptor
-    /// of another slot is refused `invalid_args` before anything runs.
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
-    pub async fn render_host_actions(
+    async fn render_host_actions(
         &self,
         request: &UiRequest,
         session: &str,
     ) -> Result<Vec<HostAction>, HostError> {
-        let bundle = self.bundle(&request.id)?.bundle().clone();
+        let bundle = self.seam().bundle(&request.id)?;
         if let Some(ui) = bundle
-            .manifest
+            .manifest()
             .codetwo
             .ui
             .iter()
             .find(|u| u.id == request.ui)
             && ui.slot != UiSlot::HostActions
         {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::InvalidArgs,
                 format!(
                     "`{}` of {} is a {} descriptor, not host.actions: activate it with invoke_ui",
                     ui.id,
-                    bundle.record.id,
+                    bundle.record().id,
                     ui.slot.as_str()
                 ),
             ));
@@ -251,74 +297,64 @@ impl PluginHost {
         };
         let mut rendered = self.invoke_ui_keyed(&render, session).await?;
         serde_json::from_value(rendered["actions"].take()).map_err(|error| {
-            HostError::command(
+            HostError::new(
                 ErrorKind::CommandFailed,
                 format!("a validated host.actions render did not read back: {error}"),
             )
         })
     }
 
-    /// Activates a UI descriptor after every ownership check; see the module docs. A
-    /// `host.actions` render is cached under [`DEFAULT_UI_SESSION`].
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
-    pub async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
+    async fn invoke_ui(&self, request: &UiRequest) -> Result<Value, HostError> {
         self.invoke_ui_keyed(request, DEFAULT_UI_SESSION).await
     }
 
-    /// Forgets the `host.actions` renders of every session key that starts with `prefix`
-    /// (a frontend that closed); returns how many were dropped.
-    pub fn forget_ui_sessions(&self, prefix: &str) -> usize {
-        lock(&self.state::<Ui>().renders).forget(prefix)
+    fn forget_ui_sessions(&self, prefix: &str) -> usize {
+        // A host opened without the UI contribution has no renders to forget.
+        self.seam()
+            .state::<UiState>()
+            .map_or(0, |ui| lock(&ui.renders).forget(prefix))
     }
 
-    /// [`PluginHost::invoke_ui`] with the `host.actions` render cache keyed additionally by
-    /// `session`: an `invoke` replays only an item a render under the same key produced, so
-    /// frontends (or connections, or sessions) that render one slot do not overwrite each
-    /// other. The key is the caller's; it never reaches the plugin (`context.sessionId` is the
-    /// request's `sessionId`, or else its `context.sessionId`).
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`PluginHost::invoke`]: dropping the future stops the plugin's process.
-    pub async fn invoke_ui_keyed(
+    async fn invoke_ui_keyed(
         &self,
         request: &UiRequest,
         session: &str,
     ) -> Result<Value, HostError> {
-        let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
+        let (target, realm, bundle) = self
+            .seam()
+            .contribution(&request.id, request.project.as_ref())?;
         let supplied = request.context.clone().unwrap_or_default();
         let Some(ui) = bundle
-            .manifest
+            .manifest()
             .codetwo
             .ui
             .iter()
             .find(|u| u.id == request.ui)
         else {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::UnknownUi,
                 format!(
                     "{} declares no UI descriptor `{}`",
-                    bundle.record.id, request.ui
+                    bundle.record().id,
+                    request.ui
                 ),
             ));
         };
-        self.refuse_withheld(
+        self.seam().refuse_withheld(
             &bundle,
             &realm,
             c2_bundle_collector::ContributionKind::UiAction,
             &ui.id,
         )?;
-        self.verify_owned_command(&bundle, &ui.command, &realm)?;
+        self.seam()
+            .verify_owned_command(&bundle, &ui.command, &realm)?;
         let project_path = match &realm {
             Realm::Global => Value::Null,
             Realm::Project(key) => Value::String(key.as_str().to_owned()),
         };
         let cwd = match (&realm, &supplied.cwd) {
             (_, Some(cwd)) if !cwd.is_absolute() => {
-                return Err(HostError::command(
+                return Err(HostError::new(
                     ErrorKind::InvalidArgs,
                     format!(
                         "context.cwd `{}` is relative: give the session's absolute directory",
@@ -327,7 +363,7 @@ impl PluginHost {
                 ));
             }
             (Realm::Project(key), Some(cwd)) if !cwd.starts_with(key.as_str()) => {
-                return Err(HostError::command(
+                return Err(HostError::new(
                     ErrorKind::InvalidArgs,
                     format!(
                         "context.cwd `{}` is outside the project {}: a project activation runs in its project",
@@ -359,40 +395,37 @@ impl PluginHost {
         let host_actions = ui.slot == UiSlot::HostActions;
         let cache_key = format!(
             "{}\u{0}{}\u{0}{}",
-            bundle.record.id,
+            bundle.record().id,
             ui.id,
             realm_text(&realm)
         );
         if host_actions {
             let operation = request.operation.unwrap_or_default();
-            match operation {
-                UiOperation::Render => {}
-                UiOperation::Invoke => {
-                    let Some(action_id) = &request.action_id else {
-                        return Err(HostError::command(
-                            ErrorKind::InvalidArgs,
-                            "invoke needs `actionId`",
-                        ));
-                    };
-                    let cached = lock(&self.state::<Ui>().renders)
-                        .get(session, &cache_key)
-                        .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
-                    let Some(action) = cached else {
-                        return Err(HostError::command(
-                            ErrorKind::UnknownAction,
-                            format!("no rendered action `{action_id}`: render the slot again"),
-                        ));
-                    };
-                    context.insert("actionId".to_owned(), Value::String(action.id));
-                    input = action.input;
-                }
+            if operation == UiOperation::Invoke {
+                let Some(action_id) = &request.action_id else {
+                    return Err(HostError::new(
+                        ErrorKind::InvalidArgs,
+                        "invoke needs `actionId`",
+                    ));
+                };
+                let cached = lock(&self.seam().state::<UiState>()?.renders)
+                    .get(session, &cache_key)
+                    .and_then(|items| items.iter().find(|a| &a.id == action_id).cloned());
+                let Some(action) = cached else {
+                    return Err(HostError::new(
+                        ErrorKind::UnknownAction,
+                        format!("no rendered action `{action_id}`: render the slot again"),
+                    ));
+                };
+                context.insert("actionId".to_owned(), Value::String(action.id));
+                input = action.input;
             }
             context.insert(
                 "operation".to_owned(),
                 Value::String(operation.as_str().to_owned()),
             );
         } else if request.operation.is_some() || request.action_id.is_some() {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::InvalidArgs,
                 "`operation` and `actionId` apply only to host.actions descriptors",
             ));
@@ -402,23 +435,23 @@ impl PluginHost {
         if host_actions && request.operation.unwrap_or_default() == UiOperation::Render {
             let actions = validate_host_actions(&result, &self.options().host_actions).map_err(
                 |problem| {
-                    HostError::command(
+                    HostError::new(
                         ErrorKind::InvalidHostActions,
                         format!(
                             "{} rendered an invalid host.actions document: {problem}",
-                            bundle.record.id
+                            bundle.record().id
                         ),
                     )
                 },
             )?;
-            lock(&self.state::<Ui>().renders).insert(
+            lock(&self.seam().state::<UiState>()?.renders).insert(
                 session,
                 cache_key,
                 actions.clone(),
                 self.options().max_host_actions_renders,
             );
             return serde_json::to_value(json!({ "actions": actions }))
-                .map_err(|error| HostError::command(ErrorKind::CommandFailed, error.to_string()));
+                .map_err(|error| HostError::new(ErrorKind::CommandFailed, error.to_string()));
         }
         Ok(result)
     }

@@ -1,7 +1,7 @@
 //! MCP servers for session composition (Agent Plugins 1.0.0 §7.2 and §9; decisions.md, "MCP
 //! launch").
 //!
-//! [`PluginHost::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
+//! [`McpServers::mcp_servers`] lists, for every bundle enabled in a realm, each server of its
 //! root `mcp.json` with its status: `supported` with launch-ready data, `not_trusted` (a stdio
 //! server of an untrusted bundle: executable content, so no launch data), `content_changed` (a
 //! trusted bundle whose files on disk no longer have the trusted digest: no launch data for any
@@ -16,7 +16,7 @@
 //! executable file inside the root and a bare one is looked up on the host's `PATH`. Remote
 //! servers carry `url` and `headers` verbatim.
 //!
-//! Listing never starts anything. [`PluginHost::launch_mcp`] starts one stdio server through
+//! Listing never starts anything. [`McpServers::launch_mcp`] starts one stdio server through
 //! c2-supervisor exactly as a session composer would, for `c2-plugins mcp run` and tests;
 //! joining it to a client's streams is not the host's job (c2-relay's MCP bridge).
 
@@ -31,10 +31,9 @@ use c2_supervisor::{ExitReport, Process, ProcessSpec, ProcessStdin};
 use serde::Serialize;
 use tokio::process::ChildStdout;
 
-use crate::seam::{
-    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Registry, Target, component_id,
-    data_dir,
-};
+use c2_bundle_collector::data_dir;
+use c2_host::seam::{Advice, InstalledBundle, Registry, component_id};
+use c2_host::{ErrorKind, HostError, PluginHost, Target};
 
 /// The directory under a bundle's data directory that is its MCP servers' `PLUGIN_DATA`.
 pub const MCP_DATA_DIR: &str = "mcp";
@@ -137,7 +136,7 @@ impl StdioLaunch {
 /// `PLUGIN_DATA`, which survives reinstalls and updates but not an uninstall (Agent Plugins
 /// §9.1).
 pub(crate) fn install(registry: &mut Registry<'_>) {
-    registry.on_uninstall(PluginHost::remove_mcp_data);
+    registry.on_uninstall(remove_mcp_data);
 }
 
 /// The MCP data directory of an installed bundle.
@@ -170,208 +169,54 @@ fn read_mcp_json(dir: &Path, limit: u64) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-impl PluginHost {
+/// MCP servers: what a session composer may launch, and launching one stdio server. Implemented
+/// for [`PluginHost`].
+pub trait McpServers {
     /// Every MCP server of every bundle enabled in `target`, in bundle-id then document order,
     /// each with its status and (when supported) launch-ready data. Nothing is started and
     /// nothing is written: a stdio server's `PLUGIN_DATA` (and a `cwd` inside it) is created
     /// when it is launched.
-    pub fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError> {
-        self.mcp_rows(target, None)
-    }
-
-    /// The rows of [`mcp_servers`](Self::mcp_servers); the data directories of the one server
-    /// `launching` names (bundle id, server) are created.
-    fn mcp_rows(
-        &self,
-        target: &Target,
-        launching: Option<(&str, &str)>,
-    ) -> Result<Vec<McpServerLaunch>, HostError> {
-        let realm = self.realm(target)?;
-        let scope = match &realm {
-            c2_kernel::Realm::Global => Scope::User,
-            c2_kernel::Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
-        };
-        let mut bundles: Vec<Arc<InstalledBundle>> = self.installed();
-        bundles.sort_by(|a, b| a.record.id.cmp(&b.record.id));
-        let enabled = self.desired_bundles(
-            bundles,
-            |b| {
-                // MCP servers are not project-isolated (C2 scopes): a project's own entry
-                // counts only for a project-capable runtime; otherwise (a user-only runtime,
-                // or language servers alone) the project sees the user's switch.
-                if b.runtime_project_capable() {
-                    scope.clone()
-                } else {
-                    Scope::User
-                }
-            },
-            |d| d.enabled,
-        );
-        let limit = self.options().limits.max_file_bytes;
-        let search = std::env::var_os("PATH");
-        let mut out = Vec::new();
-        for bundle in enabled {
-            let Some(text) = read_mcp_json(&bundle.dir, limit) else {
-                continue;
-            };
-            let trusted = self.is_trusted(&bundle);
-            // Trust follows the bytes: launch data is handed out only for the content whose
-            // digest is the trusted one, so a trusted bundle is re-read and digested here, once
-            // per listing (an untrusted one gets no stdio launch data anyway).
-            let changed = if trusted {
-                self.verify_content(&bundle).err().map(|e| e.to_string())
-            } else {
-                None
-            };
-            // The same scope as the switch above: a project's choice counts only where the
-            // project's own entry does.
-            let choice_scope = if bundle.runtime_project_capable() {
-                &scope
-            } else {
-                &Scope::User
-            };
-            let withheld = self.withheld(&bundle, choice_scope);
-            let where_text = match choice_scope {
-                Scope::User => "the user scope".to_owned(),
-                Scope::Project(key) => format!("project {key}"),
-            };
-            let report = c2_manifest::validate_mcp_for(&text, &bundle.manifest.schema);
-            let row = |server: &str, transport: &str, status, launch| McpServerLaunch {
-                bundle: bundle.record.id.clone(),
-                bundle_name: bundle.manifest.name.clone(),
-                server: server.to_owned(),
-                transport: transport.to_owned(),
-                status,
-                launch,
-            };
-            let mut rows: Vec<(usize, McpServerLaunch)> = Vec::new();
-            let order = |name: &str| {
-                report
-                    .declared
-                    .iter()
-                    .position(|d| d == name)
-                    .unwrap_or(usize::MAX)
-            };
-            if let Some(why) = &report.disabled_reason {
-                for name in &report.declared {
-                    rows.push((
-                        order(name),
-                        row(
-                            name,
-                            "-",
-                            McpStatus::Disabled(format!("mcp.json is invalid: {why}")),
-                            None,
-                        ),
-                    ));
-                }
-            }
-            for skipped in &report.skipped {
-                rows.push((
-                    order(&skipped.name),
-                    row(
-                        &skipped.name,
-                        skipped.transport.as_deref().unwrap_or("-"),
-                        McpStatus::Skipped(skipped.reason.clone()),
-                        None,
-                    ),
-                ));
-            }
-            for server in &report.servers {
-                let kind = server.transport.kind();
-                let component = component_id(ContributionKind::McpServer, &server.name);
-                let (status, launch) = match &server.transport {
-                    _ if withheld.contains(&component) => (
-                        McpStatus::Disabled(format!(
-                            "component {component} is disabled in {where_text}: {}",
-                            Advice::EnableComponentCommand {
-                                id: &bundle.record.id,
-                                component: &component,
-                            }
-                            .hint()
-                        )),
-                        None,
-                    ),
-                    McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
-                    _ if changed.is_some() => (
-                        McpStatus::ContentChanged(changed.clone().unwrap_or_default()),
-                        None,
-                    ),
-                    McpTransport::Stdio {
-                        command,
-                        args,
-                        env,
-                        cwd,
-                    } => {
-                        let data = mcp_data_dir(&self.options().plugins_dir, &bundle.record.id);
-                        let entry = c2_bundle_collector::McpStdioEntry {
-                            command,
-                            args,
-                            env,
-                            cwd: cwd.as_deref(),
-                        };
-                        match c2_bundle_collector::resolve_mcp_stdio(
-                            &bundle.dir,
-                            &data,
-                            entry,
-                            search.as_deref(),
-                            if launching == Some((bundle.record.id.as_str(), server.name.as_str()))
-                            {
-                                c2_bundle_collector::DataDirs::Create
-                            } else {
-                                c2_bundle_collector::DataDirs::Leave
-                            },
-                        ) {
-                            Ok(launch) => {
-                                (McpStatus::Supported, Some(McpLaunch::Stdio(launch.into())))
-                            }
-                            Err(why) => (McpStatus::Skipped(why.to_string()), None),
-                        }
-                    }
-                    McpTransport::StreamableHttp { url, headers }
-                    | McpTransport::Sse { url, headers } => (
-                        McpStatus::Supported,
-                        Some(McpLaunch::Remote {
-                            url: url.clone(),
-                            headers: headers.clone(),
-                        }),
-                    ),
-                };
-                rows.push((order(&server.name), row(&server.name, kind, status, launch)));
-            }
-            rows.sort_by_key(|(i, _)| *i);
-            out.extend(rows.into_iter().map(|(_, r)| r));
-        }
-        Ok(out)
-    }
+    fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError>;
 
     /// Starts the stdio server `server` of bundle `id`, enabled in `target`, exactly as a
-    /// session composer would: the definition from [`mcp_servers`](Self::mcp_servers), spawned
+    /// session composer would: the definition from [`mcp_servers`](McpServers::mcp_servers), spawned
     /// through c2-supervisor in its own process group. A remote, untrusted, skipped or disabled
     /// server is refused with the reason.
-    pub async fn launch_mcp(
+    fn launch_mcp(
+        &self,
+        target: &Target,
+        id: &str,
+        server: &str,
+    ) -> impl Future<Output = Result<McpProcess, HostError>> + Send;
+}
+
+impl McpServers for PluginHost {
+    fn mcp_servers(&self, target: &Target) -> Result<Vec<McpServerLaunch>, HostError> {
+        mcp_rows(self, target, None)
+    }
+
+    async fn launch_mcp(
         &self,
         target: &Target,
         id: &str,
         server: &str,
     ) -> Result<McpProcess, HostError> {
-        let module = self.bundle(id)?;
-        let refuse = HostError::command;
+        let bundle = self.seam().bundle(id)?;
+        let refuse = HostError::new;
         // A server the policy disables is refused as such, in the scope the listing uses.
-        let bundle = module.bundle();
-        let realm = self.realm(target)?;
+        let realm = self.seam().realm(target)?;
         let realm = if bundle.runtime_project_capable() {
             realm
         } else {
             c2_kernel::Realm::Global
         };
-        self.refuse_withheld(
-            bundle,
+        self.seam().refuse_withheld(
+            &bundle,
             &realm,
             c2_bundle_collector::ContributionKind::McpServer,
             server,
         )?;
-        let entry = self
-            .mcp_rows(target, Some((id, server)))?
+        let entry = mcp_rows(self, target, Some((id, server)))?
             .into_iter()
             .find(|e| e.bundle == id && e.server == server)
             .ok_or_else(|| {
@@ -437,36 +282,201 @@ impl PluginHost {
             drain: self.options().mcp_drain,
         })
     }
-
-    /// Removes a bundle's MCP data directory (uninstall), and the bundle's data directory
-    /// too when nothing else is left in it.
-    fn remove_mcp_data(&self, id: &str) -> Result<(), HostError> {
-        let dir = mcp_data_dir(&self.options().plugins_dir, id);
-        match std::fs::remove_dir_all(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(HostError::Io {
-                    action: "remove the MCP data directory",
-                    path: dir,
-                    source,
-                });
-            }
-        }
-        // Only an empty directory is removed; one holding other data stays, as it should.
-        if let Some(parent) = dir.parent() {
-            let _kept_or_gone = std::fs::remove_dir(parent);
-        }
-        Ok(())
-    }
 }
 
-/// How long [`PluginHost::launch_mcp`] waits, at most, to see the program the shim started:
+/// The rows of [`mcp_servers`](McpServers::mcp_servers); the data directories of the one server
+/// `launching` names (bundle id, server) are created.
+fn mcp_rows(
+    host: &PluginHost,
+    target: &Target,
+    launching: Option<(&str, &str)>,
+) -> Result<Vec<McpServerLaunch>, HostError> {
+    let realm = host.seam().realm(target)?;
+    let scope = match &realm {
+        c2_kernel::Realm::Global => Scope::User,
+        c2_kernel::Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
+    };
+    let mut bundles: Vec<Arc<InstalledBundle>> = host.seam().installed();
+    bundles.sort_by(|a, b| a.record().id.cmp(&b.record().id));
+    let enabled = host.seam().desired_bundles(
+        bundles,
+        |b| {
+            // MCP servers are not project-isolated (C2 scopes): a project's own entry
+            // counts only for a project-capable runtime; otherwise (a user-only runtime,
+            // or language servers alone) the project sees the user's switch.
+            if b.runtime_project_capable() {
+                scope.clone()
+            } else {
+                Scope::User
+            }
+        },
+        |d| d.enabled,
+    );
+    let limit = host.options().limits.max_file_bytes;
+    let search = std::env::var_os("PATH");
+    let mut out = Vec::new();
+    for bundle in enabled {
+        let Some(text) = read_mcp_json(bundle.dir(), limit) else {
+            continue;
+        };
+        let trusted = host.seam().is_trusted(&bundle);
+        // Trust follows the bytes: launch data is handed out only for the content whose
+        // digest is the trusted one, so a trusted bundle is re-read and digested here, once
+        // per listing (an untrusted one gets no stdio launch data anyway).
+        let changed = if trusted {
+            host.seam()
+                .verify_content(&bundle)
+                .err()
+                .map(|e| e.to_string())
+        } else {
+            None
+        };
+        // The same scope as the switch above: a project's choice counts only where the
+        // project's own entry does.
+        let choice_scope = if bundle.runtime_project_capable() {
+            &scope
+        } else {
+            &Scope::User
+        };
+        let withheld = host.seam().withheld(&bundle, choice_scope);
+        let where_text = match choice_scope {
+            Scope::User => "the user scope".to_owned(),
+            Scope::Project(key) => format!("project {key}"),
+        };
+        let report = c2_manifest::validate_mcp_for(&text, &bundle.manifest().schema);
+        let row = |server: &str, transport: &str, status, launch| McpServerLaunch {
+            bundle: bundle.record().id.clone(),
+            bundle_name: bundle.manifest().name.clone(),
+            server: server.to_owned(),
+            transport: transport.to_owned(),
+            status,
+            launch,
+        };
+        let mut rows: Vec<(usize, McpServerLaunch)> = Vec::new();
+        let order = |name: &str| {
+            report
+                .declared
+                .iter()
+                .position(|d| d == name)
+                .unwrap_or(usize::MAX)
+        };
+        if let Some(why) = &report.disabled_reason {
+            for name in &report.declared {
+                rows.push((
+                    order(name),
+                    row(
+                        name,
+                        "-",
+                        McpStatus::Disabled(format!("mcp.json is invalid: {why}")),
+                        None,
+                    ),
+                ));
+            }
+        }
+        for skipped in &report.skipped {
+            rows.push((
+                order(&skipped.name),
+                row(
+                    &skipped.name,
+                    skipped.transport.as_deref().unwrap_or("-"),
+                    McpStatus::Skipped(skipped.reason.clone()),
+                    None,
+                ),
+            ));
+        }
+        for server in &report.servers {
+            let kind = server.transport.kind();
+            let component = component_id(ContributionKind::McpServer, &server.name);
+            let (status, launch) = match &server.transport {
+                _ if withheld.contains(&component) => (
+                    McpStatus::Disabled(format!(
+                        "component {component} is disabled in {where_text}: {}",
+                        Advice::EnableComponentCommand {
+                            id: &bundle.record().id,
+                            component: &component,
+                        }
+                        .hint()
+                    )),
+                    None,
+                ),
+                McpTransport::Stdio { .. } if !trusted => (McpStatus::NotTrusted, None),
+                _ if changed.is_some() => (
+                    McpStatus::ContentChanged(changed.clone().unwrap_or_default()),
+                    None,
+                ),
+                McpTransport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                } => {
+                    let data = mcp_data_dir(&host.options().plugins_dir, &bundle.record().id);
+                    let entry = c2_bundle_collector::McpStdioEntry {
+                        command,
+                        args,
+                        env,
+                        cwd: cwd.as_deref(),
+                    };
+                    match c2_bundle_collector::resolve_mcp_stdio(
+                        bundle.dir(),
+                        &data,
+                        entry,
+                        search.as_deref(),
+                        if launching == Some((bundle.record().id.as_str(), server.name.as_str())) {
+                            c2_bundle_collector::DataDirs::Create
+                        } else {
+                            c2_bundle_collector::DataDirs::Leave
+                        },
+                    ) {
+                        Ok(launch) => (McpStatus::Supported, Some(McpLaunch::Stdio(launch.into()))),
+                        Err(why) => (McpStatus::Skipped(why.to_string()), None),
+                    }
+                }
+                McpTransport::StreamableHttp { url, headers }
+                | McpTransport::Sse { url, headers } => (
+                    McpStatus::Supported,
+                    Some(McpLaunch::Remote {
+                        url: url.clone(),
+                        headers: headers.clone(),
+                    }),
+                ),
+            };
+            rows.push((order(&server.name), row(&server.name, kind, status, launch)));
+        }
+        rows.sort_by_key(|(i, _)| *i);
+        out.extend(rows.into_iter().map(|(_, r)| r));
+    }
+    Ok(out)
+}
+
+/// Removes a bundle's MCP data directory (uninstall), and the bundle's data directory
+/// too when nothing else is left in it.
+fn remove_mcp_data(host: &PluginHost, id: &str) -> Result<(), HostError> {
+    let dir = mcp_data_dir(&host.options().plugins_dir, id);
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(HostError::Io {
+                action: "remove the MCP data directory",
+                path: dir,
+                source,
+            });
+        }
+    }
+    // Only an empty directory is removed; one holding other data stays, as it should.
+    if let Some(parent) = dir.parent() {
+        let _kept_or_gone = std::fs::remove_dir(parent);
+    }
+    Ok(())
+}
+
+/// How long [`McpServers::launch_mcp`] waits, at most, to see the program the shim started:
 /// this many steps of `PROGRAM_PID_STEP`.
 const PROGRAM_PID_STEPS: u32 = 100;
 const PROGRAM_PID_STEP: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// A running stdio MCP server started by [`PluginHost::launch_mcp`]. Dropping it kills its
+/// A running stdio MCP server started by [`McpServers::launch_mcp`]. Dropping it kills its
 /// process group.
 #[derive(Debug)]
 pub struct McpProcess {

@@ -3,10 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{
-    ConnectorEvent, ConnectorRequest, InstallOptions, Target, UiContext, UiOperation, UiRequest,
-    UiSlot,
-};
+use c2_contributions::prelude::*;
+use c2_contributions::{ConnectorEvent, ConnectorRequest, UiContext, UiRequest};
+use c2_host::{InstallOptions, Target, UiOperation, UiSlot};
 use serde_json::{Value, json};
 
 use crate::support::{Env, FixtureBundle, pid_of};
@@ -344,7 +343,7 @@ async fn a_connector_operation_outside_its_capabilities_is_refused_before_the_pl
     };
     let unsupported = env.host.invoke_connector(&request).await.unwrap_err();
     assert_eq!(unsupported.kind(), "unsupported", "{unsupported}");
-    env.host.register_provider("example-chat");
+    env.host.register_provider("example-chat").unwrap();
     for operation in [
         "document.read",
         "resources.list",
@@ -382,7 +381,7 @@ async fn a_connector_operation_outside_its_capabilities_is_refused_before_the_pl
 async fn connector_events_are_attributed_by_the_host_deduplicated_and_kept_off_the_json_bus() {
     let env = Env::new().await;
     let id = env.install_ready(&panel_bundle(&env.path("bundles"))).await;
-    env.host.register_provider("example-chat");
+    env.host.register_provider("example-chat").unwrap();
     let scope = env
         .host
         .kernel()

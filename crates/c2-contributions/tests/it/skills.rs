@@ -7,10 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use c2_host::{
-    ComponentRef, InstallOptions, LibraryItem, LibraryKind, LibraryStatus, PluginHost, SceneKind,
-    SceneStatus, StateChange, Target,
-};
+use c2_contributions::prelude::*;
+use c2_contributions::{LibraryItem, LibraryKind, LibraryStatus, SceneKind, SceneStatus};
+use c2_host::{ComponentRef, InstallOptions, PluginHost, StateChange, Target};
 use serde_json::{Value, json};
 
 use crate::support::{Env, FixtureBundle, options};
@@ -360,7 +359,9 @@ async fn a_subscribed_plugin_receives_one_skills_changed_per_change_and_none_oth
     expect_count(&env.host, 5, "an update that changes a skill").await;
 
     // A change made by another host on the same store.
-    let other = PluginHost::open(options(env.root.path())).await.unwrap();
+    let other = c2_contributions::open(options(env.root.path()))
+        .await
+        .unwrap();
     other
         .set_state(&kit_id, &Target::User, StateChange::Disable)
         .await

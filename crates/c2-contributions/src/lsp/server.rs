@@ -7,56 +7,53 @@ use c2_supervisor::{Exit, ExitReport, Process, ProcessSpec, ProcessStdin};
 use tokio::process::ChildStdout;
 
 use super::ServerOrigin;
-use crate::seam::{ErrorKind, HostError, PluginHost};
+use c2_host::{ErrorKind, HostError, PluginHost};
 
-impl PluginHost {
-    /// Spawns `spec` and ties it to `owner`: disposing the scope stops the process.
-    pub(super) async fn launch(
-        &self,
-        spec: ProcessSpec,
-        owner: ScopeHandle,
-        lease: Lease,
-        origin: ServerOrigin,
-        language: &str,
-    ) -> Result<LanguageServer, HostError> {
-        let spawned = match c2_supervisor::spawn(&spec, &self.options().supervisor) {
-            Ok(spawned) => spawned,
-            Err(error) => {
-                owner.dispose().await;
-                return Err(HostError::command(
-                    ErrorKind::ActivationFailed,
-                    format!("the language server for {language} cannot start: {error}"),
-                ));
-            }
-        };
-        // The editor's handshake is the bridge's business, not the host's: nothing to wait for.
-        spawned.process.handshake_done();
-        let process = Arc::new(spawned.process);
-        // The scope holds only a weak handle: the owner of the `LanguageServer` decides how long
-        // the process may live, the scope only how long it is allowed to.
-        let watched = Arc::downgrade(&process);
-        let attached = owner.on_cleanup(move || async move {
-            if let Some(process) = watched.upgrade() {
-                process.stop().await;
-            }
-        });
-        if let Err(error) = attached {
-            process.stop().await;
+/// Spawns `spec` and ties it to `owner`: disposing the scope stops the process.
+pub(super) async fn launch(
+    host: &PluginHost,
+    spec: ProcessSpec,
+    owner: ScopeHandle,
+    lease: Lease,
+    origin: ServerOrigin,
+    language: &str,
+) -> Result<LanguageServer, HostError> {
+    let spawned = match c2_supervisor::spawn(&spec, &host.options().supervisor) {
+        Ok(spawned) => spawned,
+        Err(error) => {
             owner.dispose().await;
-            return Err(error.into());
+            return Err(HostError::new(
+                ErrorKind::ActivationFailed,
+                format!("the language server for {language} cannot start: {error}"),
+            ));
         }
-        Ok(LanguageServer {
-            process,
-            stdin: spawned.stdin,
-            stdout: spawned.stdout,
-            owner,
-            origin,
-            language: language.to_owned(),
-            _lease: lease,
-        })
+    };
+    // The editor's handshake is the bridge's business, not the host's: nothing to wait for.
+    spawned.process.handshake_done();
+    let process = Arc::new(spawned.process);
+    // The scope holds only a weak handle: the owner of the `LanguageServer` decides how long
+    // the process may live, the scope only how long it is allowed to.
+    let watched = Arc::downgrade(&process);
+    let attached = owner.on_cleanup(move || async move {
+        if let Some(process) = watched.upgrade() {
+            process.stop().await;
+        }
+    });
+    if let Err(error) = attached {
+        process.stop().await;
+        owner.dispose().await;
+        return Err(error.into());
     }
+    Ok(LanguageServer {
+        process,
+        stdin: spawned.stdin,
+        stdout: spawned.stdout,
+        owner,
+        origin,
+        language: language.to_owned(),
+        _lease: lease,
+    })
 }
-
 /// A live language server. Write requests to [`stdin_mut`](Self::stdin_mut), read replies
 /// from [`stdout_mut`](Self::stdout_mut), or hand it to a bridge (c2-relay's LSP bridge joins
 /// it to an editor's streams through [`pipes`](Self::pipes)).

@@ -25,9 +25,9 @@ use c2_policy::Scope;
 use c2_supervisor::ProcessSpec;
 use serde::Serialize;
 
-use crate::seam::{
-    Advice, ErrorKind, HostError, InstalledBundle, PluginHost, Project, Registry, Target, lock,
-};
+use c2_host::seam::{Advice, InstalledBundle, Registry};
+use c2_host::{ErrorKind, HostError, PluginHost, Project, Target};
+use c2_lock::lock;
 
 mod server;
 
@@ -59,7 +59,7 @@ pub struct BuiltinLanguageServer {
     pub args: Vec<String>,
 }
 
-/// [`PluginHost::language_listing`]: every language server and language mapping of one realm.
+/// [`LanguageServers::language_listing`]: every language server and language mapping of one realm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LanguageListing {
@@ -181,7 +181,7 @@ struct Builtins {
 }
 
 /// Language ids match case-insensitively (plugin-standard.md §2).
-fn fold(language: &str) -> String {
+pub(crate) fn fold(language: &str) -> String {
     language.to_lowercase()
 }
 
@@ -204,7 +204,7 @@ impl Choice {
     fn into_resolved(self) -> Resolved {
         match self {
             Choice::Plugin { provider, program } => Resolved::Plugin {
-                bundle: provider.bundle.record.id.clone(),
+                bundle: provider.bundle.record().id.clone(),
                 server: provider.server,
                 program,
             },
@@ -213,16 +213,54 @@ impl Choice {
     }
 }
 
-impl PluginHost {
+/// Language servers: which plugin (or built-in mapping) serves a language in a project, and
+/// starting it there. Implemented for [`PluginHost`].
+pub trait LanguageServers {
     /// Registers (or replaces) the embedder's own server for `language`. It is used only when no
     /// active plugin maps that language in the project.
-    pub fn register_builtin_language_server(
+    fn register_builtin_language_server(
         &self,
         language: &str,
         program: impl Into<PathBuf>,
         args: Vec<String>,
-    ) {
-        lock(&self.state::<Builtins>().servers).insert(
+    ) -> Result<(), HostError>;
+
+    /// Every language mapping of the bundles active in `project`, ordered by bundle id.
+    fn language_servers(&self, project: &Path) -> Result<Vec<LanguageMapping>, HostError>;
+
+    /// Every language server and language mapping as seen from `target` (a project, or the
+    /// user realm for what is enabled user-wide): each installed bundle's servers with their
+    /// languages and whether the bundle is active there, and per language its active
+    /// providers, the winner (the one active plugin, else the built-in mapping), conflicts and
+    /// the built-in mapping. Starts nothing.
+    fn language_listing(&self, target: &Target) -> Result<LanguageListing, HostError>;
+
+    /// What `language` resolves to in `project`: the one active plugin mapping it, else the
+    /// built-in mapping. Two or more active providers fail with `language_conflict`; none and no
+    /// built-in fails with `unsupported`.
+    fn resolve_language_server(
+        &self,
+        project: &Path,
+        language: &str,
+    ) -> Result<Resolved, HostError>;
+
+    /// Starts the server `language` resolves to in `project`, in the project root. A plugin's
+    /// server is stopped, awaited, whenever its bundle unloads in the realm it lives in.
+    fn start_language_server(
+        &self,
+        project: &Path,
+        language: &str,
+    ) -> impl Future<Output = Result<LanguageServer, HostError>> + Send;
+}
+
+impl LanguageServers for PluginHost {
+    fn register_builtin_language_server(
+        &self,
+        language: &str,
+        program: impl Into<PathBuf>,
+        args: Vec<String>,
+    ) -> Result<(), HostError> {
+        lock(&self.seam().state::<Builtins>()?.servers).insert(
             fold(language),
             BuiltinLanguageServer {
                 language: language.to_owned(),
@@ -230,23 +268,23 @@ impl PluginHost {
                 args,
             },
         );
+        Ok(())
     }
 
-    /// Every language mapping of the bundles active in `project`, ordered by bundle id.
-    pub fn language_servers(&self, project: &Path) -> Result<Vec<LanguageMapping>, HostError> {
+    fn language_servers(&self, project: &Path) -> Result<Vec<LanguageMapping>, HostError> {
         let project = Project::normalize(project)?;
         let mut mappings = Vec::new();
         let scope = Scope::Project(project.key().to_owned());
-        for bundle in self.active_bundles(&project) {
-            let withheld = self.withheld(&bundle, &scope);
-            for server in &bundle.manifest.codetwo.language_servers {
+        for bundle in active_bundles(self, &project) {
+            let withheld = self.seam().withheld(&bundle, &scope);
+            for server in &bundle.manifest().codetwo.language_servers {
                 if withheld.contains(&format!("language-server:{}", server.id)) {
                     continue;
                 }
                 for language in &server.languages {
                     mappings.push(LanguageMapping {
                         language: language.clone(),
-                        bundle: bundle.record.id.clone(),
+                        bundle: bundle.record().id.clone(),
                         server: server.id.clone(),
                         command: server.command.clone(),
                     });
@@ -256,32 +294,25 @@ impl PluginHost {
         Ok(mappings)
     }
 
-    /// Every language server and language mapping as seen from `target` (a project, or the
-    /// user realm for what is enabled user-wide): each installed bundle's servers with their
-    /// languages and whether the bundle is active there, and per language its active
-    /// providers, the winner (the one active plugin, else the built-in mapping), conflicts and
-    /// the built-in mapping. Starts nothing.
-    pub fn language_listing(&self, target: &Target) -> Result<LanguageListing, HostError> {
-        let (scope, realm) = match target {
-            Target::User => (Scope::User, "global".to_owned()),
-            Target::Project(path) => {
-                let project = Project::normalize(path)?;
-                let key = project.key().to_owned();
-                (Scope::Project(key.clone()), key)
-            }
+    fn language_listing(&self, target: &Target) -> Result<LanguageListing, HostError> {
+        let (scope, realm) = if let Target::Project(path) = target {
+            let project = Project::normalize(path)?;
+            let key = project.key().to_owned();
+            (Scope::Project(key.clone()), key)
+        } else {
+            (Scope::User, "global".to_owned())
         };
-        let active: Vec<String> = self
-            .active_in(&scope)
+        let active: Vec<String> = active_in(self, &scope)
             .iter()
-            .map(|bundle| bundle.record.id.clone())
+            .map(|bundle| bundle.record().id.clone())
             .collect();
         let mut servers = Vec::new();
         let mut languages: BTreeMap<String, LanguageRow> = BTreeMap::new();
-        for bundle in &self.installed() {
-            let id = &bundle.record.id;
+        for bundle in &self.seam().installed() {
+            let id = &bundle.record().id;
             let bundle_active = active.contains(id);
-            let withheld = self.withheld(bundle, &scope);
-            for server in &bundle.manifest.codetwo.language_servers {
+            let withheld = self.seam().withheld(bundle, &scope);
+            for server in &bundle.manifest().codetwo.language_servers {
                 let disabled = withheld.contains(&format!("language-server:{}", server.id));
                 let is_active = bundle_active && !disabled;
                 servers.push(ServerListing {
@@ -309,7 +340,7 @@ impl PluginHost {
                 }
             }
         }
-        let builtins: Vec<BuiltinLanguageServer> = lock(&self.state::<Builtins>().servers)
+        let builtins: Vec<BuiltinLanguageServer> = lock(&self.seam().state::<Builtins>()?.servers)
             .values()
             .cloned()
             .collect();
@@ -342,22 +373,16 @@ impl PluginHost {
         })
     }
 
-    /// What `language` resolves to in `project`: the one active plugin mapping it, else the
-    /// built-in mapping. Two or more active providers fail with `language_conflict`; none and no
-    /// built-in fails with `unsupported`.
-    pub fn resolve_language_server(
+    fn resolve_language_server(
         &self,
         project: &Path,
         language: &str,
     ) -> Result<Resolved, HostError> {
         let project = Project::normalize(project)?;
-        self.resolve_in(&project, language)
-            .map(Choice::into_resolved)
+        resolve_in(self, &project, language).map(Choice::into_resolved)
     }
 
-    /// Starts the server `language` resolves to in `project`, in the project root. A plugin's
-    /// server is stopped, awaited, whenever its bundle unloads in the realm it lives in.
-    pub async fn start_language_server(
+    async fn start_language_server(
         &self,
         project: &Path,
         language: &str,
@@ -365,19 +390,20 @@ impl PluginHost {
         let project = Project::normalize(project)?;
         // Held until the server is attached to its owner scope, so no policy change can slip
         // between the decision and the attachment.
-        let _changes = self.hold_changes().await;
-        let choice = self.resolve_in(&project, language)?;
+        let _changes = self.seam().hold_changes().await;
+        let choice = resolve_in(self, &project, language)?;
         let kernel = self.kernel();
         let (spec, owner, lease, origin) = match choice {
             Choice::Plugin {
                 provider: Provider { bundle, server },
                 program,
             } => {
-                let id = bundle.record.id.clone();
-                self.verify_content(&bundle)?;
+                let id = bundle.record().id.clone();
+                self.seam().verify_content(&bundle)?;
                 let realm = if bundle.project_capable() {
                     // The project realm needs its desired state before it can be built.
-                    self.realm(&Target::Project(project.path().to_owned()))?
+                    self.seam()
+                        .realm(&Target::Project(project.path().to_owned()))?
                 } else {
                     Realm::Global
                 };
@@ -386,7 +412,7 @@ impl PluginHost {
                 let lease = kernel.lease(&realm).await?;
                 let name = bundle.module_name();
                 let Some(scope) = kernel.module_scope(&realm, &name) else {
-                    return Err(HostError::command(
+                    return Err(HostError::new(
                         ErrorKind::ActivationFailed,
                         format!(
                             "{id} is enabled and trusted but not active here (pending or failed), so its language server cannot start"
@@ -418,134 +444,127 @@ impl PluginHost {
                 (spec, owner, lease, ServerOrigin::BuiltIn)
             }
         };
-        self.launch(spec, owner, lease, origin, language).await
-    }
-
-    /// The bundles trusted and enabled in `project` that declare language servers.
-    fn active_bundles(&self, project: &Project) -> Vec<Arc<InstalledBundle>> {
-        self.active_in(&Scope::Project(project.key().to_owned()))
-    }
-
-    /// The bundles trusted and enabled in `scope` that declare language servers.
-    fn active_in(&self, scope: &Scope) -> Vec<Arc<InstalledBundle>> {
-        let bundles: Vec<Arc<InstalledBundle>> = self
-            .installed()
-            .into_iter()
-            .filter(|bundle| !bundle.manifest.codetwo.language_servers.is_empty())
-            .collect();
-        self.desired_bundles(bundles, |_| scope.clone(), |desired| desired.is_runnable())
-    }
-
-    fn resolve_in(&self, project: &Project, language: &str) -> Result<Choice, HostError> {
-        let wanted = fold(language);
-        let mut providers: Vec<Provider> = Vec::new();
-        let scope = Scope::Project(project.key().to_owned());
-        for bundle in self.active_bundles(project) {
-            let withheld = self.withheld(&bundle, &scope);
-            for server in &bundle.manifest.codetwo.language_servers {
-                if withheld.contains(&format!("language-server:{}", server.id)) {
-                    continue;
-                }
-                if server.languages.iter().any(|l| fold(l) == wanted) {
-                    providers.push(Provider {
-                        bundle: bundle.clone(),
-                        server: server.clone(),
-                    });
-                }
-            }
-        }
-        if providers.len() > 1 {
-            let names: Vec<String> = providers
-                .iter()
-                .map(|p| format!("{} (server `{}`)", p.bundle.record.id, p.server.id))
-                .collect();
-            return Err(HostError::command(
-                ErrorKind::LanguageConflict,
-                format!(
-                    "{} active plugins provide the language `{language}` in {}: {}; it stays unavailable until policy removes the conflict",
-                    providers.len(),
-                    project.key(),
-                    names.join(", ")
-                ),
-            )
-            .advise(Advice::DisableAllButOne));
-        }
-        let Some(provider) = providers.pop() else {
-            let builtin = lock(&self.state::<Builtins>().servers)
-                .get(&wanted)
-                .cloned();
-            return builtin
-                .map(Choice::BuiltIn)
-                .ok_or_else(|| self.unsupported(project, language, &wanted));
-        };
-        let program = c2_supervisor::resolve_command(
-            &provider.bundle.dir,
-            &provider.server.command,
-            std::env::var_os("PATH").as_deref(),
-        )
-        .map_err(|error| {
-            // The supervisor words it for runtimes; say which language server it is.
-            let problem = match error {
-                c2_supervisor::Error::Command { command, problem } => {
-                    format!("its command `{command}` {problem}")
-                }
-                other => other.to_string(),
-            };
-            HostError::command(
-                ErrorKind::ActivationFailed,
-                format!(
-                    "{}: the language server `{}` for `{language}` cannot start: {problem}",
-                    provider.bundle.record.id, provider.server.id
-                ),
-            )
-        })?;
-        Ok(Choice::Plugin { provider, program })
-    }
-
-    /// No provider: say which installed bundles would provide it if they were active.
-    fn unsupported(&self, project: &Project, language: &str, wanted: &str) -> HostError {
-        let inactive: Vec<String> = self
-            .installed()
-            .into_iter()
-            .filter(|bundle| {
-                bundle
-                    .manifest
-                    .codetwo
-                    .language_servers
-                    .iter()
-                    .any(|s| s.languages.iter().any(|l| fold(l) == wanted))
-            })
-            .map(|bundle| bundle.record.id.clone())
-            .collect();
-        if inactive.is_empty() {
-            HostError::command(
-                ErrorKind::Unsupported,
-                format!(
-                    "no active plugin and no built-in mapping provides the language `{language}` in {}: install a plugin that declares it in `languageServers`",
-                    project.key()
-                ),
-            )
-        } else {
-            HostError::command(
-                ErrorKind::Unsupported,
-                format!(
-                    "no active plugin provides the language `{language}` in {}; {} declare it but are not trusted and enabled there",
-                    project.key(),
-                    inactive.join(", ")
-                ),
-            )
-            .advise(Advice::ReviewTrustAndEnable)
-        }
+        server::launch(self, spec, owner, lease, origin, language).await
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fold;
+/// The bundles trusted and enabled in `project` that declare language servers.
+fn active_bundles(host: &PluginHost, project: &Project) -> Vec<Arc<InstalledBundle>> {
+    active_in(host, &Scope::Project(project.key().to_owned()))
+}
 
-    #[test]
-    fn language_ids_fold_case() {
-        assert_eq!(fold("TypeScriptReact"), fold("typescriptreact"));
-        assert_ne!(fold("c"), fold("cpp"));
+/// The bundles trusted and enabled in `scope` that declare language servers.
+fn active_in(host: &PluginHost, scope: &Scope) -> Vec<Arc<InstalledBundle>> {
+    let bundles: Vec<Arc<InstalledBundle>> = host
+        .seam()
+        .installed()
+        .into_iter()
+        .filter(|bundle| !bundle.manifest().codetwo.language_servers.is_empty())
+        .collect();
+    host.seam()
+        .desired_bundles(bundles, |_| scope.clone(), |desired| desired.is_runnable())
+}
+
+fn resolve_in(host: &PluginHost, project: &Project, language: &str) -> Result<Choice, HostError> {
+    let wanted = fold(language);
+    let mut providers: Vec<Provider> = Vec::new();
+    let scope = Scope::Project(project.key().to_owned());
+    for bundle in active_bundles(host, project) {
+        let withheld = host.seam().withheld(&bundle, &scope);
+        for server in &bundle.manifest().codetwo.language_servers {
+            if withheld.contains(&format!("language-server:{}", server.id)) {
+                continue;
+            }
+            if server.languages.iter().any(|l| fold(l) == wanted) {
+                providers.push(Provider {
+                    bundle: bundle.clone(),
+                    server: server.clone(),
+                });
+            }
+        }
+    }
+    if providers.len() > 1 {
+        let names: Vec<String> = providers
+            .iter()
+            .map(|p| format!("{} (server `{}`)", p.bundle.record().id, p.server.id))
+            .collect();
+        return Err(HostError::new(
+            ErrorKind::LanguageConflict,
+            format!(
+                "{} active plugins provide the language `{language}` in {}: {}; it stays unavailable until policy removes the conflict",
+                providers.len(),
+                project.key(),
+                names.join(", ")
+            ),
+        )
+        .advise(Advice::DisableAllButOne));
+    }
+    let Some(provider) = providers.pop() else {
+        let builtin = lock(&host.seam().state::<Builtins>()?.servers)
+            .get(&wanted)
+            .cloned();
+        return builtin
+            .map(Choice::BuiltIn)
+            .ok_or_else(|| unsupported(host, project, language, &wanted));
+    };
+    let program = c2_supervisor::resolve_command(
+        provider.bundle.dir(),
+        &provider.server.command,
+        std::env::var_os("PATH").as_deref(),
+    )
+    .map_err(|error| {
+        // The supervisor words it for runtimes; say which language server it is.
+        let problem = match error {
+            c2_supervisor::Error::Command { command, problem } => {
+                format!("its command `{command}` {problem}")
+            }
+            other => other.to_string(),
+        };
+        HostError::new(
+            ErrorKind::ActivationFailed,
+            format!(
+                "{}: the language server `{}` for `{language}` cannot start: {problem}",
+                provider.bundle.record().id,
+                provider.server.id
+            ),
+        )
+    })?;
+    Ok(Choice::Plugin { provider, program })
+}
+
+/// No provider: say which installed bundles would provide it if they were active.
+fn unsupported(host: &PluginHost, project: &Project, language: &str, wanted: &str) -> HostError {
+    let inactive: Vec<String> = host
+        .seam()
+        .installed()
+        .into_iter()
+        .filter(|bundle| {
+            bundle
+                .manifest()
+                .codetwo
+                .language_servers
+                .iter()
+                .any(|s| s.languages.iter().any(|l| fold(l) == wanted))
+        })
+        .map(|bundle| bundle.record().id.clone())
+        .collect();
+    if inactive.is_empty() {
+        HostError::new(
+            ErrorKind::Unsupported,
+            format!(
+                "no active plugin and no built-in mapping provides the language `{language}` in {}: install a plugin that declares it in `languageServers`",
+                project.key()
+            ),
+        )
+    } else {
+        HostError::new(
+            ErrorKind::Unsupported,
+            format!(
+                "no active plugin provides the language `{language}` in {}; {} declare it but are not trusted and enabled there",
+                project.key(),
+                inactive.join(", ")
+            ),
+        )
+        .advise(Advice::ReviewTrustAndEnable)
     }
 }

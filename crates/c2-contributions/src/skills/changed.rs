@@ -16,8 +16,10 @@ use c2_policy::Scope;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Library, SCENES_CHANGED, SKILLS_CHANGED};
-use crate::seam::{PluginHost, lock};
+use c2_host::PluginHost;
+use c2_lock::lock;
+
+use super::{LibraryState, SCENES_CHANGED, SKILLS_CHANGED, library_in, scenes_in};
 
 /// The hashes of each realm's skill and scene libraries, by realm (`user` or a project key).
 pub(crate) type Seen = BTreeMap<String, (u64, u64)>;
@@ -37,15 +39,16 @@ fn hash_of<T: Serialize>(value: &T) -> u64 {
 fn current(host: &PluginHost) -> Seen {
     let mut scopes = vec![(USER.to_owned(), Scope::User)];
     scopes.extend(
-        host.known_projects()
+        host.seam()
+            .known_projects()
             .into_iter()
             .map(|key| (key.clone(), Scope::Project(key))),
     );
     scopes
         .into_iter()
         .map(|(name, scope)| {
-            let skills = hash_of(&host.library_in(&scope));
-            let scenes = hash_of(&host.scenes_in(&scope));
+            let skills = hash_of(&library_in(host, &scope));
+            let scenes = hash_of(&scenes_in(host, &scope));
             (name, (skills, scenes))
         })
         .collect()
@@ -69,12 +72,15 @@ pub(crate) fn changes(before: &Seen, now: &Seen) -> (bool, bool) {
 
 /// The after-reconcile hook: publishes each event once when its library changed.
 pub(crate) fn publish_changes(host: &PluginHost) {
-    let library = host.state::<Library>();
+    let Ok(library) = host.seam().state::<LibraryState>() else {
+        return;
+    };
     // What an uninstalled bundle offered is forgotten.
     let installed: std::collections::BTreeSet<String> = host
+        .seam()
         .installed()
         .iter()
-        .map(|b| b.record.id.clone())
+        .map(|b| b.record().id.clone())
         .collect();
     lock(&library.content).retain(|id, _| installed.contains(id));
     let now = current(host);

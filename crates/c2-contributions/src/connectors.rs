@@ -13,7 +13,9 @@ use c2_manifest::Manifest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::seam::{ErrorKind, EventHook, HostError, PluginHost, Registry, RuntimeHook, lock};
+use c2_host::seam::{EventHook, Registry, RuntimeHook};
+use c2_host::{ErrorKind, HostError, PluginHost};
+use c2_lock::lock;
 
 /// The reserved event name.
 pub const CONNECTOR_EVENT: &str = "connector/event";
@@ -41,13 +43,13 @@ pub struct ConnectorEvent {
 
 /// Registers connectors with a host that is opening: their state and the `connector/event` hook.
 pub(crate) fn install(registry: &mut Registry<'_>) {
-    registry.own(Arc::new(Connectors::default()));
+    registry.own(Arc::new(ConnectorState::default()));
     registry.event_hook(Arc::new(ConnectorHook));
 }
 
 /// The connectors contribution's state: the provider adapters the embedder registered.
 #[derive(Debug, Default)]
-struct Connectors {
+struct ConnectorState {
     providers: Mutex<BTreeSet<String>>,
 }
 
@@ -161,41 +163,59 @@ pub struct ConnectorRequest {
     pub project: Option<PathBuf>,
 }
 
-impl PluginHost {
+/// Connectors: provider adapters the embedder registers and the checked invocation of a
+/// bundle's connector. Implemented for [`PluginHost`].
+pub trait Connectors {
     /// Registers a provider adapter by name (e.g. `feishu`). Connectors whose provider has no
     /// adapter are reported unsupported and cannot be invoked.
-    pub fn register_provider(&self, provider: &str) {
-        lock(&self.state::<Connectors>().providers).insert(provider.to_owned());
-    }
+    fn register_provider(&self, provider: &str) -> Result<(), HostError>;
 
     /// Invokes a connector's command with `{operation, input}` after every check, all of them
     /// before the plugin runs: a known provider adapter, an operation inside the declared
     /// capabilities, trust, ownership and registration in the realm.
-    pub async fn invoke_connector(&self, request: &ConnectorRequest) -> Result<Value, HostError> {
-        let (target, realm, bundle) = self.contribution(&request.id, request.project.as_ref())?;
+    fn invoke_connector(
+        &self,
+        request: &ConnectorRequest,
+    ) -> impl Future<Output = Result<Value, HostError>> + Send;
+
+    /// The connectors of trusted, enabled bundles with whether their provider is supported.
+    fn connectors(&self) -> Vec<ConnectorStatus>;
+}
+
+impl Connectors for PluginHost {
+    fn register_provider(&self, provider: &str) -> Result<(), HostError> {
+        lock(&self.seam().state::<ConnectorState>()?.providers).insert(provider.to_owned());
+        Ok(())
+    }
+
+    async fn invoke_connector(&self, request: &ConnectorRequest) -> Result<Value, HostError> {
+        let (target, realm, bundle) = self
+            .seam()
+            .contribution(&request.id, request.project.as_ref())?;
         let Some(connector) = bundle
-            .manifest
+            .manifest()
             .codetwo
             .connectors
             .iter()
             .find(|c| c.id == request.connector)
         else {
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::UnknownConnector,
                 format!(
                     "{} declares no connector `{}`",
-                    bundle.record.id, request.connector
+                    bundle.record().id,
+                    request.connector
                 ),
             ));
         };
-        self.refuse_withheld(
+        self.seam().refuse_withheld(
             &bundle,
             &realm,
             c2_bundle_collector::ContributionKind::Connector,
             &connector.id,
         )?;
-        if !lock(&self.state::<Connectors>().providers).contains(&connector.provider) {
-            return Err(HostError::command(
+        if !lock(&self.seam().state::<ConnectorState>()?.providers).contains(&connector.provider) {
+            return Err(HostError::new(
                 ErrorKind::Unsupported,
                 format!(
                     "no host adapter for provider `{}` is registered, so connector `{}` is unsupported here",
@@ -205,7 +225,7 @@ impl PluginHost {
         }
         if !connector.operation_allowed(&request.operation) {
             let declared: Vec<&str> = connector.capabilities.iter().map(|c| c.as_str()).collect();
-            return Err(HostError::command(
+            return Err(HostError::new(
                 ErrorKind::OperationNotAllowed,
                 format!(
                     "operation `{}` is outside connector `{}`'s declared capabilities ({}); it was refused before the plugin ran",
@@ -215,26 +235,31 @@ impl PluginHost {
                 ),
             ));
         }
-        self.verify_owned_command(&bundle, &connector.command, &realm)?;
+        self.seam()
+            .verify_owned_command(&bundle, &connector.command, &realm)?;
         let args = serde_json::json!({ "operation": request.operation, "input": request.input });
         self.invoke(&target, &connector.command, args).await
     }
 
-    /// The connectors of trusted, enabled bundles with whether their provider is supported.
-    pub fn connectors(&self) -> Vec<ConnectorStatus> {
-        let providers = &lock(&self.state::<Connectors>().providers).clone();
-        let bundles = self.installed();
+    fn connectors(&self) -> Vec<ConnectorStatus> {
+        // A host opened without connectors has no provider adapters: none is supported.
+        let providers = &self
+            .seam()
+            .state::<ConnectorState>()
+            .map(|state| lock(&state.providers).clone())
+            .unwrap_or_default();
+        let bundles = self.seam().installed();
         bundles
             .iter()
             .flat_map(|bundle| {
-                let withheld = self.withheld(bundle, &c2_policy::Scope::User);
+                let withheld = self.seam().withheld(bundle, &c2_policy::Scope::User);
                 bundle
-                    .manifest
+                    .manifest()
                     .codetwo
                     .connectors
                     .iter()
                     .map(move |c| ConnectorStatus {
-                        bundle: bundle.record.id.clone(),
+                        bundle: bundle.record().id.clone(),
                         id: c.id.clone(),
                         provider: c.provider.clone(),
                         capabilities: c
@@ -266,73 +291,4 @@ pub struct ConnectorStatus {
     pub supported: bool,
     /// Whether the user disabled this connector (`connector:<id>`); it cannot be invoked.
     pub disabled: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn events() -> ConnectorEvents {
-        let text = r#"{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"chat","version":"1.0.0",
-          "extensions":{"dev.codetwo":{"standardVersion":"1.2.0",
-            "commands":[{"id":"chat.connector","title":"Chat"}],
-            "runtime":{"command":"node","args":["x.js"]},
-            "connectors":[{"id":"workspace","provider":"example-chat","command":"chat.connector","capabilities":["messaging"]}]}}}"#;
-        let report = c2_manifest::validate_manifest(text, &c2_manifest::ManifestOptions::default());
-        ConnectorEvents::new(report.manifest.as_ref().expect("valid test manifest"))
-    }
-
-    fn envelope(id: &str) -> Value {
-        json!({"connectorId": "workspace", "eventId": id, "kind": "message.created",
-               "createdAt": "1724900000000", "plugin_id": "forged", "text": "hi"})
-    }
-
-    #[test]
-    fn the_host_attributes_the_event_and_drops_a_forged_plugin_id() {
-        let event = events()
-            .accept("chat-1234", envelope("e1"))
-            .unwrap()
-            .unwrap();
-        assert_eq!(event.bundle_id, "chat-1234");
-        assert_eq!(event.connector_id, "workspace");
-        assert!(event.payload.get("plugin_id").is_none());
-        assert_eq!(event.payload["text"], "hi");
-    }
-
-    #[test]
-    fn duplicates_are_dropped_within_the_window_only() {
-        let mut events = events();
-        assert!(events.accept("b", envelope("e1")).unwrap().is_some());
-        assert!(events.accept("b", envelope("e1")).unwrap().is_none());
-        for i in 0..CONNECTOR_DEDUP_WINDOW {
-            events.accept("b", envelope(&format!("n{i}"))).unwrap();
-        }
-        assert!(events.accept("b", envelope("e1")).unwrap().is_some());
-    }
-
-    #[test]
-    fn a_bad_envelope_or_an_undeclared_connector_is_refused() {
-        let mut events = events();
-        let mut missing = envelope("e1");
-        missing.as_object_mut().unwrap().remove("kind");
-        assert!(events.accept("b", missing).unwrap_err().contains("`kind`"));
-        let mut number = envelope("e1");
-        number["createdAt"] = json!(1);
-        assert!(
-            events
-                .accept("b", number)
-                .unwrap_err()
-                .contains("createdAt")
-        );
-        let mut other = envelope("e1");
-        other["connectorId"] = json!("elsewhere");
-        assert!(
-            events
-                .accept("b", other)
-                .unwrap_err()
-                .contains("not declared")
-        );
-        assert!(events.accept("b", json!([1])).is_err());
-    }
 }

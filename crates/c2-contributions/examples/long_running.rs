@@ -3,7 +3,7 @@
 //! closes or Ctrl-C, then shuts down (every plugin process stopped, awaited).
 //!
 //! ```text
-//! cargo run -p c2-host --example long_running -- PLUGINS_DIR [--install BUNDLE] [--event NAME]...
+//! cargo run -p c2-contributions --example long_running -- PLUGINS_DIR [--install BUNDLE] [--event NAME]...
 //! ```
 //!
 //! Each stdin line is `COMMAND [ARGS_JSON]` for the user realm, `@PROJECT_DIR COMMAND
@@ -14,7 +14,7 @@
 //! From the repository root, with Node installed:
 //!
 //! ```text
-//! echo 'hello.status {}' | cargo run -p c2-host --example long_running -- \
+//! echo 'hello.status {}' | cargo run -p c2-contributions --example long_running -- \
 //!     /tmp/c2-example --install packs/hello-runtime
 //! ```
 
@@ -26,7 +26,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use c2_host::{HostError, HostOptions, InstallOptions, PluginHost, StateChange, Target};
+use c2_contributions::Ui;
+use c2_host::{HostError, HostOptions, InstallOptions, StateChange, Target};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -76,7 +77,7 @@ async fn main() -> ExitCode {
 
 async fn serve(args: Args) -> Result<(), HostError> {
     let options = HostOptions::new(&args.plugins_dir).with_host_name("c2-host-example");
-    let host = PluginHost::open(options).await?;
+    let host = c2_contributions::open(options).await?;
     for problem in host.diagnostics() {
         println!("store: {problem}");
     }

@@ -1,12 +1,12 @@
-//! `PluginHost::mcp_servers` and `launch_mcp`: Agent Plugins §7.2 and §9 applied for session
+//! `McpServers::mcp_servers` and `launch_mcp`: Agent Plugins §7.2 and §9 applied for session
 //! composition, with real processes (the bridge to a client is c2-relay's).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use c2_host::{
-    InstallOptions, McpLaunch, McpProcess, McpServerLaunch, McpStatus, StateChange, Target,
-};
+use c2_contributions::prelude::*;
+use c2_contributions::{McpLaunch, McpProcess, McpServerLaunch, McpStatus};
+use c2_host::{InstallOptions, StateChange, Target};
 use tokio::io::AsyncReadExt;
 
 use crate::support::Env;

@@ -1,0 +1,99 @@
+//! On-demand loading ([`Loading::OnDemand`]): a host acting on one bundle loads only it and
+//! the bundles a command conflict could involve, so its cost does not follow the store.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use c2_bundle_collector::InstalledRecord;
+
+use crate::bundle::BundleModule;
+use crate::error::HostError;
+use crate::host::{PluginHost, lock};
+use crate::options::Loading;
+
+impl PluginHost {
+    /// The loaded bundle `id`; with [`Loading::OnDemand`], loaded now if it is installed.
+    pub(crate) fn bundle(&self, id: &str) -> Result<Arc<BundleModule>, HostError> {
+        let loaded = lock(&self.shared.bundles).get(id).cloned();
+        loaded
+            .or_else(|| match self.shared.options.loading {
+                Loading::All => None,
+                Loading::OnDemand => self.load_on_demand(id),
+            })
+            .ok_or_else(|| HostError::NotInstalled { id: id.to_owned() })
+    }
+
+    /// Loads the installed bundle `id` and its neighbours ([`PluginHost::load_neighbours`]);
+    /// `None` when it is not installed or does not load (kept as a load problem, as at open).
+    pub(crate) fn load_on_demand(&self, id: &str) -> Option<Arc<BundleModule>> {
+        if !self.shared.store.contains(id).unwrap_or(false) {
+            return None;
+        }
+        let loaded = self
+            .shared
+            .store
+            .get(id)
+            .map_err(HostError::from)
+            .and_then(|record| self.load_bundle(record));
+        match loaded {
+            Ok(module) => {
+                self.load_neighbours(&module.bundle().record);
+                Some(module)
+            }
+            Err(error) => {
+                lock(&self.shared.load_problems)
+                    .push(format!("installed bundle {id} cannot be loaded: {error}"));
+                None
+            }
+        }
+    }
+
+    /// With [`Loading::OnDemand`]: loads every installed bundle that shares a command id with
+    /// `record`, and theirs in turn, so the kernel settles a command conflict among them
+    /// exactly as it would with the whole store loaded (bundles sharing no command id with
+    /// them cannot change the outcome). The store's summaries name them without reading
+    /// every record.
+    pub(crate) fn load_neighbours(&self, record: &InstalledRecord) {
+        if self.shared.options.loading != Loading::OnDemand {
+            return;
+        }
+        let mut claimed: BTreeSet<String> = record.command_ids().into_iter().collect();
+        if claimed.is_empty() {
+            return;
+        }
+        let mut others = match self.shared.store.command_claims() {
+            Ok(claims) => claims,
+            Err(error) => {
+                tracing::warn!("cannot read which commands the installed bundles declare: {error}");
+                return;
+            }
+        };
+        others.remove(&record.id);
+        loop {
+            let sharing: Vec<String> = others
+                .iter()
+                .filter(|(_, commands)| commands.iter().any(|c| claimed.contains(c)))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if sharing.is_empty() {
+                break;
+            }
+            for id in sharing {
+                claimed.extend(others.remove(&id).unwrap_or_default());
+                if lock(&self.shared.bundles).contains_key(&id) {
+                    continue;
+                }
+                let loaded = self
+                    .shared
+                    .store
+                    .get(&id)
+                    .map_err(HostError::from)
+                    .and_then(|record| self.load_bundle(record));
+                if let Err(error) = loaded {
+                    lock(&self.shared.load_problems)
+                        .push(format!("installed bundle {id} cannot be loaded: {error}"));
+                }
+            }
+        }
+    }
+}
