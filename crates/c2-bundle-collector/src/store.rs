@@ -180,8 +180,6 @@ pub struct Store {
     /// Trees whose digest this process computed or read from a settled stamp manifest, by id
     /// (see stamps.rs).
     verified: std::sync::Mutex<std::collections::HashMap<String, stamps::Verified>>,
-    /// The command claims this process last saw (see claims.rs).
-    claims: std::sync::Mutex<Option<claims::Known>>,
 }
 
 impl Store {
@@ -192,7 +190,6 @@ impl Store {
             dir: dir.to_owned(),
             options,
             verified: std::sync::Mutex::default(),
-            claims: std::sync::Mutex::default(),
         };
         // Only an interrupted change needs the exclusive lock (and write access): opening a
         // clean store, read-only or not, writes nothing.

@@ -858,11 +858,7 @@ impl PluginHost {
         change: Change,
         revisions: &Revisions,
     ) -> Result<Applied, HostError> {
-        let commit = lock(&self.shared.policy).apply_change(
-            id,
-            revisions,
-            self.shared.options.clock.now(),
-        )?;
+        let commit = self.commit_plan(id, revisions)?;
         self.reconcile_locked().await;
         match self.verify(&change) {
             Ok(()) => {

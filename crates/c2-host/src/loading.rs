@@ -1,7 +1,6 @@
 //! On-demand loading ([`Loading::OnDemand`]): a host acting on one bundle loads only it and
 //! the bundles a command conflict could involve, so its cost does not follow the store.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use c2_bundle_collector::InstalledRecord;
@@ -57,42 +56,30 @@ impl PluginHost {
         if self.shared.options.loading != Loading::OnDemand {
             return;
         }
-        let mut claimed: BTreeSet<String> = record.command_ids().into_iter().collect();
-        if claimed.is_empty() {
+        let commands = record.command_ids();
+        if commands.is_empty() {
             return;
         }
-        let mut others = match self.shared.store.command_claims() {
-            Ok(claims) => claims,
+        let neighbours = match self.shared.store.command_neighbours(&record.id, &commands) {
+            Ok(neighbours) => neighbours,
             Err(error) => {
                 tracing::warn!("cannot read which commands the installed bundles declare: {error}");
                 return;
             }
         };
-        others.remove(&record.id);
-        loop {
-            let sharing: Vec<String> = others
-                .iter()
-                .filter(|(_, commands)| commands.iter().any(|c| claimed.contains(c)))
-                .map(|(id, _)| id.clone())
-                .collect();
-            if sharing.is_empty() {
-                break;
+        for id in neighbours {
+            if lock(&self.shared.bundles).contains_key(&id) {
+                continue;
             }
-            for id in sharing {
-                claimed.extend(others.remove(&id).unwrap_or_default());
-                if lock(&self.shared.bundles).contains_key(&id) {
-                    continue;
-                }
-                let loaded = self
-                    .shared
-                    .store
-                    .get(&id)
-                    .map_err(HostError::from)
-                    .and_then(|record| self.load_bundle(record));
-                if let Err(error) = loaded {
-                    lock(&self.shared.load_problems)
-                        .push(format!("installed bundle {id} cannot be loaded: {error}"));
-                }
+            let loaded = self
+                .shared
+                .store
+                .get(&id)
+                .map_err(HostError::from)
+                .and_then(|record| self.load_bundle(record));
+            if let Err(error) = loaded {
+                lock(&self.shared.load_problems)
+                    .push(format!("installed bundle {id} cannot be loaded: {error}"));
             }
         }
     }

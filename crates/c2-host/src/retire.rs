@@ -30,8 +30,12 @@ impl PluginHost {
 
     /// Tells the other hosts that the store changed (policy writes do it themselves).
     pub(crate) fn committed_store_change(&self) {
-        if let Err(error) = c2_policy::bump_generation(&self.shared.options.plugins_dir) {
-            tracing::warn!("cannot bump the store generation: {error}");
+        match c2_policy::bump_generation(&self.shared.options.plugins_dir) {
+            Ok(generation) => {
+                self.committed_own(Some(generation));
+                lock(&self.shared.policy).note_store_write(generation);
+            }
+            Err(error) => tracing::warn!("cannot bump the store generation: {error}"),
         }
     }
 

@@ -88,6 +88,31 @@ impl PluginHost {
         }
     }
 
+    /// Writes the planned change `id` to policy (see [`c2_policy::PolicyStore::apply_change`])
+    /// and notes the generation it bumped as this host's own.
+    pub(crate) fn commit_plan(
+        &self,
+        id: c2_policy::PlanId,
+        revisions: &c2_policy::Revisions,
+    ) -> Result<c2_policy::PendingCommit, HostError> {
+        let mut policy = lock(&self.shared.policy);
+        let commit = policy.apply_change(id, revisions, self.shared.options.clock.now())?;
+        self.committed_own(policy.written_generation());
+        Ok(commit)
+    }
+
+    /// This host's own commit moved the store generation to `generation`: if the host was
+    /// current just before it, it is current now, and its next catch-up re-reads nothing
+    /// (the watcher still wakes on the write and refreshes, which publishes the change).
+    pub(crate) fn committed_own(&self, generation: Option<u64>) {
+        if let Some(generation) = generation {
+            let before = generation.wrapping_sub(1);
+            let current = &self.shared.generation;
+            let _ =
+                current.compare_exchange(before, generation, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
     /// The refresh itself. Call with `changes` held.
     pub(crate) async fn refresh_locked(&self) -> Result<Option<StoreChanged>, HostError> {
         let dir = &self.shared.options.plugins_dir;

@@ -112,7 +112,8 @@ struct StoredPlan {
 #[derive(Debug)]
 struct Pending {
     commit: PendingCommit,
-    document: PolicyDocument,
+    /// The committed document as written to `policy.json`: what `confirm` makes last-good.
+    written: Vec<u8>,
     /// `None` after a reset out of safe mode: there is no usable policy to go back to.
     previous: Option<PolicyDocument>,
 }
@@ -127,6 +128,11 @@ pub struct PolicyStore {
     next_plan: u64,
     pending: Option<Pending>,
     deny: DenyLists,
+    /// The store generation this store's last write of `policy.json` produced.
+    written_generation: Option<u64>,
+    /// A store generation `loaded` is known to reflect: read before the files were (every write
+    /// of policy bumps it after writing), or produced by this store's own write.
+    loaded_generation: Option<u64>,
 }
 
 impl PolicyStore {
@@ -134,6 +140,7 @@ impl PolicyStore {
     /// as diagnostics, a fallback to last-known-good, or safe mode. Reading never writes.
     pub fn open(plugins_dir: impl Into<PathBuf>, options: PolicyOptions) -> Self {
         let dir = plugins_dir.into();
+        let loaded_generation = Some(crate::watch::read_generation(&dir));
         let loaded = load(&dir);
         let deny = DenyLists::load(&dir, options.managed_policy.as_deref());
         Self {
@@ -144,11 +151,14 @@ impl PolicyStore {
             next_plan: 1,
             pending: None,
             deny,
+            written_generation: None,
+            loaded_generation,
         }
     }
 
     /// Reads the files again, e.g. after another process changed them.
     pub fn reload(&mut self) -> &[Diagnostic] {
+        self.loaded_generation = Some(crate::watch::read_generation(&self.dir));
         self.loaded = load(&self.dir);
         self.deny = DenyLists::load(&self.dir, self.options.managed_policy.as_deref());
         &self.loaded.diagnostics
@@ -209,6 +219,23 @@ impl PolicyStore {
     /// The policy in force; `None` in safe mode.
     pub fn document(&self) -> Option<&PolicyDocument> {
         self.loaded.document.as_ref()
+    }
+
+    /// The store generation ([`crate::read_generation`]) that this store's last write of
+    /// `policy.json` bumped the counter to; `None` before it wrote. A host whose own view was
+    /// at the generation before it knows that nothing but its own write happened since.
+    pub fn written_generation(&self) -> Option<u64> {
+        self.written_generation
+    }
+
+    /// This process bumped the store generation to `generation` for a change of its own that
+    /// is not a policy write (an install or uninstall): when the loaded policy reflected the
+    /// generation just before, it still reflects this one, and the next write need not read
+    /// the files again.
+    pub fn note_store_write(&mut self, generation: u64) {
+        if self.loaded_generation == Some(generation.wrapping_sub(1)) {
+            self.loaded_generation = Some(generation);
+        }
     }
 
     /// The config revision: that of the document in force (0 in safe mode or on first start).
@@ -313,7 +340,13 @@ impl PolicyStore {
             return Err(Error::PlanExpired(id));
         }
         let _lock = fsio::lock(&self.dir)?;
-        self.loaded = load(&self.dir);
+        // Every write of policy bumps the store generation under this lock: while it is still
+        // one the loaded policy reflects, the files hold what is loaded and are not read again.
+        let generation = crate::watch::read_generation(&self.dir);
+        if self.loaded_generation != Some(generation) {
+            self.loaded = load(&self.dir);
+            self.loaded_generation = Some(generation);
+        }
         let current = self.loaded.document.as_ref().ok_or(Error::SafeMode)?;
         let recorded = &plan.revisions;
         check(RevisionKind::Config, recorded.config, current.revision)?;
@@ -321,16 +354,23 @@ impl PolicyStore {
         if let (Some(planned), Scope::Project(key)) = (recorded.project, &plan.change.scope) {
             check(RevisionKind::Project, planned, revisions.project(key))?;
         }
-        let previous = current.clone();
-        let revision = self.write_primary(after.clone())?;
+        // Taken, not cloned: the write below replaces the loaded document (its revision floor
+        // already covers the one taken).
+        let previous = self.loaded.document.take().unwrap_or_default();
+        let (revision, written) = match self.write_primary(after) {
+            Ok(written) => written,
+            Err(error) => {
+                self.loaded.document = Some(previous);
+                return Err(error);
+            }
+        };
         let commit = PendingCommit {
             revision,
             impact: plan.impact,
         };
-        let document = self.loaded.document.clone().unwrap_or(after);
         self.pending = Some(Pending {
             commit: commit.clone(),
-            document,
+            written,
             previous: Some(previous),
         });
         Ok(commit)
@@ -342,12 +382,16 @@ impl PolicyStore {
         let pending = self.take_pending(revision)?;
         let _lock = fsio::lock(&self.dir)?;
         let path = self.last_good_path();
-        if let FileState::Usable(newer) = read_document(&path)
+        // A newer revision needs a newer write of policy, which bumps the generation: while the
+        // loaded policy reflects it, there is none to look for.
+        let moved = self.loaded_generation != Some(crate::watch::read_generation(&self.dir));
+        if moved
+            && let FileState::Usable(newer) = read_document(&path)
             && newer.revision > revision
         {
             return Ok(());
         }
-        fsio::write_atomic(&path, &encode(&pending.document)?)
+        fsio::write_atomic(&path, &pending.written)
     }
 
     /// The host could not reach the runtime state of `revision`: the previous policy is written
@@ -358,7 +402,7 @@ impl PolicyStore {
         let previous = pending.previous.ok_or(Error::NothingToRollBack(revision))?;
         let _lock = fsio::lock(&self.dir)?;
         self.loaded = load(&self.dir);
-        self.write_primary(previous)
+        Ok(self.write_primary(previous)?.0)
     }
 
     /// Recovery: clears one module's policy in every scope (`Some`), or all policy (`None`).
@@ -380,14 +424,13 @@ impl PolicyStore {
         };
         self.plans.clear();
         self.pending = None;
-        let revision = self.write_primary(document)?;
-        let document = self.loaded.document.clone().unwrap_or_default();
+        let (revision, written) = self.write_primary(document)?;
         self.pending = Some(Pending {
             commit: PendingCommit {
                 revision,
                 impact: Impact::default(),
             },
-            document,
+            written,
             previous,
         });
         Ok(revision)
@@ -405,7 +448,8 @@ impl PolicyStore {
 
     /// Writes `document` as the primary under the next revision; the caller holds the lock and
     /// has just reloaded. An unusable primary is moved aside first, never overwritten.
-    fn write_primary(&mut self, mut document: PolicyDocument) -> Result<u64, Error> {
+    /// Returns the new revision and the bytes written.
+    fn write_primary(&mut self, mut document: PolicyDocument) -> Result<(u64, Vec<u8>), Error> {
         let current = self
             .loaded
             .document
@@ -425,9 +469,12 @@ impl PolicyStore {
                 path: fsio::move_aside(&primary)?,
             });
         }
-        fsio::write_atomic(&primary, &encode(&document)?)?;
+        let written = encode(&document)?;
+        fsio::write_atomic(&primary, &written)?;
         // Other hosts on this directory learn of the change from the generation.
-        crate::watch::bump_generation_locked(&self.dir)?;
+        let generation = crate::watch::bump_generation_locked(&self.dir)?;
+        self.written_generation = Some(generation);
+        self.loaded_generation = Some(generation);
         let revision = document.revision;
         self.loaded = Loaded {
             document: Some(document),
@@ -435,7 +482,7 @@ impl PolicyStore {
             diagnostics,
             revision_floor: revision,
         };
-        Ok(revision)
+        Ok((revision, written))
     }
 }
 

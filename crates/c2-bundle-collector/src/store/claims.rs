@@ -5,18 +5,21 @@
 //! name from another source, and a command id another bundle registers already makes enabling
 //! this one fail. The first needs no file at all: an installed id is `<name>-<8 hex>`, so only
 //! the records of ids that name a look-alike are read ([`Store::lookalike_warnings`]). The
-//! second comes from `<dir>/claims.json` ([`Store::command_claims`]), a cache of the command
-//! ids each record declares, kept with the stamps of the `installed.json` they were read from
-//! (device, inode, size, mode, mtime, ctime): a record whose stamps still match, and had
-//! settled before they were taken, is not read again; any other is read and its entry
+//! second comes from `<dir>/claims.json` ([`Store::command_neighbours`]), a cache of each
+//! record's command ids (as 64-bit hashes) kept with the stamps of the `installed.json` they
+//! were read from (device, inode, size, mode, mtime, ctime): a record whose stamps still match,
+//! and had settled before they were taken, is not read again; any other is read and its entry
 //! rewritten. Like the stamp manifest of a tree (stamps.rs), the file is never a source of
 //! trust: it only names which bundles to load, and loading one reads and validates its record
 //! and manifest.
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::collections::{BTreeMap, HashSet};
+use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 
-use nix::fcntl::FlockArg;
+use nix::fcntl::{AtFlags, FlockArg};
+use nix::sys::stat::{SFlag, fstatat};
 use serde::{Deserialize, Serialize};
 
 use super::stamps::{now, settled_times};
@@ -59,12 +62,13 @@ impl Summary {
 /// An `installed.json`'s device, inode, size, mode, mtime and ctime.
 type Stamp = (u64, u64, u64, u32, (i64, i64), (i64, i64));
 
-/// The claims a process last saw, by id.
-pub(super) type Known = BTreeMap<String, Entry>;
+/// Claims by id.
+type Known = BTreeMap<String, Entry>;
 
-/// One record's command ids with its stamps and when they were taken (before it was read).
+/// One record's command claims ([`claim`]) with its stamps and when they were taken (before
+/// it was read).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Entry(Stamp, (i64, i64), Vec<String>);
+struct Entry(Stamp, (i64, i64), Vec<u64>);
 
 impl Entry {
     /// Whether the record had settled before its stamps were taken, so that a later process
@@ -83,38 +87,65 @@ struct File {
 }
 
 impl Store {
-    /// The runtime command ids each installed bundle with a readable record declares, by id:
-    /// one directory read, one `lstat` per bundle and one read of `claims.json` (once per
-    /// process) when nothing changed, plus a read of each record that did change (written back
-    /// to the file, best effort). A record that cannot be read is left out: loading that bundle
-    /// reports why.
-    pub fn command_claims(&self) -> Result<BTreeMap<String, Vec<String>>> {
+    /// The installed bundles other than `id` that declare one of `commands`, or one of the
+    /// commands of a bundle so found, and so on: every bundle a command conflict involving
+    /// `commands` can reach, in id order. One directory read, one `fstatat` per bundle and one
+    /// read of `claims.json` when nothing changed, plus a read of each record that did change
+    /// (written back to the file, best effort). A bundle whose record cannot be read is left
+    /// out: loading it reports why.
+    pub fn command_neighbours(&self, id: &str, commands: &[String]) -> Result<Vec<String>> {
         let _lock = self.lock(FlockArg::LockShared)?;
-        let mut remembered = c2_lock::lock(&self.claims);
-        let mut known = remembered.take().unwrap_or_else(|| self.read_claims());
+        let claims = self.command_claims()?;
+        let mut claimed: HashSet<u64> = commands.iter().map(|c| claim(c)).collect();
+        let mut others: Vec<(&String, &Vec<u64>)> = claims
+            .iter()
+            .filter(|(other, _)| other.as_str() != id)
+            .map(|(other, Entry(_, _, hashes))| (other, hashes))
+            .collect();
+        let mut found = Vec::new();
+        loop {
+            let (sharing, rest): (Vec<_>, Vec<_>) = others
+                .into_iter()
+                .partition(|(_, hashes)| hashes.iter().any(|h| claimed.contains(h)));
+            others = rest;
+            if sharing.is_empty() {
+                break;
+            }
+            for (other, hashes) in sharing {
+                claimed.extend(hashes.iter().copied());
+                found.push(other.clone());
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    /// Each installed bundle's claims, by id; the caller holds the store's lock.
+    fn command_claims(&self) -> Result<Known> {
+        let mut known = self.read_claims();
         let mut fresh = Known::new();
         // Whether the file should change: an entry a later process could use was added or
         // replaced, or one went away.
         let mut changed = false;
-        for id in self.bundle_ids()? {
-            let path = self.dir.join(&id).join(RECORD);
-            #[expect(
-                clippy::disallowed_methods,
-                reason = "the collector inspects the records it writes without following links"
-            )]
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        let dir = open_store_dir(&self.dir)?;
+        for id in bundle_ids(&self.dir)? {
+            let Ok(meta) = fstatat(
+                dir.as_fd(),
+                format!("{id}/{RECORD}").as_str(),
+                AtFlags::AT_SYMLINK_NOFOLLOW,
+            ) else {
                 continue;
             };
-            if !meta.is_file() {
+            if SFlag::from_bits_truncate(meta.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
                 continue;
             }
             let stamp = (
-                meta.dev(),
-                meta.ino(),
-                meta.size(),
-                meta.mode(),
-                (meta.mtime(), meta.mtime_nsec()),
-                (meta.ctime(), meta.ctime_nsec()),
+                meta.st_dev,
+                meta.st_ino,
+                u64::try_from(meta.st_size).unwrap_or(u64::MAX),
+                meta.st_mode,
+                (meta.st_mtime, meta.st_mtime_nsec),
+                (meta.st_ctime, meta.st_ctime_nsec),
             );
             if let Some(entry) = known.remove(&id)
                 && entry.0 == stamp
@@ -124,10 +155,11 @@ impl Store {
                 continue;
             }
             let taken = now();
-            let Ok(record) = read_record(&path) else {
+            let Ok(record) = read_record(&self.dir.join(&id).join(RECORD)) else {
                 continue;
             };
-            let entry = Entry(stamp, taken, record.command_ids());
+            let hashes = record.command_ids().iter().map(|c| claim(c)).collect();
+            let entry = Entry(stamp, taken, hashes);
             // A record changed within the settle time is not vouched for by its stamps later:
             // it is read again each time until it settles, and not written down.
             changed |= entry.settled();
@@ -146,12 +178,7 @@ impl Store {
                 entries,
             });
         }
-        let claims = fresh
-            .iter()
-            .map(|(id, Entry(_, _, commands))| (id.clone(), commands.clone()))
-            .collect();
-        *remembered = Some(fresh);
-        Ok(claims)
+        Ok(fresh)
     }
 
     /// [`crate::lookalike_warnings`] against every installed bundle, reading only the records
@@ -167,7 +194,7 @@ impl Store {
         };
         let _lock = self.lock(FlockArg::LockShared)?;
         let mut candidates = Vec::new();
-        for id in self.bundle_ids()? {
+        for id in bundle_ids(&self.dir)? {
             let resembles = crate::digest::installed_name(&id)
                 .is_none_or(|installed| c2_manifest::lookalike(name, installed).is_some());
             if resembles && let Ok(record) = read_record(&self.dir.join(&id).join(RECORD)) {
@@ -175,30 +202,6 @@ impl Store {
             }
         }
         Ok(crate::lookalike_warnings(Some(name), source, &candidates))
-    }
-
-    /// The names in the store that can be installed bundles, as in `list`: real directories
-    /// (from the directory entries' types, no `lstat` where the file system reports them)
-    /// whose name does not start with a dot.
-    fn bundle_ids(&self) -> Result<Vec<String>> {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the collector owns walking the store it writes"
-        )]
-        let entries = std::fs::read_dir(&self.dir).map_err(crate::Error::io("read", &self.dir))?;
-        let mut ids = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(crate::Error::io("read", &self.dir))?;
-            let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-            // The store only ever creates UTF-8 names; anything else is not ours to touch.
-            if let Ok(id) = entry.file_name().into_string()
-                && real_dir
-                && !id.starts_with('.')
-            {
-                ids.push(id);
-            }
-        }
-        Ok(ids)
     }
 
     fn read_claims(&self) -> Known {
@@ -233,4 +236,42 @@ impl Store {
             let _ignored = std::fs::remove_file(&temporary);
         }
     }
+}
+
+/// The names in the store that can be installed bundles, as in `list`: real directories
+/// (from the directory entries' types, no `lstat` where the file system reports them)
+/// whose name does not start with a dot.
+fn bundle_ids(dir: &Path) -> Result<Vec<String>> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns walking the store it writes"
+    )]
+    let entries = std::fs::read_dir(dir).map_err(crate::Error::io("read", dir))?;
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(crate::Error::io("read", dir))?;
+        let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        // The store only ever creates UTF-8 names; anything else is not ours to touch.
+        if let Ok(id) = entry.file_name().into_string()
+            && real_dir
+            && !id.starts_with('.')
+        {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// The store directory, opened for `fstatat` relative to it.
+fn open_store_dir(dir: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(dir).map_err(crate::Error::io("open", dir))
+}
+
+/// A command id as the file keeps it: the first 8 bytes of its BLAKE3 hash. Two ids with the
+/// same claim only make a host load one bundle more than it needs.
+fn claim(command: &str) -> u64 {
+    let hash = blake3::hash(command.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(first)
 }

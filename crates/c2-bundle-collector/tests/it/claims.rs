@@ -1,6 +1,6 @@
-//! What a process acting on one bundle learns of the others without loading them: the command
-//! ids each declares (`command_claims`, cached in `claims.json` behind the records' stamps) and
-//! the look-alike names (`lookalike_warnings`, from the ids alone).
+//! What a process acting on one bundle learns of the others without loading them: which bundles
+//! share its command ids (`command_neighbours`, from `claims.json` behind the records' stamps)
+//! and the look-alike names (`lookalike_warnings`, from the ids alone).
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,12 +17,10 @@ fn manifest(name: &str, commands: &[&str]) -> String {
         .iter()
         .map(|id| format!(r#"{{ "id": "{id}", "title": "Run {id}" }}"#))
         .collect();
-    MANIFEST
-        .replace("hello-runtime", name)
-        .replace(
-            r#"[{ "id": "hello.run", "title": "Say hello" }]"#,
-            &format!("[{}]", commands.join(", ")),
-        )
+    MANIFEST.replace("hello-runtime", name).replace(
+        r#"[{ "id": "hello.run", "title": "Say hello" }]"#,
+        &format!("[{}]", commands.join(", ")),
+    )
 }
 
 /// Installs a bundle named `name` declaring `commands`, from its own source under `root`.
@@ -40,41 +38,59 @@ fn fresh(store: &Store) -> Store {
     Store::open(store.dir(), StoreOptions::default()).unwrap()
 }
 
+fn neighbours(store: &Store, id: &str, commands: &[&str]) -> Vec<String> {
+    let commands: Vec<String> = commands.iter().map(|c| (*c).to_owned()).collect();
+    store.command_neighbours(id, &commands).unwrap()
+}
+
 #[test]
-fn command_claims_name_each_bundles_commands_and_follow_every_record_change() {
+fn command_neighbours_follow_shared_commands_and_every_record_change() {
     let root = tempfile::tempdir().unwrap();
     let store = Store::open(&root.path().join("plugins"), StoreOptions::default()).unwrap();
     let a = install(&store, root.path(), "alpha", &["alpha.run", "shared.go"]);
-    let b = install(&store, root.path(), "beta", &["beta.run"]);
-    let claims = store.command_claims().unwrap();
-    assert_eq!(claims[&a], ["alpha.run", "shared.go"]);
-    assert_eq!(claims[&b], ["beta.run"]);
+    let b = install(&store, root.path(), "beta", &["beta.run", "alpha.run"]);
+    let c = install(&store, root.path(), "gamma", &["gamma.run", "beta.run"]);
+    let lone = install(&store, root.path(), "lone", &["lone.run"]);
+    // Through beta.run, gamma is reached from alpha's shared.go too; lone never is, and the
+    // bundle asking is not its own neighbour.
+    assert_eq!(
+        neighbours(&store, &a, &["shared.go", "alpha.run"]),
+        [b.clone(), c.clone()]
+    );
+    assert_eq!(
+        neighbours(&store, "new", &["shared.go"]),
+        [a.clone(), b.clone(), c.clone()]
+    );
+    assert!(neighbours(&store, &lone, &["lone.run"]).is_empty());
     // Records this young are not written down: a same-size rewrite in the same clock tick
     // would leave their stamps equal.
-    assert!(!store.dir().join("claims.json").exists());
+    let file = store.dir().join("claims.json");
+    assert!(!file.exists());
 
     std::thread::sleep(SETTLE);
-    assert_eq!(fresh(&store).command_claims().unwrap(), claims);
-    let file = store.dir().join("claims.json");
+    assert!(neighbours(&fresh(&store), &lone, &["lone.run"]).is_empty());
     assert!(file.exists(), "settled records are written down");
-    // A fresh process takes an unchanged record's claims from the file alone: a planted
-    // claim is believed while the record's stamps match...
-    let planted = std::fs::read_to_string(&file)
-        .unwrap()
-        .replace("beta.run", "planted.claim");
-    std::fs::write(&file, planted).unwrap();
-    assert_eq!(fresh(&store).command_claims().unwrap()[&b], ["planted.claim"]);
+    // A fresh process takes an unchanged record's claims from the file alone: lone's entry
+    // given alpha's claims is believed while lone's record keeps its stamps...
+    let mut claims: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    claims["entries"][&lone][2] = claims["entries"][&a][2].clone();
+    std::fs::write(&file, serde_json::to_vec(&claims).unwrap()).unwrap();
+    assert_eq!(
+        neighbours(&fresh(&store), "new", &["shared.go"]),
+        [a.clone(), b.clone(), c.clone(), lone.clone()]
+    );
     // ...and the record is read again as soon as they do not: here it is replaced.
-    let b_again = install(&store, root.path(), "beta", &["beta.run", "beta.more"]);
-    assert_eq!(b_again, b);
-    let claims = fresh(&store).command_claims().unwrap();
-    assert_eq!(claims[&b], ["beta.run", "beta.more"]);
-    // An uninstalled bundle has no claims; a torn file is ignored, not an error.
-    store.uninstall(&a).unwrap();
+    assert_eq!(install(&store, root.path(), "lone", &["lone.run"]), lone);
+    assert_eq!(
+        neighbours(&fresh(&store), "new", &["shared.go"]),
+        [a.clone(), b.clone(), c.clone()]
+    );
+    // An uninstalled bundle is no one's neighbour; a torn file is ignored, not an error.
+    store.uninstall(&b).unwrap();
     std::fs::write(&file, "{\"format\":1,\"entr").unwrap();
-    let claims = fresh(&store).command_claims().unwrap();
-    assert!(!claims.contains_key(&a));
-    assert_eq!(claims.len(), 1);
+    assert_eq!(neighbours(&fresh(&store), "new", &["shared.go"]), [a]);
+    assert!(neighbours(&fresh(&store), "new", &["beta.run"]).contains(&c));
 }
 
 #[test]
@@ -96,6 +112,16 @@ fn look_alike_names_are_found_from_the_ids_and_confirmed_from_the_records() {
     assert!(warnings[0].contains(&installed), "{warnings:?}");
     // The same source is the same bundle, not a look-alike; no name, no check.
     let same = store.get(&installed).unwrap().source;
-    assert!(store.lookalike_warnings(Some("formatter"), &same).unwrap().is_empty());
-    assert!(store.lookalike_warnings(None, &elsewhere).unwrap().is_empty());
+    assert!(
+        store
+            .lookalike_warnings(Some("formatter"), &same)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .lookalike_warnings(None, &elsewhere)
+            .unwrap()
+            .is_empty()
+    );
 }
