@@ -431,20 +431,16 @@ impl Store {
     pub fn list(&self) -> Result<Vec<ListedBundle>> {
         let _lock = self.lock(FlockArg::LockShared)?;
         let mut listed = Vec::new();
-        for name in dir_names(&self.dir)? {
-            // The plugins directory also holds the host's own files (policy, locks, data):
-            // only real directories can be installed bundles.
-            if name.starts_with('.') || !is_real_dir(&self.dir.join(&name))? {
-                continue;
-            }
-            let record_path = self.dir.join(&name).join(RECORD);
-            if !exists(&record_path)? {
-                continue;
-            }
-            listed.push(ListedBundle {
-                record: read_record(&record_path),
-                id: name,
-            });
+        // The plugins directory also holds the host's own files (policy, locks, data): only
+        // real directories with a record can be installed bundles.
+        for id in bundle_ids(&self.dir)? {
+            let record_path = self.dir.join(&id).join(RECORD);
+            let record = match open_nofollow(&record_path) {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => Err(Error::io("open", &record_path)(error)),
+                Ok(file) => parse_record(file, &record_path),
+            };
+            listed.push(ListedBundle { record, id });
         }
         Ok(listed)
     }
@@ -884,6 +880,30 @@ fn is_real_dir(path: &Path) -> Result<bool> {
     }
 }
 
+/// The names in the store that can be installed bundles: real directories
+/// (from the directory entries' types, no `lstat` where the file system reports them)
+/// whose name does not start with a dot.
+pub(super) fn bundle_ids(dir: &Path) -> Result<Vec<String>> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the collector owns walking the store it writes"
+    )]
+    let entries = std::fs::read_dir(dir).map_err(crate::Error::io("read", dir))?;
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(crate::Error::io("read", dir))?;
+        let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        // The store only ever creates UTF-8 names; anything else is not ours to touch.
+        if let Ok(id) = entry.file_name().into_string()
+            && real_dir
+            && !id.starts_with('.')
+        {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
 fn dir_names(dir: &Path) -> Result<Vec<String>> {
     #[expect(
         clippy::disallowed_methods,
@@ -904,6 +924,11 @@ fn dir_names(dir: &Path) -> Result<Vec<String>> {
 
 fn read_record(path: &Path) -> Result<InstalledRecord> {
     let file = open_nofollow(path).map_err(Error::io("open", path))?;
+    parse_record(file, path)
+}
+
+/// The record in `file`, opened from `path`.
+fn parse_record(file: File, path: &Path) -> Result<InstalledRecord> {
     let bytes = read_bounded(file, MAX_RECORD_BYTES).map_err(Error::io("read", path))?;
     serde_json::from_slice(&bytes).map_err(|error| Error::CorruptRecord {
         path: path.to_owned(),

@@ -23,7 +23,7 @@ use nix::sys::stat::{SFlag, fstatat};
 use serde::{Deserialize, Serialize};
 
 use super::stamps::{now, settled_times};
-use super::{RECORD, Store, random_name, read_record, rename};
+use super::{RECORD, Store, bundle_ids, random_name, read_record, rename};
 use crate::digest::SourceIdentity;
 use crate::error::Result;
 use crate::store::InstalledRecord;
@@ -236,30 +236,6 @@ impl Store {
             let _ignored = std::fs::remove_file(&temporary);
         }
     }
-}
-
-/// The names in the store that can be installed bundles, as in `list`: real directories
-/// (from the directory entries' types, no `lstat` where the file system reports them)
-/// whose name does not start with a dot.
-fn bundle_ids(dir: &Path) -> Result<Vec<String>> {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the collector owns walking the store it writes"
-    )]
-    let entries = std::fs::read_dir(dir).map_err(crate::Error::io("read", dir))?;
-    let mut ids = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(crate::Error::io("read", dir))?;
-        let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-        // The store only ever creates UTF-8 names; anything else is not ours to touch.
-        if let Ok(id) = entry.file_name().into_string()
-            && real_dir
-            && !id.starts_with('.')
-        {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
 }
 
 /// The store directory, opened for `fstatat` relative to it.
