@@ -328,7 +328,9 @@ pub(crate) fn bench_run(args: &[String]) -> Result<()> {
     if let [flag, dir, n] = args
         && flag == "--make-store"
     {
-        let n = n.parse().context("--make-store DIR N: N is a count of bundles")?;
+        let n = n
+            .parse()
+            .context("--make-store DIR N: N is a count of bundles")?;
         return store::make_store(&fixture_path()?, std::path::Path::new(dir), n);
     }
     if let [flag, dir] = args {

@@ -79,8 +79,8 @@ pub(crate) fn probe_read(root: &Path) -> Result<()> {
                 clippy::disallowed_methods,
                 reason = "the baseline is the bare reads of the store's records"
             )]
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("could not read {}", path.display()))?;
+            let bytes = std::fs::read(&path)
+                .with_context(|| format!("could not read {}", path.display()))?;
             let _: Value = serde_json::from_slice(&bytes)
                 .with_context(|| format!("{} is not JSON", path.display()))?;
             read += 1;
