@@ -220,64 +220,6 @@ pub(crate) fn failure(error: &ErrorObject) -> Failure {
     failure
 }
 
-#[cfg(test)]
-mod tests {
-    use c2_host::HostError;
-    use serde_json::json;
-
-    #[test]
-    fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
-        let errors = || {
-            [
-                HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
-                    .with_hint("trust it first"),
-                HostError::from(c2_host::KernelError::remote_failure(
-                    "command_failed",
-                    "quota used up",
-                    c2_kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
-                )),
-                HostError::NotInstalled { id: "x".to_owned() },
-                HostError::Io {
-                    action: "read",
-                    path: "/nonexistent".into(),
-                    source: std::io::Error::other("disk full"),
-                },
-            ]
-        };
-        for (relayed, local) in errors().into_iter().zip(errors()) {
-            let through = super::failure(&c2_relay::error_object(relayed));
-            let here = crate::session::failure(local);
-            assert_eq!(
-                (
-                    &through.kind,
-                    &through.message,
-                    through.exit,
-                    &through.hint,
-                    &through.detail
-                ),
-                (
-                    &here.kind,
-                    &here.message,
-                    here.exit,
-                    &here.hint,
-                    &here.detail
-                )
-            );
-        }
-        let plugin = crate::session::failure(errors().into_iter().nth(1).unwrap());
-        assert_eq!(
-            plugin.detail["pluginError"],
-            json!({"code": -32050, "data": {"retryAfter": 30}})
-        );
-        let last = errors().into_iter().last().unwrap();
-        assert_eq!(
-            crate::session::failure(last).exit,
-            2,
-            "the environment's fault exits 2"
-        );
-    }
-}
-
 /// `invoke` and `invoke-ui` through a running `serve` for the same plugins directory, when one
 /// answers and `--no-service` was not given; `None` to run in-process.
 pub(crate) async fn through_service(
@@ -341,4 +283,62 @@ pub(crate) async fn through_service(
     };
     let result = session::until_signal(call_service(&peer, method, params)).await;
     Some(result.map(|result| crate::commands::invoke::print_result(out, result)))
+}
+
+#[cfg(test)]
+mod tests {
+    use c2_host::HostError;
+    use serde_json::json;
+
+    #[test]
+    fn a_relay_error_becomes_the_failure_the_in_process_command_prints() {
+        let errors = || {
+            [
+                HostError::new(c2_host::ErrorKind::NotTrusted, "x is not trusted")
+                    .with_hint("trust it first"),
+                HostError::from(c2_host::KernelError::remote_failure(
+                    "command_failed",
+                    "quota used up",
+                    c2_kernel::RemoteError::new(-32050, Some(json!({"retryAfter": 30}))),
+                )),
+                HostError::NotInstalled { id: "x".to_owned() },
+                HostError::Io {
+                    action: "read",
+                    path: "/nonexistent".into(),
+                    source: std::io::Error::other("disk full"),
+                },
+            ]
+        };
+        for (relayed, local) in errors().into_iter().zip(errors()) {
+            let through = super::failure(&c2_relay::error_object(relayed));
+            let here = crate::session::failure(local);
+            assert_eq!(
+                (
+                    &through.kind,
+                    &through.message,
+                    through.exit,
+                    &through.hint,
+                    &through.detail
+                ),
+                (
+                    &here.kind,
+                    &here.message,
+                    here.exit,
+                    &here.hint,
+                    &here.detail
+                )
+            );
+        }
+        let plugin = crate::session::failure(errors().into_iter().nth(1).unwrap());
+        assert_eq!(
+            plugin.detail["pluginError"],
+            json!({"code": -32050, "data": {"retryAfter": 30}})
+        );
+        let last = errors().into_iter().last().unwrap();
+        assert_eq!(
+            crate::session::failure(last).exit,
+            2,
+            "the environment's fault exits 2"
+        );
+    }
 }

@@ -130,9 +130,10 @@ pub struct PolicyStore {
     deny: DenyLists,
     /// The store generation this store's last write of `policy.json` produced.
     written_generation: Option<u64>,
-    /// A store generation `loaded` is known to reflect: read before the files were (every write
-    /// of policy bumps it after writing), or produced by this store's own write.
-    loaded_generation: Option<u64>,
+    /// What `loaded` is known to reflect: the store generation and the primary file's stamp,
+    /// both taken before the files were read (every write of policy bumps the generation after
+    /// writing), or right after this store's own write.
+    loaded_at: Option<(u64, FileStamp)>,
 }
 
 impl PolicyStore {
@@ -140,7 +141,7 @@ impl PolicyStore {
     /// as diagnostics, a fallback to last-known-good, or safe mode. Reading never writes.
     pub fn open(plugins_dir: impl Into<PathBuf>, options: PolicyOptions) -> Self {
         let dir = plugins_dir.into();
-        let loaded_generation = Some(crate::watch::read_generation(&dir));
+        let loaded_at = Some(current_at(&dir));
         let loaded = load(&dir);
         let deny = DenyLists::load(&dir, options.managed_policy.as_deref());
         Self {
@@ -152,13 +153,13 @@ impl PolicyStore {
             pending: None,
             deny,
             written_generation: None,
-            loaded_generation,
+            loaded_at,
         }
     }
 
     /// Reads the files again, e.g. after another process changed them.
     pub fn reload(&mut self) -> &[Diagnostic] {
-        self.loaded_generation = Some(crate::watch::read_generation(&self.dir));
+        self.loaded_at = Some(current_at(&self.dir));
         self.loaded = load(&self.dir);
         self.deny = DenyLists::load(&self.dir, self.options.managed_policy.as_deref());
         &self.loaded.diagnostics
@@ -233,8 +234,9 @@ impl PolicyStore {
     /// generation just before, it still reflects this one, and the next write need not read
     /// the files again.
     pub fn note_store_write(&mut self, generation: u64) {
-        if self.loaded_generation == Some(generation.wrapping_sub(1)) {
-            self.loaded_generation = Some(generation);
+        if let Some((loaded, stamp)) = self.loaded_at.take() {
+            let still = loaded == generation.wrapping_sub(1);
+            self.loaded_at = Some((if still { generation } else { loaded }, stamp));
         }
     }
 
@@ -341,11 +343,12 @@ impl PolicyStore {
         }
         let _lock = fsio::lock(&self.dir)?;
         // Every write of policy bumps the store generation under this lock: while it is still
-        // one the loaded policy reflects, the files hold what is loaded and are not read again.
-        let generation = crate::watch::read_generation(&self.dir);
-        if self.loaded_generation != Some(generation) {
+        // the one the loaded policy reflects and the primary file is the one read (a hand edit
+        // in place changes its times), the files hold what is loaded and are not read again.
+        let now = current_at(&self.dir);
+        if self.loaded_at.as_ref() != Some(&now) {
             self.loaded = load(&self.dir);
-            self.loaded_generation = Some(generation);
+            self.loaded_at = Some(now);
         }
         let current = self.loaded.document.as_ref().ok_or(Error::SafeMode)?;
         let recorded = &plan.revisions;
@@ -384,7 +387,8 @@ impl PolicyStore {
         let path = self.last_good_path();
         // A newer revision needs a newer write of policy, which bumps the generation: while the
         // loaded policy reflects it, there is none to look for.
-        let moved = self.loaded_generation != Some(crate::watch::read_generation(&self.dir));
+        let generation = crate::watch::read_generation(&self.dir);
+        let moved = self.loaded_at.as_ref().map(|(loaded, _)| *loaded) != Some(generation);
         if moved
             && let FileState::Usable(newer) = read_document(&path)
             && newer.revision > revision
@@ -474,7 +478,7 @@ impl PolicyStore {
         // Other hosts on this directory learn of the change from the generation.
         let generation = crate::watch::bump_generation_locked(&self.dir)?;
         self.written_generation = Some(generation);
-        self.loaded_generation = Some(generation);
+        self.loaded_at = Some((generation, file_stamp(&primary)));
         let revision = document.revision;
         self.loaded = Loaded {
             document: Some(document),
@@ -484,6 +488,29 @@ impl PolicyStore {
         };
         Ok((revision, written))
     }
+}
+
+/// A file's inode, size, mtime and ctime (`None`: it cannot be looked at): what changes when
+/// it is replaced or written in place.
+type FileStamp = Option<(u64, u64, (i64, i64), (i64, i64))>;
+
+fn file_stamp(path: &Path) -> FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((
+        meta.ino(),
+        meta.size(),
+        (meta.mtime(), meta.mtime_nsec()),
+        (meta.ctime(), meta.ctime_nsec()),
+    ))
+}
+
+/// The store generation and the primary file's stamp now; taken before the files are read.
+fn current_at(dir: &Path) -> (u64, FileStamp) {
+    (
+        crate::watch::read_generation(dir),
+        file_stamp(&dir.join(PRIMARY_FILE)),
+    )
 }
 
 fn check(kind: RevisionKind, planned: u64, current: u64) -> Result<(), Error> {

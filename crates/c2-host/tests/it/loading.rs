@@ -33,7 +33,7 @@ async fn a_bundle_loaded_on_demand_meets_a_taken_command_as_with_the_whole_store
         .write(&bundles);
     let chained_id = env
         .host
-        .install(chained.to_str().unwrap(), trusted_only.clone())
+        .install(chained.to_str().unwrap(), trusted_only)
         .await
         .unwrap()
         .record
