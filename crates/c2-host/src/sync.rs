@@ -56,6 +56,8 @@ impl StoreChanged {
 pub(crate) struct View {
     bundles: BTreeMap<String, (String, bool, bool)>,
     policy_revision: u64,
+    /// A commit of this host's own is not shown yet (see [`PluginHost::committed_own`]).
+    behind: bool,
 }
 
 impl PluginHost {
@@ -72,19 +74,23 @@ impl PluginHost {
     pub(crate) async fn catch_up(&self) {
         if c2_policy::read_generation(&self.shared.options.plugins_dir)
             != self.shared.generation.load(Ordering::Acquire)
+            || lock(&self.shared.view).behind
         {
             let _changes = self.shared.changes.lock().await;
             self.catch_up_locked().await;
         }
     }
 
-    /// [`PluginHost::catch_up`] with `changes` held.
+    /// [`PluginHost::catch_up`] with `changes` held. When only this host's own commits moved
+    /// the generation, nothing is read again: what they changed is published from memory.
     pub(crate) async fn catch_up_locked(&self) {
-        if c2_policy::read_generation(&self.shared.options.plugins_dir)
-            != self.shared.generation.load(Ordering::Acquire)
-            && let Err(error) = self.refresh_locked().await
-        {
-            tracing::warn!("cannot refresh from the store: {error}");
+        let generation = c2_policy::read_generation(&self.shared.options.plugins_dir);
+        if generation != self.shared.generation.load(Ordering::Acquire) {
+            if let Err(error) = self.refresh_locked().await {
+                tracing::warn!("cannot refresh from the store: {error}");
+            }
+        } else if lock(&self.shared.view).behind {
+            self.publish_view(generation);
         }
     }
 
@@ -102,14 +108,16 @@ impl PluginHost {
     }
 
     /// This host's own commit moved the store generation to `generation`: if the host was
-    /// current just before it, it is current now, and its next catch-up re-reads nothing
-    /// (the watcher still wakes on the write and refreshes, which publishes the change).
+    /// current just before it, it is current now, and its next catch-up re-reads nothing and
+    /// publishes the change from memory (the watcher's refresh would publish it too).
     pub(crate) fn committed_own(&self, generation: Option<u64>) {
         if let Some(generation) = generation {
             let before = generation.wrapping_sub(1);
             let current = &self.shared.generation;
-            let _ =
+            let swapped =
                 current.compare_exchange(before, generation, Ordering::AcqRel, Ordering::Acquire);
+            // Published at the next catch-up, as a refresh would have.
+            lock(&self.shared.view).behind |= swapped.is_ok();
         }
     }
 
@@ -233,6 +241,7 @@ impl PluginHost {
                 })
                 .collect(),
             policy_revision: policy.revision(),
+            behind: false,
         }
     }
 

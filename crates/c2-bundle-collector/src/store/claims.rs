@@ -5,7 +5,7 @@
 //! name from another source, and a command id another bundle registers already makes enabling
 //! this one fail. The first needs no file at all: an installed id is `<name>-<8 hex>`, so only
 //! the records of ids that name a look-alike are read ([`Store::lookalike_warnings`]). The
-//! second comes from `<dir>/claims.json` ([`Store::command_neighbours`]), a cache of each
+//! second comes from `<dir>/.claims.json` ([`Store::command_neighbours`]), a cache of each
 //! record's command ids (as 64-bit hashes) kept with the stamps of the `installed.json` they
 //! were read from (device, inode, size, mode, mtime, ctime): a record whose stamps still match,
 //! and had settled before they were taken, is not read again; any other is read and its entry
@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::store::InstalledRecord;
 use crate::walk::{open_nofollow, read_bounded};
 
-/// `<dir>/claims.json`.
-const CLAIMS: &str = "claims.json";
+/// `<dir>/.claims.json`: a dot name, so it is no installed id and no store watcher wakes on it.
+const CLAIMS: &str = ".claims.json";
 /// The file's format; another value is ignored (every record is read).
 const FORMAT: u32 = 1;
 /// An entry is a few hundred bytes: anything bigger than this is ignored.
@@ -79,7 +79,7 @@ impl Entry {
     }
 }
 
-/// The contents of `claims.json`.
+/// The contents of `.claims.json`.
 #[derive(Debug, Serialize, Deserialize)]
 struct File {
     format: u32,
@@ -90,7 +90,7 @@ impl Store {
     /// The installed bundles other than `id` that declare one of `commands`, or one of the
     /// commands of a bundle so found, and so on: every bundle a command conflict involving
     /// `commands` can reach, in id order. One directory read, one `fstatat` per bundle and one
-    /// read of `claims.json` when nothing changed, plus a read of each record that did change
+    /// read of `.claims.json` when nothing changed, plus a read of each record that did change
     /// (written back to the file, best effort). A bundle whose record cannot be read is left
     /// out: loading it reports why.
     pub fn command_neighbours(&self, id: &str, commands: &[String]) -> Result<Vec<String>> {
@@ -224,7 +224,7 @@ impl Store {
             return;
         };
         let path = self.dir.join(CLAIMS);
-        let temporary = self.dir.join(format!(".{CLAIMS}.{}", random_name()));
+        let temporary = self.dir.join(format!("{CLAIMS}.{}", random_name()));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

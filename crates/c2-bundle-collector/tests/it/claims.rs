@@ -1,5 +1,5 @@
 //! What a process acting on one bundle learns of the others without loading them: which bundles
-//! share its command ids (`command_neighbours`, from `claims.json` behind the records' stamps)
+//! share its command ids (`command_neighbours`, from `.claims.json` behind the records' stamps)
 //! and the look-alike names (`lookalike_warnings`, from the ids alone).
 
 use std::path::Path;
@@ -64,7 +64,7 @@ fn command_neighbours_follow_shared_commands_and_every_record_change() {
     assert!(neighbours(&store, &lone, &["lone.run"]).is_empty());
     // Records this young are not written down: a same-size rewrite in the same clock tick
     // would leave their stamps equal.
-    let file = store.dir().join("claims.json");
+    let file = store.dir().join(".claims.json");
     assert!(!file.exists());
 
     std::thread::sleep(SETTLE);
