@@ -936,6 +936,24 @@ fn parse_record(file: File, path: &Path) -> Result<InstalledRecord> {
     })
 }
 
+/// Writes the cache file `dir/name` (a tree's stamp manifest, the command claims) by rename,
+/// owner-only, best effort and not synced: a cache lost or torn by a crash fails to parse, and
+/// what it caches is read again; one this process cannot write is simply not kept.
+fn write_cache(dir: &Path, name: &str, bytes: &[u8]) {
+    let path = dir.join(name);
+    let temporary = dir.join(format!(".{name}.{}", random_name()));
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(bytes));
+    if written.is_err() || rename(&temporary, &path).is_err() {
+        let _ignored = std::fs::remove_file(&temporary);
+    }
+}
+
 /// A name no other change is using: process id, time and a counter, hashed.
 fn random_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

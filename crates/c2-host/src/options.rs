@@ -176,11 +176,12 @@ pub enum Loading {
     /// command line's `install`, `trust`, `enable`, ...), so its cost does not grow with the
     /// store. Nothing loads at open; a bundle loads when an id-taking call (trust, untrust,
     /// set_state, uninstall, install of a bundle already there) first names it, together with
-    /// every installed bundle that declares one of its command ids, so a command conflict is
-    /// found exactly as with all of them loaded; the typosquat check at install reads the
-    /// store's summaries ([`c2_bundle_collector::Store::summaries`]). A refresh re-reads only
-    /// what is loaded. Listings (`list`, `commands`, `catalog`, the contributions) show only
-    /// what is loaded: use [`Loading::All`] for them.
+    /// every installed bundle that shares a command id with it, transitively
+    /// ([`c2_bundle_collector::Store::command_neighbours`]), so a command conflict is found
+    /// exactly as with all of them loaded; the typosquat check at install reads only the
+    /// records of look-alike ids ([`c2_bundle_collector::Store::lookalike_warnings`]). A
+    /// refresh re-reads only what is loaded. Listings (`list`, `commands`, `catalog`, the
+    /// contributions) show only what is loaded: use [`Loading::All`] for them.
     OnDemand,
 }
 

@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use nix::fcntl::{AtFlags, FlockArg};
@@ -23,7 +22,7 @@ use nix::sys::stat::{SFlag, fstatat};
 use serde::{Deserialize, Serialize};
 
 use super::stamps::{now, settled_times};
-use super::{RECORD, Store, bundle_ids, random_name, read_record, rename};
+use super::{RECORD, Store, bundle_ids, read_record, write_cache};
 use crate::digest::SourceIdentity;
 use crate::error::Result;
 use crate::store::InstalledRecord;
@@ -215,25 +214,12 @@ impl Store {
             .unwrap_or_default()
     }
 
-    /// Writes the file by rename, best effort: a store this process cannot write reads every
-    /// record each time, as it would without the file. Not synced: a file lost or torn by a
+    /// Writes the file, best effort (see [`write_cache`]): a store this process cannot write
+    /// reads every record each time, as it would without the file; a file lost or torn by a
     /// crash fails to parse, and every record is read again.
     fn write_claims(&self, file: &File) {
-        use std::io::Write;
-        let Ok(bytes) = serde_json::to_vec(file) else {
-            return;
-        };
-        let path = self.dir.join(CLAIMS);
-        let temporary = self.dir.join(format!("{CLAIMS}.{}", random_name()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&temporary)
-            .and_then(|mut out| out.write_all(&bytes));
-        if written.is_err() || rename(&temporary, &path).is_err() {
-            let _ignored = std::fs::remove_file(&temporary);
+        if let Ok(bytes) = serde_json::to_vec(file) {
+            write_cache(&self.dir, CLAIMS, &bytes);
         }
     }
 }

@@ -16,14 +16,12 @@
 //! the same clock tick would leave them equal. A tree with such a file is neither remembered
 //! nor written down, and a manifest naming such a file is ignored: the tree is hashed.
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::fcntl::FlockArg;
 use serde::{Deserialize, Serialize};
 
-use super::{Store, random_name, rename};
+use super::{Store, write_cache};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::tree::{FileStat, Tree};
@@ -133,23 +131,9 @@ impl Store {
         let Ok(bytes) = serde_json::to_vec(&manifest) else {
             return;
         };
-        let path = self.dir.join(id).join(STAMPS);
-        let temporary = self
-            .dir
-            .join(id)
-            .join(format!(".{STAMPS}.{}", random_name()));
         // Not synced: a manifest lost or torn by a crash fails to parse or to match, and the
         // tree is hashed; an fsync per bundle would make the first listing after a change slow.
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&temporary)
-            .and_then(|mut file| file.write_all(&bytes));
-        if written.is_err() || rename(&temporary, &path).is_err() {
-            let _ignored = std::fs::remove_file(&temporary);
-        }
+        write_cache(&self.dir.join(id), STAMPS, &bytes);
     }
 
     /// Whether this process holds a verified digest of `id` (for tests).
