@@ -25,7 +25,7 @@ pub(crate) const LONG_FILES: &[(&str, usize)] = &[
 
 /// The most lines c2-host's `src/` may hold in all (its `.rs` files together). The host is the
 /// thin lifecycle; a new mechanism goes to the crate that owns it. The target is 8,500.
-pub(crate) const HOST_SRC_CEILING: usize = 7_965;
+pub(crate) const HOST_SRC_CEILING: usize = 7_966;
 
 /// Library source files whose string literals may name the CLI (`c2-plugins`) outside a hint
 /// table, with how many. None may: the list stays empty, and the rule is absolute.
