@@ -24,7 +24,7 @@ impl PluginHost {
 
     /// Loads the installed bundle `id` and its neighbours ([`PluginHost::load_neighbours`]);
     /// `None` when it is not installed or does not load (kept as a load problem, as at open).
-    pub(crate) fn load_on_demand(&self, id: &str) -> Option<Arc<BundleModule>> {
+    fn load_on_demand(&self, id: &str) -> Option<Arc<BundleModule>> {
         if !self.shared.store.contains(id).unwrap_or(false) {
             return None;
         }
@@ -50,7 +50,7 @@ impl PluginHost {
     /// With [`Loading::OnDemand`]: loads every installed bundle that shares a command id with
     /// `record`, and theirs in turn, so the kernel settles a command conflict among them
     /// exactly as it would with the whole store loaded (bundles sharing no command id with
-    /// them cannot change the outcome). The store's summaries name them without reading
+    /// them cannot change the outcome). The store's command claims name them without reading
     /// every record.
     pub(crate) fn load_neighbours(&self, record: &InstalledRecord) {
         if self.shared.options.loading != Loading::OnDemand {
