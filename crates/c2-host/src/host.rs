@@ -424,16 +424,7 @@ impl PluginHost {
             Loading::OnDemand => Vec::new(),
         };
         for listed in everything {
-            let loaded = listed
-                .record
-                .map_err(HostError::from)
-                .and_then(|record| host.load_bundle(record));
-            if let Err(error) = loaded {
-                lock(&host.shared.load_problems).push(format!(
-                    "installed bundle {} cannot be loaded: {error}",
-                    listed.id
-                ));
-            }
+            host.load_record(&listed.id, listed.record);
         }
         {
             let _changes = host.shared.changes.lock().await;

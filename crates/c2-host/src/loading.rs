@@ -28,23 +28,27 @@ impl PluginHost {
         if !self.shared.store.contains(id).unwrap_or(false) {
             return None;
         }
-        let loaded = self
-            .shared
-            .store
-            .get(id)
+        let module = self.load_record(id, self.shared.store.get(id))?;
+        self.load_neighbours(&module.bundle().record);
+        Some(module)
+    }
+
+    /// Loads the installed bundle `id` from its `record`; a record that cannot be read or a
+    /// bundle that does not load is kept as a load problem (see [`PluginHost::diagnostics`]).
+    pub(crate) fn load_record(
+        &self,
+        id: &str,
+        record: Result<InstalledRecord, c2_bundle_collector::Error>,
+    ) -> Option<Arc<BundleModule>> {
+        let loaded = record
             .map_err(HostError::from)
             .and_then(|record| self.load_bundle(record));
-        match loaded {
-            Ok(module) => {
-                self.load_neighbours(&module.bundle().record);
-                Some(module)
-            }
-            Err(error) => {
+        loaded
+            .map_err(|error| {
                 lock(&self.shared.load_problems)
                     .push(format!("installed bundle {id} cannot be loaded: {error}"));
-                None
-            }
-        }
+            })
+            .ok()
     }
 
     /// With [`Loading::OnDemand`]: loads every installed bundle that shares a command id with
@@ -68,18 +72,8 @@ impl PluginHost {
             }
         };
         for id in neighbours {
-            if lock(&self.shared.bundles).contains_key(&id) {
-                continue;
-            }
-            let loaded = self
-                .shared
-                .store
-                .get(&id)
-                .map_err(HostError::from)
-                .and_then(|record| self.load_bundle(record));
-            if let Err(error) = loaded {
-                lock(&self.shared.load_problems)
-                    .push(format!("installed bundle {id} cannot be loaded: {error}"));
+            if !lock(&self.shared.bundles).contains_key(&id) {
+                self.load_record(&id, self.shared.store.get(&id));
             }
         }
     }
