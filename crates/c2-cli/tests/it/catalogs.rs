@@ -4,40 +4,15 @@
 //! with a warning, withheld entries and content that is not a C2 bundle are refused before
 //! anything is stored.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
-use crate::{Sandbox, git, git_repo};
+use crate::{Sandbox, git, git_repo, store_tree};
 
 fn bundle_json(name: &str, version: &str) -> String {
     json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
            "name": name, "version": version,
            "extensions": {"dev.codetwo": {"standardVersion": "1.2.0"}}})
     .to_string()
-}
-
-/// Every file under the plugin store with its bytes, for "nothing was stored" checks.
-fn store_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(next) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&next) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            if path.is_dir() {
-                out.push((format!("{rel}/"), Vec::new()));
-                stack.push(path);
-            } else {
-                out.push((rel, std::fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn hit<'a>(hits: &'a Value, name: &str) -> &'a Value {
@@ -136,7 +111,7 @@ fn a_claude_code_catalog_in_a_git_repository_is_added_searched_installed_from_an
     let human = sandbox.run(&["search", "strict"]);
     assert!(human.stdout.contains("(not available)"), "{human:#?}");
 
-    let before = store_files(&sandbox.plugins);
+    let before = store_tree(&sandbox.plugins);
     let withheld = sandbox.run(&["install", "strict-off", "--format", "json"]);
     assert_eq!(withheld.code, 1, "{withheld:#?}");
     assert_eq!(withheld.json()["error"]["kind"], "entry_not_available");
@@ -152,7 +127,7 @@ fn a_claude_code_catalog_in_a_git_repository_is_added_searched_installed_from_an
     );
     let skipped = sandbox.run(&["install", "Bad_Entry", "--format", "json"]);
     assert_eq!(skipped.code, 1, "{skipped:#?}");
-    assert_eq!(store_files(&sandbox.plugins), before);
+    assert_eq!(store_tree(&sandbox.plugins), before);
 
     let install = sandbox.run(&["install", "alpha", "--format", "json"]);
     assert_eq!(install.code, 0, "{install:#?}");
@@ -285,7 +260,7 @@ fn a_codex_catalog_in_a_directory_honours_its_policies_and_is_searched_installed
     assert_eq!(hit(&hits, "delta")["defaultEnabled"], true);
     assert_eq!(hit(&hits, "gamma")["catalog"], "codex-hub");
 
-    let before = store_files(&sandbox.plugins);
+    let before = store_tree(&sandbox.plugins);
     let withheld = sandbox.run(&["install", "withheld", "--format", "json"]);
     assert_eq!(withheld.code, 1, "{withheld:#?}");
     let error = &withheld.json()["error"];
@@ -294,7 +269,7 @@ fn a_codex_catalog_in_a_directory_honours_its_policies_and_is_searched_installed
         error["message"].as_str().unwrap().contains("NOT_AVAILABLE"),
         "{error:#}"
     );
-    assert_eq!(store_files(&sandbox.plugins), before);
+    assert_eq!(store_tree(&sandbox.plugins), before);
 
     let gamma = sandbox.run(&["install", "gamma"]);
     assert_eq!(gamma.code, 0, "{gamma:#?}");

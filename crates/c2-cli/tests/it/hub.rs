@@ -2,11 +2,11 @@
 //! NAME[@VERSION] --marketplace`, `search`, `outdated` and `update`, on catalogs, bundles,
 //! git repositories and npm packages made here.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::{Sandbox, git, git_repo};
+use crate::{Sandbox, git, git_repo, store_tree};
 
 fn bundle_json(name: &str, version: &str) -> String {
     json!({"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
@@ -20,33 +20,6 @@ fn catalog(sandbox: &Sandbox, rel: &str, plugins: &Value) -> PathBuf {
         rel,
         &json!({"standardVersion": "1.0.0", "name": "cli-hub", "plugins": plugins}).to_string(),
     )
-}
-
-/// Every path and file in the store, for "nothing changed" checks.
-fn store_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(next) = stack.pop() {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the test compares the store before and after"
-        )]
-        let Ok(entries) = std::fs::read_dir(&next) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            if path.is_dir() {
-                out.push((format!("{rel}/"), Vec::new()));
-                stack.push(path);
-            } else {
-                out.push((rel, std::fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]

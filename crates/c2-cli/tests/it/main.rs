@@ -124,6 +124,29 @@ impl Sandbox {
     }
 }
 
+/// Every path and file in the store, for "nothing changed" checks.
+pub(crate) fn store_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            if path.is_dir() {
+                out.push((format!("{rel}/"), Vec::new()));
+                stack.push(path);
+            } else {
+                out.push((rel, std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Runs `git ARGS` in `dir` with a fixed identity and no user or system configuration.
 pub(crate) fn git(dir: &Path, args: &[&str]) {
     #[expect(
