@@ -7,7 +7,7 @@ use std::time::Duration;
 use c2_check::{CheckItem, CheckOptions, CheckReport, check_bundle};
 use serde_json::json;
 
-use crate::FixtureBundle;
+use c2_testkit::bundles::{FixtureBundle, gone};
 
 fn pack(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -173,7 +173,7 @@ async fn a_runtime_that_ignores_stdin_eof_fails_and_is_killed() {
         .and_then(|pid| pid.parse().ok())
         .unwrap();
     assert!(
-        crate::gone(pid, Duration::from_secs(10)).await,
+        gone(pid, Duration::from_secs(10)).await,
         "the fixture outlived its check"
     );
 }
