@@ -22,7 +22,7 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
@@ -39,9 +39,13 @@ use crate::walk::{open_nofollow, read_bounded};
 
 mod claims;
 mod development;
+mod lease;
+mod settings;
 mod stamps;
 
 pub use claims::Summary;
+use lease::unleased;
+pub use lease::{Lease, Retired};
 
 pub use development::{
     DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark, LastReload, ReloadRecord,
@@ -372,45 +376,6 @@ impl Store {
         })
     }
 
-    /// Takes a shared lease on an installed bundle's tree: while any lease on it is held, no
-    /// process deletes that tree (an uninstall or a replace waits for it, bounded, and a
-    /// later [`Store::open`] deletes what was left). A host holds one for as long as the
-    /// bundle is loaded. Fails with [`Error::NotInstalled`] when the bundle is gone or is
-    /// being removed.
-    pub fn lease(&self, id: &str) -> Result<Lease> {
-        check_id(id)?;
-        let path = self.dir.join(id).join(LEASE);
-        let gone = || Error::NotInstalled { id: id.to_owned() };
-        let file = match OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&path)
-        {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
-            Err(error) => return Err(Error::io("open", &path)(error)),
-        };
-        match file.try_lock_shared() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(gone()),
-            Err(std::fs::TryLockError::Error(error)) => {
-                return Err(Error::io("lock", &path)(error));
-            }
-        }
-        // The tree may have been moved to the trash between the open and the lock.
-        let held = file.metadata().map_err(Error::io("inspect", &path))?;
-        if !same_file(&path, &held)? {
-            return Err(gone());
-        }
-        Ok(Lease {
-            _file: file,
-            id: id.to_owned(),
-        })
-    }
-
     /// The record of one installed bundle.
     pub fn get(&self, id: &str) -> Result<InstalledRecord> {
         let _lock = self.lock(FlockArg::LockShared)?;
@@ -514,69 +479,6 @@ impl Store {
 
     /// Shared for readers, exclusive for changes. flock locks belong to the open file, so
     /// a caller holding one must not take another (it would wait on itself).
-    /// Reads the store's small settings file `name` (a plain file name in the store's
-    /// directory, such as `marketplaces.json`): `None` when it does not exist. At most
-    /// `max_bytes` are read; a larger file is [`Error::SettingsTooLarge`].
-    pub fn read_settings(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
-        let _lock = self.lock(FlockArg::LockShared)?;
-        self.read_settings_unlocked(name, max_bytes)
-    }
-
-    fn read_settings_unlocked(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
-        check_settings_name(name)?;
-        let path = self.dir.join(name);
-        let file = match open_nofollow(&path) {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(Error::io("open", &path)(error)),
-        };
-        let bytes = read_bounded(file, max_bytes).map_err(Error::io("read", &path))?;
-        if bytes.len() as u64 > max_bytes {
-            return Err(Error::SettingsTooLarge {
-                path,
-                limit: max_bytes,
-            });
-        }
-        Ok(Some(bytes))
-    }
-
-    /// Replaces the settings file `name` with what `change` makes of its current bytes, under
-    /// the store's exclusive lock (so two processes never lose each other's change) and
-    /// atomically (temporary file, fsync, rename, directory fsync). `change` returning `Err`
-    /// writes nothing and hands the error back inside `Ok`. New contents over `max_bytes` are
-    /// refused like an oversized file.
-    pub fn update_settings<E>(
-        &self,
-        name: &str,
-        max_bytes: u64,
-        change: impl FnOnce(Option<&[u8]>) -> std::result::Result<Vec<u8>, E>,
-    ) -> Result<std::result::Result<(), E>> {
-        let _lock = self.lock(FlockArg::LockExclusive)?;
-        let current = self.read_settings_unlocked(name, max_bytes)?;
-        let bytes = match change(current.as_deref()) {
-            Ok(bytes) => bytes,
-            Err(error) => return Ok(Err(error)),
-        };
-        let path = self.dir.join(name);
-        if bytes.len() as u64 > max_bytes {
-            return Err(Error::SettingsTooLarge {
-                path,
-                limit: max_bytes,
-            });
-        }
-        let temp = self.dir.join(format!(".{name}.{}", random_name()));
-        if let Err(error) = write_file(&temp, &bytes, 0o600) {
-            let _ignored = std::fs::remove_file(&temp);
-            return Err(error);
-        }
-        if let Err(error) = rename(&temp, &path) {
-            let _ignored = std::fs::remove_file(&temp);
-            return Err(error);
-        }
-        sync_dir(&self.dir)?;
-        Ok(Ok(()))
-    }
-
     fn lock(&self, kind: FlockArg) -> Result<Option<Flock<File>>> {
         lock_store(&self.dir, kind)
     }
@@ -629,117 +531,7 @@ fn lock_store(dir: &Path, kind: FlockArg) -> Result<Option<Flock<File>>> {
         .map_err(|(_, errno)| Error::io("lock", &path)(std::io::Error::from(errno)))
 }
 
-/// A host's shared lock on one installed tree (see [`Store::lease`]); released on drop.
-#[derive(Debug)]
-pub struct Lease {
-    _file: File,
-    id: String,
-}
-
-impl Lease {
-    /// The leased bundle id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
-/// A tree that has left the store (uninstalled or replaced) and waits in the trash until no
-/// host holds a [`Lease`] on it.
-#[derive(Debug)]
-#[must_use = "a retired tree stays on disk until it is finished"]
-pub struct Retired {
-    store: PathBuf,
-    slot: PathBuf,
-    tree: PathBuf,
-}
-
-impl Retired {
-    /// Deletes the tree if no lease is held on it; `Ok(false)` (and the tree kept) otherwise.
-    pub fn try_finish(&self) -> Result<bool> {
-        // Under the store's lock, so a concurrent open's recovery never sees it half deleted.
-        let _store = lock_store(&self.store, FlockArg::LockExclusive)?;
-        let Some(_locks) = unleased(&self.slot)? else {
-            return Ok(false);
-        };
-        remove_dir_all(&self.slot)?;
-        Ok(true)
-    }
-
-    /// Waits up to `wait` (checking every 10 ms) for the last lease to go, then deletes the
-    /// tree. `Ok(false)` when a lease was still held at the deadline: the tree is kept, and a
-    /// later [`Store::open`] deletes it once it is unleased.
-    pub fn finish(self, wait: Duration) -> Result<bool> {
-        let deadline = Instant::now() + wait;
-        loop {
-            if self.try_finish()? {
-                return Ok(true);
-            }
-            if Instant::now() >= deadline {
-                return Ok(false);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Where the retired tree is now.
-    pub fn path(&self) -> &Path {
-        &self.tree
-    }
-}
-
-/// Exclusive locks on the lease of every tree in a trash slot, or `None` if any is held.
-fn unleased(slot: &Path) -> Result<Option<Vec<File>>> {
-    let mut locks = Vec::new();
-    if !exists(slot)? {
-        return Ok(Some(locks));
-    }
-    for id in dir_names(slot)? {
-        let path = slot.join(id).join(LEASE);
-        let file = match OpenOptions::new()
-            .write(true)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&path)
-        {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(error) => return Err(Error::io("open", &path)(error)),
-        };
-        match file.try_lock() {
-            Ok(()) => locks.push(file),
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(std::fs::TryLockError::Error(error)) => {
-                return Err(Error::io("lock", &path)(error));
-            }
-        }
-    }
-    Ok(Some(locks))
-}
-
-/// Whether `path` (not followed) is the file `held` describes.
-fn same_file(path: &Path, held: &std::fs::Metadata) -> Result<bool> {
-    use std::os::unix::fs::MetadataExt;
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the collector owns symlink inspection"
-    )]
-    let meta = std::fs::symlink_metadata(path);
-    match meta {
-        Ok(meta) => Ok(meta.ino() == held.ino() && meta.dev() == held.dev()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(error) => Err(Error::io("inspect", path)(error)),
-    }
-}
-
 /// Ids are single path components that cannot name the store's own entries.
-fn check_settings_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\', '\0']) {
-        return Err(Error::io("name", name)(std::io::Error::other(
-            "a settings file is a plain file name in the store",
-        )));
-    }
-    Ok(())
-}
-
 fn check_id(id: &str) -> Result<()> {
     let bad = id.is_empty()
         || id.starts_with('.')
@@ -880,31 +672,26 @@ fn is_real_dir(path: &Path) -> Result<bool> {
     }
 }
 
-/// The names in the store that can be installed bundles: real directories
-/// (from the directory entries' types, no `lstat` where the file system reports them)
-/// whose name does not start with a dot.
+/// The names in the store that can be installed bundles, in name order: real directories
+/// (from the directory entries' types, no `lstat` where the file system reports them) whose
+/// name does not start with a dot.
 pub(super) fn bundle_ids(dir: &Path) -> Result<Vec<String>> {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the collector owns walking the store it writes"
-    )]
-    let entries = std::fs::read_dir(dir).map_err(crate::Error::io("read", dir))?;
-    let mut ids = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(crate::Error::io("read", dir))?;
-        let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-        // The store only ever creates UTF-8 names; anything else is not ours to touch.
-        if let Ok(id) = entry.file_name().into_string()
-            && real_dir
-            && !id.starts_with('.')
-        {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
+    Ok(dir_entries(dir)?
+        .into_iter()
+        .filter(|(name, real_dir)| *real_dir && !name.starts_with('.'))
+        .map(|(name, _)| name)
+        .collect())
 }
 
 fn dir_names(dir: &Path) -> Result<Vec<String>> {
+    Ok(dir_entries(dir)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// The names in `dir`, in order, each with whether it is a real directory (not a link).
+fn dir_entries(dir: &Path) -> Result<Vec<(String, bool)>> {
     #[expect(
         clippy::disallowed_methods,
         reason = "the collector owns walking the store it writes"
@@ -913,9 +700,10 @@ fn dir_names(dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in entries {
         let entry = entry.map_err(Error::io("read", dir))?;
+        let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
         // The store only ever creates UTF-8 names; anything else is not ours to touch.
         if let Ok(name) = entry.file_name().into_string() {
-            names.push(name);
+            names.push((name, real_dir));
         }
     }
     names.sort();
