@@ -119,6 +119,27 @@ pub enum ContributionKind {
 }
 
 impl ContributionKind {
+    /// The inventory's kebab-case name of this kind (`skill`, `ui-action`, `mcp-server`, ...),
+    /// as it is serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skill => "skill",
+            Self::Agent => "agent",
+            Self::PromptCommand => "prompt-command",
+            Self::McpServer => "mcp-server",
+            Self::RuntimeCommand => "runtime-command",
+            Self::Connector => "connector",
+            Self::Scene => "scene",
+            Self::Pipeline => "pipeline",
+            Self::Scaffold => "scaffold",
+            Self::Template => "template",
+            Self::LanguageServer => "language-server",
+            Self::UiAction => "ui-action",
+            Self::Hooks => "hooks",
+            Self::Monitors => "monitors",
+        }
+    }
+
     /// The §5 status of this kind on this host.
     pub fn status(self) -> ContributionStatus {
         match self {

@@ -31,6 +31,7 @@
 mod archive;
 mod archive_format;
 mod bundle;
+mod component_ref;
 mod components;
 mod diagnostic;
 mod digest;
@@ -58,6 +59,7 @@ pub use bundle::{
 };
 #[cfg(feature = "archive")]
 pub use bundle::{collect_archive, collect_archive_bytes, collect_npm_tarball_bytes};
+pub use component_ref::{COMPONENT_KINDS, ComponentRef, InvalidComponent, component_id};
 pub use diagnostic::{Diagnostic, Severity, codes};
 pub use digest::{SourceIdentity, content_digest, installed_id, installed_name};
 pub use error::{Error, Result};
@@ -77,9 +79,9 @@ pub use mcp_paths::{
 pub use provenance::{NpmProvenance, Provenance, ProvenanceKind, rfc3339};
 pub use scaffold::apply_scaffold;
 pub use store::{
-    CatalogOrigin, DeveloperStatus, DevelopmentEntry, DevelopmentHold, DevelopmentMark,
-    InstallRequest, InstalledRecord, LastReload, Lease, ListedBundle, ReloadRecord, Retired, Store,
-    StoreOptions, Summary,
+    CatalogOrigin, ContentChanged, DeveloperStatus, DevelopmentEntry, DevelopmentHold,
+    DevelopmentMark, InstallRequest, InstalledRecord, LastReload, Lease, ListedBundle,
+    ReloadRecord, Retired, Store, StoreOptions, Summary,
 };
 pub use surface::{
     ChangeKind, ExecutableSurface, FileDiff, SurfaceChange, SurfaceItem, SurfaceKind, UpdateReview,

@@ -11,7 +11,7 @@ use crate::bundle::{CollectedBundle, collect_dir, from_document};
 use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::walk::{SubdirectoryRefusal, read_bounded, resolve_subdirectory};
+use crate::walk::{SubdirectoryRefusal, read_file_bounded, resolve_subdirectory};
 
 /// A validated catalog and its checked `local` entries. Valid iff no diagnostic is an error.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ pub fn check_marketplace(path: &Path, limits: &Limits) -> Result<MarketplaceChec
         reason = "the collector owns reading catalog files"
     )]
     let file = std::fs::File::open(path).map_err(Error::io("open", path))?;
-    let bytes = read_bounded(file, limits.max_file_bytes).map_err(Error::io("read", path))?;
+    let bytes = read_file_bounded(file, limits.max_file_bytes).map_err(Error::io("read", path))?;
     let mut check = MarketplaceCheck {
         marketplace: None,
         diagnostics: Vec::new(),

@@ -35,13 +35,15 @@ use crate::inventory::Inventory;
 use crate::limits::Limits;
 use crate::provenance::Provenance;
 use crate::surface::UpdateReview;
-use crate::walk::{open_nofollow, read_bounded};
+use crate::walk::{open_nofollow, read_file_bounded};
 
 mod claims;
 mod development;
 mod lease;
 mod settings;
 mod stamps;
+
+pub use stamps::ContentChanged;
 
 pub use claims::Summary;
 use lease::unleased;
@@ -717,7 +719,7 @@ fn read_record(path: &Path) -> Result<InstalledRecord> {
 
 /// The record in `file`, opened from `path`.
 fn parse_record(file: File, path: &Path) -> Result<InstalledRecord> {
-    let bytes = read_bounded(file, MAX_RECORD_BYTES).map_err(Error::io("read", path))?;
+    let bytes = read_file_bounded(file, MAX_RECORD_BYTES).map_err(Error::io("read", path))?;
     serde_json::from_slice(&bytes).map_err(|error| Error::CorruptRecord {
         path: path.to_owned(),
         message: error.to_string(),

@@ -54,6 +54,9 @@ pub(crate) struct Tree {
     pub(crate) stat_only: bool,
     /// What a fingerprint walk saw of each regular file, in walk (sorted) order.
     pub(crate) stats: Vec<FileStat>,
+    /// What a fingerprint walk saw of each directory it listed, the root first (as `""`),
+    /// then in walk order.
+    pub(crate) dir_stats: Vec<FileStat>,
     /// Set for a partial walk: the only root entries walked (see `walk::walk_tops`).
     pub(crate) tops: Option<Vec<String>>,
 }
@@ -72,6 +75,18 @@ pub(crate) struct FileStat {
     pub(crate) ctime: (i64, i64),
 }
 
+impl FileStat {
+    /// Whether `stat` shows the same entry with the same stamps.
+    pub(crate) fn is(&self, stat: &nix::sys::stat::FileStat) -> bool {
+        self.dev == stat.st_dev
+            && self.ino == stat.st_ino
+            && i64::try_from(self.size).is_ok_and(|size| size == stat.st_size)
+            && self.mode == stat.st_mode
+            && self.mtime == (stat.st_mtime, stat.st_mtime_nsec)
+            && self.ctime == (stat.st_ctime, stat.st_ctime_nsec)
+    }
+}
+
 impl Tree {
     pub(crate) fn new(limits: Limits) -> Self {
         Self {
@@ -84,6 +99,7 @@ impl Tree {
             entries: 0,
             stopped: false,
             stat_only: false,
+            dir_stats: Vec::new(),
             stats: Vec::new(),
             tops: None,
         }

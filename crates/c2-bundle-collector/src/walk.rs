@@ -62,7 +62,10 @@ fn walk_tree(root: &Path, mut tree: Tree) -> Result<Tree> {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) {
-        Ok(dir) => tree.stopped = walk(root, dir, "", &mut tree).is_err(),
+        Ok(dir) => {
+            record_dir(&dir, "", &mut tree);
+            tree.stopped = walk(root, dir, "", &mut tree).is_err();
+        }
         Err(errno) => tree.refuse(read_failed("", &errno.into())),
     }
     Ok(tree)
@@ -131,10 +134,14 @@ fn walk(root: &Path, mut dir: Dir, rel_dir: &str, tree: &mut Tree) -> Result<(),
             Type::Directory => {
                 tree.dirs.insert(rel.clone());
                 match open_dir_at(&dir, c_name) {
-                    Ok(child) => walk(root, child, &rel, tree)?,
+                    Ok(child) => {
+                        record_dir(&child, &rel, tree);
+                        walk(root, child, &rel, tree)?;
+                    }
                     Err(error) => tree.refuse(read_failed(&rel, &error)),
                 }
             }
+            Type::File if tree.stat_only => stat_file(&dir, c_name, rel, tree),
             Type::File => read_file(open_file_at(&dir, c_name), rel, tree)?,
             Type::Fifo | Type::CharacterDevice | Type::BlockDevice | Type::Socket => {
                 tree.refuse(special_file(&rel));
@@ -170,6 +177,44 @@ fn open_file_at(dir: &Dir, name: &CStr) -> std::io::Result<File> {
     Ok(File::from(fd))
 }
 
+/// In a stat-only walk, the stamps of the directory `rel` from its open handle: a directory's
+/// mtime and ctime move whenever an entry is added to it, removed from it or renamed in it.
+fn record_dir(dir: &Dir, rel: &str, tree: &mut Tree) {
+    if !tree.stat_only {
+        return;
+    }
+    match nix::sys::stat::fstat(dir.as_fd()) {
+        Ok(stat) => tree.dir_stats.push(file_stat(rel.to_owned(), &stat)),
+        Err(errno) => tree.refuse(read_failed(rel, &errno.into())),
+    }
+}
+
+/// The stamps `stat` gives of the entry `rel`.
+pub(crate) fn file_stat(rel: String, stat: &nix::sys::stat::FileStat) -> FileStat {
+    FileStat {
+        rel,
+        dev: stat.st_dev,
+        ino: stat.st_ino,
+        size: u64::try_from(stat.st_size).unwrap_or(u64::MAX),
+        mode: stat.st_mode,
+        mtime: (stat.st_mtime, stat.st_mtime_nsec),
+        ctime: (stat.st_ctime, stat.st_ctime_nsec),
+    }
+}
+
+/// The stamps of the file `name` of `dir`, without opening it (`fstatat`, not following a
+/// link): what a stat-only walk records. Anything but a regular file found there now is
+/// refused as a special file.
+fn stat_file(dir: &Dir, name: &CStr, rel: String, tree: &mut Tree) {
+    match fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(stat) if type_of_mode(stat.st_mode) == Type::File => {
+            tree.stats.push(file_stat(rel, &stat));
+        }
+        Ok(_) => tree.refuse(special_file(&rel)),
+        Err(errno) => tree.refuse(read_failed(&rel, &errno.into())),
+    }
+}
+
 fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Result<(), Stop> {
     let file = match opened {
         Ok(file) => file,
@@ -189,19 +234,6 @@ fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Res
         tree.refuse(special_file(&rel));
         return Ok(());
     }
-    if tree.stat_only {
-        use std::os::unix::fs::MetadataExt;
-        tree.stats.push(FileStat {
-            rel,
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mode: meta.mode(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        });
-        return Ok(());
-    }
     let executable = meta.permissions().mode() & 0o111 != 0;
     match read_bounded_sized(file, tree.read_budget(), meta.len()) {
         Ok(bytes) => tree.add_file(rel, bytes, executable),
@@ -215,6 +247,13 @@ fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Res
 /// Reads at most `budget + 1` bytes: one byte past the budget proves the limit was exceeded.
 pub(crate) fn read_bounded(reader: impl Read, budget: u64) -> std::io::Result<Vec<u8>> {
     read_bounded_sized(reader, budget, 0)
+}
+
+/// [`read_bounded`] of an open file, sized by its `fstat`: a small file that is what it
+/// claims is read in one `read` (and one more that sees its end) instead of in doubling steps.
+pub(crate) fn read_file_bounded(file: File, budget: u64) -> std::io::Result<Vec<u8>> {
+    let size = file.metadata()?.len();
+    read_bounded_sized(file, budget, size)
 }
 
 /// [`read_bounded`] with the size `fstat` reported as a capacity hint, so a file that is what
@@ -472,11 +511,12 @@ pub fn read_contained_file(
         }
         Err(_) => return Err(SubdirectoryRefusal::Missing(rel.to_owned())),
     };
-    match file.metadata() {
-        Ok(meta) if meta.is_file() => {}
+    let size = match file.metadata() {
+        Ok(meta) if meta.is_file() => meta.len(),
         _ => return Err(SubdirectoryRefusal::NotAFile(rel.to_owned())),
-    }
-    read_bounded(file, max_bytes).map_err(|_| SubdirectoryRefusal::Missing(rel.to_owned()))
+    };
+    read_bounded_sized(file, max_bytes, size)
+        .map_err(|_| SubdirectoryRefusal::Missing(rel.to_owned()))
 }
 
 /// Opens a path for reading without following a final symlink.

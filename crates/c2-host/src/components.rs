@@ -9,7 +9,6 @@
 //! rest out.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use c2_bundle_collector::{ContributionKind, InstalledRecord};
 use c2_policy::{CatalogModule, ChangeKind, ComponentSwitch, Scope};
@@ -19,134 +18,12 @@ use crate::bundle::InstalledBundle;
 use crate::error::{Advice, ErrorKind, HostError};
 use crate::host::{Applied, PluginHost, Shared, StateChange, Target, lock};
 
-/// The contribution kinds a per-component choice can name, in the inventory's spelling.
-pub const COMPONENT_KINDS: [ContributionKind; 7] = [
-    ContributionKind::Skill,
-    ContributionKind::UiAction,
-    ContributionKind::Connector,
-    ContributionKind::LanguageServer,
-    ContributionKind::McpServer,
-    ContributionKind::Scaffold,
-    ContributionKind::RuntimeCommand,
-];
+pub use c2_bundle_collector::{COMPONENT_KINDS, ComponentRef, component_id};
 
-/// The inventory's kebab-case name of `kind` (`skill`, `ui-action`, `mcp-server`, ...).
-pub fn kind_name(kind: ContributionKind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-/// One contribution of a bundle, `<kind>:<local-id>` (e.g. `skill:review`,
-/// `runtime-command:review.run`, `mcp-server:""` for an MCP server named with the empty
-/// string).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ComponentRef {
-    /// One of [`COMPONENT_KINDS`].
-    pub kind: ContributionKind,
-    /// The bundle-local id (a skill's folder, a command id, an MCP server's name, ...).
-    pub local_id: String,
-}
-
-impl ComponentRef {
-    /// Parses `<kind>:<local-id>`; an unknown kind is `invalid_component` with the valid ones.
-    pub fn parse(text: &str) -> Result<Self, HostError> {
-        let valid = || {
-            COMPONENT_KINDS
-                .iter()
-                .map(|kind| kind_name(*kind))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let Some((kind, local_id)) = text.split_once(':') else {
-            return Err(HostError::command(
-                ErrorKind::InvalidComponent,
-                format!(
-                    "`{text}` is not `<kind>:<local-id>` (e.g. `skill:review`); kinds: {}",
-                    valid()
-                ),
-            ));
-        };
-        let kind = COMPONENT_KINDS
-            .iter()
-            .copied()
-            .find(|candidate| kind_name(*candidate) == kind)
-            .ok_or_else(|| {
-                HostError::command(
-                    ErrorKind::InvalidComponent,
-                    format!(
-                        "`{kind}` is not a component kind a choice can name; use one of: {}",
-                        valid()
-                    ),
-                )
-            })?;
-        if local_id.is_empty() {
-            return Err(HostError::command(
-                ErrorKind::InvalidComponent,
-                format!(
-                    "`{text}` names no local id after the kind (an empty one is written `{}:\"\"`)",
-                    kind_name(kind)
-                ),
-            ));
-        }
-        // A local id starting with `"` is a JSON string literal: the form of every id that the
-        // plain form cannot carry (the empty one, one starting with `"`), and allowed for any.
-        let local_id = if local_id.starts_with('"') {
-            serde_json::from_str::<String>(local_id).map_err(|_| {
-                HostError::command(
-                    ErrorKind::InvalidComponent,
-                    format!(
-                        "`{text}`: a local id starting with `\"` must be one JSON string, e.g. `{}:\"\"`",
-                        kind_name(kind)
-                    ),
-                )
-            })?
-        } else {
-            local_id.to_owned()
-        };
-        Ok(Self { kind, local_id })
+impl From<c2_bundle_collector::InvalidComponent> for HostError {
+    fn from(error: c2_bundle_collector::InvalidComponent) -> Self {
+        HostError::command(ErrorKind::InvalidComponent, error.0)
     }
-
-    /// The policy identity of this component of installed bundle `id`.
-    pub fn policy_key(&self, id: &str) -> String {
-        format!("{id}:{self}")
-    }
-}
-
-impl fmt::Display for ComponentRef {
-    /// `<kind>:<local-id>`, the local id plain unless it is empty or starts with `"`; then it
-    /// is written as a JSON string (`mcp-server:""`), so every id has one form and
-    /// [`ComponentRef::parse`] reads back exactly the id that was written.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = kind_name(self.kind);
-        if self.local_id.is_empty() || self.local_id.starts_with('"') {
-            let quoted = serde_json::to_string(&self.local_id).map_err(|_| fmt::Error)?;
-            write!(f, "{kind}:{quoted}")
-        } else {
-            write!(f, "{kind}:{}", self.local_id)
-        }
-    }
-}
-
-/// The `<kind>:<local-id>` form of one contribution (see [`ComponentRef`]'s `Display`).
-pub fn component_id(kind: ContributionKind, local_id: &str) -> String {
-    ComponentRef {
-        kind,
-        local_id: local_id.to_owned(),
-    }
-    .to_string()
-}
-
-/// The components of an installed bundle a choice can name, as `<kind>:<local-id>`.
-pub(crate) fn switchable(record: &InstalledRecord) -> BTreeSet<String> {
-    record
-        .inventory
-        .contributions
-        .iter()
-        .filter(|c| COMPONENT_KINDS.contains(&c.kind))
-        .map(|c| component_id(c.kind, &c.id))
-        .collect()
 }
 
 /// A component of one bundle as a listing shows it.
@@ -202,7 +79,9 @@ impl Shared {
         scope: &Scope,
     ) -> Vec<ComponentState> {
         let withheld = self.withheld(bundle, scope);
-        switchable(&bundle.record)
+        bundle
+            .record
+            .switchable()
             .into_iter()
             .map(|component| ComponentState {
                 state: if withheld.contains(&component) {
@@ -268,7 +147,7 @@ impl PluginHost {
         state: StateChange,
     ) -> Result<ChangeKind, HostError> {
         let id = &bundle.record.id;
-        let valid = switchable(&bundle.record);
+        let valid = bundle.record.switchable();
         if !valid.contains(&component.to_string()) {
             let listed = if valid.is_empty() {
                 "it has no component a choice can name".to_owned()
@@ -369,7 +248,7 @@ impl PluginHost {
     ) -> Result<Vec<DroppedChoice>, HostError> {
         let module = crate::bundle::module_name(&record.id);
         let prefix = format!("{}:", record.id);
-        let present = switchable(record);
+        let present = record.switchable();
         let dropped: Vec<DroppedChoice> = {
             let policy = lock(&self.shared.policy);
             let Some(document) = policy.document() else {

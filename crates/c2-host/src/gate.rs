@@ -12,6 +12,7 @@ use crate::env::{Counters, EventHook, RuntimeEnv};
 use crate::host::Shared;
 use crate::installed::InstalledBundle;
 use crate::options::HostOptions;
+use c2_bundle_collector::InstalledRecord;
 
 impl Shared {
     /// The deny entry each blocked bundle matches, by module name (c2-policy's kill switch).
@@ -36,23 +37,26 @@ impl Shared {
     /// the ones trusted): the digest is recomputed from disk. `Err` says what changed and
     /// what to do; nothing is untrusted by it.
     pub(crate) fn verify_content(&self, bundle: &InstalledBundle) -> Result<(), String> {
-        let id = &bundle.record.id;
-        let what_to_do = "nothing from it runs and its trust is unchanged: reinstall it from its source to restore the reviewed files, or uninstall it";
-        match self.store.current_digest(id, &self.options.limits) {
-            Ok(Some(digest)) if digest == bundle.record.digest => Ok(()),
-            Ok(Some(digest)) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (content digest {} instead of {}); {what_to_do}",
-                &digest[..16.min(digest.len())],
-                &bundle.record.digest[..16.min(bundle.record.digest.len())]
-            )),
-            Ok(None) => Err(format!(
-                "the installed files of {id} changed on disk since it was installed (a symlink, special file or unexpected directory appeared in {}); {what_to_do}",
-                bundle.dir.display()
-            )),
-            Err(error) => Err(format!(
-                "the installed files of {id} cannot be checked against its digest: {error}; {what_to_do}"
-            )),
-        }
+        self.store
+            .check_content(&bundle.record, &self.options.limits)
+            .map_err(|changed| changed.0)
+    }
+
+    /// [`Shared::verify_content`] of every bundle in `bundles`, by id, under one hold of the
+    /// store's lock.
+    pub(crate) fn verify_contents<'a>(
+        &self,
+        bundles: impl IntoIterator<Item = &'a InstalledBundle>,
+    ) -> BTreeMap<String, Result<(), String>> {
+        let records: Vec<&InstalledRecord> = bundles.into_iter().map(|b| &b.record).collect();
+        let verdicts = self
+            .store
+            .check_contents(records.iter().copied(), &self.options.limits);
+        records
+            .iter()
+            .zip(verdicts)
+            .map(|(record, verdict)| (record.id.clone(), verdict.map_err(|changed| changed.0)))
+            .collect()
     }
 }
 

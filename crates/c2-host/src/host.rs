@@ -15,7 +15,7 @@ use c2_kernel::{
     CatalogEntry, DesiredState as KernelDesired, Error as KernelError, Kernel, Module,
     ModuleIntent, ModuleState, ProjectKey, Realm,
 };
-use c2_policy::{Catalog, CatalogModule, Change, ChangeKind, PolicyStore, Revisions, Scope};
+use c2_policy::{Catalog, Change, ChangeKind, PolicyStore, Revisions, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -67,9 +67,24 @@ pub(crate) struct Shared {
     pub(crate) view: Mutex<crate::sync::View>,
     /// The development bundles this host holds (see development.rs).
     pub(crate) development: Mutex<Vec<c2_bundle_collector::DevelopmentHold>>,
+    /// Bumped by every change to `bundles`: with the kernel's factory revision, the key of
+    /// `catalog`.
+    pub(crate) bundles_revision: AtomicU64,
+    /// The last [`PluginHost::desired_catalog`], with the key it was built at.
+    pub(crate) catalog: Mutex<Option<(crate::catalog::CatalogKey, Arc<Catalog>)>>,
 }
 
 impl Shared {
+    /// Changes the loaded bundles through `change`, bumping their revision.
+    pub(crate) fn set_bundles<T>(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<String, Arc<BundleModule>>) -> T,
+    ) -> T {
+        let changed = change(&mut lock(&self.bundles));
+        self.bundles_revision.fetch_add(1, Ordering::SeqCst);
+        changed
+    }
+
     /// Whether the user trusted exactly the installed content of `bundle`.
     pub(crate) fn is_trusted(&self, bundle: &InstalledBundle) -> bool {
         let policy = lock(&self.policy);
@@ -415,6 +430,8 @@ impl PluginHost {
             generation: AtomicU64::new(c2_policy::read_generation(&options.plugins_dir)),
             view: Mutex::new(crate::sync::View::default()),
             development: Mutex::new(Vec::new()),
+            bundles_revision: AtomicU64::new(0),
+            catalog: Mutex::new(None),
             options,
         });
         let host = Self { shared };
@@ -613,77 +630,15 @@ impl PluginHost {
         self.shared
             .kernel
             .register_factory(module.clone(), bundle.revision());
-        lock(&self.shared.bundles).insert(bundle.record.id.clone(), module.clone());
+        self.shared
+            .set_bundles(|bundles| bundles.insert(bundle.record.id.clone(), module.clone()));
         Ok(module)
-    }
-
-    /// The policy catalog: every factory with its metadata and, for bundles, the digest.
-    pub(crate) fn policy_catalog(&self) -> Catalog {
-        let bundles = lock(&self.shared.bundles).clone();
-        Catalog::new(
-            self.shared
-                .kernel
-                .catalog(&Realm::Global)
-                .into_iter()
-                .map(|entry| {
-                    let bundle = entry
-                        .name
-                        .strip_prefix(crate::bundle::BUNDLE_PREFIX)
-                        .and_then(|id| bundles.get(id));
-                    let active_resources = bundle
-                        .map(|module| {
-                            module
-                                .instances()
-                                .into_iter()
-                                .filter_map(|(realm, instance)| {
-                                    instance.pid().map(|pid| {
-                                        format!("process {pid} in {}", realm_text(&realm))
-                                    })
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    CatalogModule {
-                        project_capable: entry.meta.supports(c2_kernel::ScopeKind::Project),
-                        essential: entry.meta.essential,
-                        default_enabled: entry.meta.default_state
-                            == c2_kernel::DefaultState::Enabled,
-                        config_schema: entry.config_schema.clone(),
-                        dependents: Vec::new(),
-                        active_resources,
-                        digest: bundle.map(|m| m.bundle().record.digest.clone()),
-                        name: entry.name,
-                    }
-                }),
-        )
-    }
-
-    /// A fingerprint of the factory set: it changes exactly when a bundle is installed,
-    /// replaced or removed, in this process or another one.
-    fn graph_revision(&self) -> u64 {
-        let mut hasher = blake3::Hasher::new();
-        for entry in self.shared.kernel.catalog(&Realm::Global) {
-            hasher.update(entry.name.as_bytes());
-            hasher.update(&[0]);
-            hasher.update(&entry.revision.to_le_bytes());
-        }
-        let hash = hasher.finalize();
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&hash.as_bytes()[..8]);
-        u64::from_le_bytes(first)
-    }
-
-    pub(crate) fn revisions(&self) -> Revisions {
-        Revisions {
-            graph: self.graph_revision(),
-            projects: lock(&self.shared.projects).clone(),
-        }
     }
 
     /// Pushes policy's desired state into the kernel, for the user realm and every known
     /// project realm. The trust gate is applied here: an untrusted or blocked bundle never is.
     pub(crate) fn sync_desired(&self) {
-        let catalog = self.policy_catalog();
+        let catalog = self.desired_catalog();
         let blocked = self.shared.blocked();
         let policy = lock(&self.shared.policy);
         let desired = |scope: &Scope| {
@@ -881,7 +836,7 @@ impl PluginHost {
             Scope::User => Realm::Global,
             Scope::Project(key) => Realm::project(key.clone()),
         };
-        let catalog = self.policy_catalog();
+        let catalog = self.desired_catalog();
         let runnable = lock(&self.shared.policy)
             .desired(&catalog, &change.module, &change.scope)
             .map(|d| d.is_runnable())
@@ -1467,24 +1422,30 @@ impl PluginHost {
     /// Installed bundles with trust, enablement and runtime state.
     pub fn list(&self) -> Vec<BundleStatus> {
         let bundles = lock(&self.shared.bundles).clone();
-        let catalog = self.shared.kernel.catalog(&Realm::Global);
-        let policy_catalog = self.policy_catalog();
+        let states: BTreeMap<String, ModuleState> = self
+            .shared
+            .kernel
+            .catalog(&Realm::Global)
+            .into_iter()
+            .map(|entry| (entry.name, entry.state))
+            .collect();
+        let policy_catalog = self.desired_catalog();
         let blocked = self.shared.blocked();
+        let mut verified = self
+            .shared
+            .verify_contents(bundles.values().map(|module| module.bundle().as_ref()));
         bundles
             .values()
             .map(|module| {
                 let bundle = module.bundle();
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
-                let changed = self.shared.verify_content(bundle).err();
+                let changed = verified.remove(&bundle.record.id).and_then(Result::err);
                 let denied = blocked.get(&name).map(ToString::to_string);
                 let enabled = lock(&self.shared.policy)
                     .desired(&policy_catalog, &name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
-                let state = catalog
-                    .iter()
-                    .find(|e| e.name == name)
-                    .map(|e| e.state.clone());
+                let state = states.get(&name).cloned();
                 let instances = module.instances();
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
@@ -1548,7 +1509,7 @@ impl PluginHost {
             Realm::Global => Scope::User,
             Realm::Project(key) => Scope::Project(key.as_str().to_owned()),
         };
-        let policy_catalog = self.policy_catalog();
+        let policy_catalog = self.desired_catalog();
         let bundles = lock(&self.shared.bundles).clone();
         let components: BTreeMap<String, Vec<crate::components::ComponentState>> = bundles
             .values()

@@ -28,6 +28,7 @@
 
 mod builtins;
 mod bundle;
+mod catalog;
 mod components;
 mod development;
 mod env;
@@ -55,7 +56,7 @@ pub use bundle::{BUNDLE_PREFIX, module_name};
 pub use c2_policy::{PolicyOptions, WatchMode, WatchOptions};
 pub use components::{
     COMPONENT_KINDS, ComponentChoicesDropped, ComponentRef, ComponentState, DroppedChoice,
-    disabled_for_user, kind_name,
+    disabled_for_user,
 };
 pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;

@@ -22,7 +22,7 @@ impl PluginHost {
     /// one change, not a removal and an addition.
     pub(crate) async fn unload_locked(&self, id: &str) -> Result<(), HostError> {
         self.shared.kernel.remove_factory(&module_name(id))?;
-        lock(&self.shared.bundles).remove(id);
+        self.shared.set_bundles(|bundles| bundles.remove(id));
         self.sync_desired();
         self.on_runtime(self.shared.kernel.reconcile()).await;
         Ok(())

@@ -312,7 +312,7 @@ impl<'a> Core<'a> {
         scope_of: impl Fn(&InstalledBundle) -> Scope,
         keep: impl Fn(&DesiredState) -> bool,
     ) -> Vec<Arc<InstalledBundle>> {
-        let catalog = self.host.policy_catalog();
+        let catalog = self.host.desired_catalog();
         let policy = lock(&self.host.shared.policy);
         bundles
             .into_iter()

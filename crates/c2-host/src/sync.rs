@@ -163,7 +163,7 @@ impl PluginHost {
             if let Err(error) = self.shared.kernel.remove_factory(&module_name(id)) {
                 tracing::warn!("cannot remove the factory of {id}: {error}");
             }
-            lock(&self.shared.bundles).remove(id);
+            self.shared.set_bundles(|bundles| bundles.remove(id));
         }
         for (id, record) in on_disk {
             if loaded.get(&id) != Some(&record.digest)
@@ -217,7 +217,7 @@ impl PluginHost {
 
     fn view(&self) -> View {
         let bundles = lock(&self.shared.bundles).clone();
-        let catalog = self.policy_catalog();
+        let catalog = self.desired_catalog();
         let blocked = self.shared.blocked();
         let policy = lock(&self.shared.policy);
         View {

@@ -124,6 +124,8 @@ pub(crate) struct State {
     global: BTreeMap<String, Slot>,
     projects: BTreeMap<ProjectKey, ProjectGraph>,
     revision: u64,
+    /// See [`Kernel::factories_revision`].
+    factories_revision: u64,
     seq: u64,
     diagnostics: VecDeque<Diagnostic>,
     shut_down: bool,
@@ -537,6 +539,7 @@ impl Kernel {
             global: BTreeMap::new(),
             projects: BTreeMap::new(),
             revision: 0,
+            factories_revision: 0,
             seq: 0,
             diagnostics: VecDeque::new(),
             shut_down: false,
@@ -576,6 +579,7 @@ impl Kernel {
             revision,
         };
         state.factories.insert(name, factory);
+        state.factories_revision += 1;
         true
     }
 
@@ -591,6 +595,7 @@ impl Kernel {
             }),
             Some(_) => {
                 state.factories.remove(name);
+                state.factories_revision += 1;
                 Ok(())
             }
         }
@@ -814,6 +819,12 @@ impl Kernel {
     /// The graph revision: bumps exactly once per reconcile, reap or unload that changed anything.
     pub fn revision(&self) -> u64 {
         self.inner.lock().revision
+    }
+
+    /// Bumps with every factory registered, replaced or removed: what is derived from the
+    /// factories alone (names, metadata, schemas, revisions) is current while it holds.
+    pub fn factories_revision(&self) -> u64 {
+        self.inner.lock().factories_revision
     }
 
     /// Every factory eligible for `realm`, with metadata and effective state there. A project
@@ -1174,15 +1185,7 @@ impl Kernel {
                     slots.filter_map(|(_, slot)| slot.scope.map(|scope| (slot.seq, scope))),
                 );
             }
-            modules.sort_by_key(|m| std::cmp::Reverse(m.0));
-            for (_, scope) in modules {
-                state.registry.detach(scope, &mut cleanups);
-            }
-            let mut rest: Vec<ScopeId> = state.registry.scopes.keys().copied().collect();
-            rest.sort_unstable_by(|a, b| b.cmp(a));
-            for scope in rest {
-                state.registry.detach(scope, &mut cleanups);
-            }
+            state.registry.detach_all(modules, &mut cleanups);
             state.projects.clear();
             for slot in state.global.values_mut() {
                 slot.scope = None;

@@ -352,6 +352,62 @@ impl Registry {
         }));
     }
 
+    /// Detaches every scope when the kernel shuts down: the modules' scopes of `modules`
+    /// (`(sequence, scope)`) latest applied first, then the rest newest first. The cleanups
+    /// come out as one [`Registry::detach`] after another gives them and every task is aborted,
+    /// but the registries are emptied at once instead of entry by entry: with no scope left,
+    /// none of their entries has an owner.
+    pub(crate) fn detach_all(
+        &mut self,
+        mut modules: Vec<(u64, ScopeId)>,
+        out: &mut Vec<PendingCleanup>,
+    ) {
+        modules.sort_by_key(|m| std::cmp::Reverse(m.0));
+        let mut tasks = Vec::new();
+        for (_, scope) in modules {
+            self.take_scope(scope, out, &mut tasks);
+        }
+        let mut rest: Vec<ScopeId> = self.scopes.keys().copied().collect();
+        rest.sort_unstable_by(|a, b| b.cmp(a));
+        for scope in rest {
+            self.take_scope(scope, out, &mut tasks);
+        }
+        for task in tasks {
+            task.abort();
+        }
+        self.commands.clear();
+        self.blockers.clear();
+        self.services.clear();
+        self.json.clear();
+        self.typed.clear();
+    }
+
+    /// [`Registry::detach`] for [`Registry::detach_all`]: the scope's registrations are left in
+    /// place (they are cleared with the registries), its tasks are gathered into `tasks`.
+    fn take_scope(
+        &mut self,
+        scope: ScopeId,
+        out: &mut Vec<PendingCleanup>,
+        tasks: &mut Vec<AbortHandle>,
+    ) {
+        let Some(record) = self.scopes.remove(&scope) else {
+            return;
+        };
+        for child in record.children.iter().rev() {
+            self.take_scope(*child, out, tasks);
+        }
+        tasks.extend(record.regs.into_iter().filter_map(|reg| match reg {
+            Reg::Task(task) => Some(task),
+            _ => None,
+        }));
+        let (module, realm) = (record.module, record.realm);
+        out.extend(record.cleanups.into_iter().rev().map(|run| PendingCleanup {
+            module: module.clone(),
+            realm: realm.clone(),
+            run,
+        }));
+    }
+
     fn remove_reg(&mut self, scope: ScopeId, reg: Reg) {
         match reg {
             Reg::Command { realm, name } => {

@@ -435,8 +435,8 @@ impl Connection {
                     _ => StateChange::Inherit,
                 };
                 if let Some(component) = &p.component {
-                    let component =
-                        c2_host::ComponentRef::parse(component).map_err(error_object)?;
+                    let component = c2_host::ComponentRef::parse(component)
+                        .map_err(|error| error_object(error.into()))?;
                     let applied = host
                         .set_component(&p.id, &target(p.project), &component, change)
                         .await

@@ -26,7 +26,7 @@ use super::{RECORD, Store, bundle_ids, read_record, write_cache};
 use crate::digest::SourceIdentity;
 use crate::error::Result;
 use crate::store::InstalledRecord;
-use crate::walk::{open_nofollow, read_bounded};
+use crate::walk::{open_nofollow, read_file_bounded};
 
 /// `<dir>/.claims.json`: a dot name, so it is no installed id and no store watcher wakes on it.
 const CLAIMS: &str = ".claims.json";
@@ -207,7 +207,7 @@ impl Store {
         let path = self.dir.join(CLAIMS);
         open_nofollow(&path)
             .ok()
-            .and_then(|file| read_bounded(file, MAX_CLAIMS_BYTES).ok())
+            .and_then(|file| read_file_bounded(file, MAX_CLAIMS_BYTES).ok())
             .and_then(|bytes| serde_json::from_slice::<File>(&bytes).ok())
             .filter(|file| file.format == FORMAT)
             .map(|file| file.entries)

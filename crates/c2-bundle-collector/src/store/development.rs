@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::{InstallRequest, Store, check_id, exists, random_name, rename, sync_dir, write_file};
 use crate::bundle::CollectedBundle;
 use crate::error::{Error, Result};
-use crate::walk::{open_nofollow, read_bounded};
+use crate::walk::{open_nofollow, read_file_bounded};
 
 /// `<dir>/.development`: one mark and one hold file per development bundle.
 const DEVELOPMENT: &str = ".development";
@@ -304,7 +304,7 @@ impl Store {
             return Ok(None);
         }
         let file = open_nofollow(&path).map_err(Error::io("open", &path))?;
-        let bytes = read_bounded(file, MAX_MARK_BYTES).map_err(Error::io("read", &path))?;
+        let bytes = read_file_bounded(file, MAX_MARK_BYTES).map_err(Error::io("read", &path))?;
         serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|error| Error::CorruptRecord {

@@ -5,7 +5,7 @@ use nix::fcntl::FlockArg;
 
 use super::{Store, random_name, rename, sync_dir, write_file};
 use crate::error::{Error, Result};
-use crate::walk::{open_nofollow, read_bounded};
+use crate::walk::{open_nofollow, read_file_bounded};
 
 impl Store {
     /// Reads the store's small settings file `name` (a plain file name in the store's
@@ -24,7 +24,7 @@ impl Store {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(Error::io("open", &path)(error)),
         };
-        let bytes = read_bounded(file, max_bytes).map_err(Error::io("read", &path))?;
+        let bytes = read_file_bounded(file, max_bytes).map_err(Error::io("read", &path))?;
         if bytes.len() as u64 > max_bytes {
             return Err(Error::SettingsTooLarge {
                 path,

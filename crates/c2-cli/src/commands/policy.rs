@@ -83,7 +83,7 @@ pub(crate) async fn component(
     state: StateChange,
     project: Option<&Path>,
 ) -> CmdResult {
-    let parsed = ComponentRef::parse(component).map_err(session::failure)?;
+    let parsed = ComponentRef::parse(component).map_err(|error| session::failure(error.into()))?;
     let applied = host
         .set_component(id, &session::target(project), &parsed, state)
         .await

@@ -402,11 +402,11 @@ async fn unknown_kinds_and_local_ids_are_refused_with_the_valid_ones() {
     let id = env
         .install_ready(&kit(&env.path("bundles"), "1.0.0", false, false))
         .await;
-    let error = ComponentRef::parse("widget:panel").unwrap_err();
+    let error = HostError::from(ComponentRef::parse("widget:panel").unwrap_err());
     assert_eq!(error.kind(), "invalid_component");
     assert!(error.to_string().contains("ui-action"), "{error}");
     assert_eq!(
-        ComponentRef::parse("panel").unwrap_err().kind(),
+        HostError::from(ComponentRef::parse("panel").unwrap_err()).kind(),
         "invalid_component"
     );
     let error = env

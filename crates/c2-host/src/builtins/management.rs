@@ -335,7 +335,8 @@ impl Action {
                 ));
             }
         };
-        let component = crate::components::ComponentRef::parse(&component).map_err(failure)?;
+        let component = crate::components::ComponentRef::parse(&component)
+            .map_err(|error| failure(error.into()))?;
         Ok(PlannedKind::Component(component, state))
     }
 
