@@ -181,15 +181,19 @@ pub fn read_parts(root: &Path, limits: Limits, tops: &[&str]) -> Result<BundlePa
 }
 
 /// Whether any of the top-level entries `tops` exists in the bundle directory at `root`, of
-/// whatever kind (a link or a file counts: [`read_parts`] then refuses it). One `lstat` each,
-/// nothing read: how a reader of some folders of a bundle skips one that has none of them.
+/// whatever kind (a link or a file counts: [`read_parts`] then refuses it). One `fstatat` each
+/// relative to the opened root, nothing read: how a reader of some folders of a bundle skips
+/// one that has none of them.
 pub fn has_any_part(root: &Path, tops: &[&str]) -> bool {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the collector inspects a bundle's entries without following links"
-    )]
-    tops.iter()
-        .any(|top| std::fs::symlink_metadata(root.join(top)).is_ok())
+    use std::os::fd::AsFd;
+    let flags =
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC;
+    let Ok(dir) = nix::fcntl::open(root, flags, nix::sys::stat::Mode::empty()) else {
+        return false;
+    };
+    tops.iter().any(|top| {
+        nix::sys::stat::fstatat(dir.as_fd(), *top, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).is_ok()
+    })
 }
 
 /// Collects a bundle directory (the selected directory is the root; nothing above or below

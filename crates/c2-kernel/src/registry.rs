@@ -526,35 +526,41 @@ impl Registry {
         extension: bool,
         policy_blocked: impl Fn(&ProjectKey, &str) -> bool,
     ) -> Vec<CommandInfo> {
-        let mut names: Vec<&String> = Vec::new();
-        if let Some(own) = self.commands.get(realm) {
-            names.extend(own.keys());
-        }
-        if let (Realm::Project(_), Some(global)) = (realm, self.commands.get(&Realm::Global)) {
-            let own = self.commands.get(realm);
-            names.extend(
-                global
-                    .keys()
-                    .filter(|name| own.is_none_or(|own| !own.contains_key(*name))),
-            );
-        }
-        let mut listed: Vec<CommandInfo> = names
-            .into_iter()
-            .filter_map(|name| {
-                let entry = self.resolve(realm, name, extension, &policy_blocked).ok()?;
-                let home = self
+        // What `resolve` would answer for each name, walking the entries once instead of
+        // looking each name up again.
+        let own = self.commands.get(realm);
+        let mut listed = Vec::new();
+        let mut list = |name: &String, entry: &CommandEntry| {
+            if extension && entry.spec.visibility != Visibility::ExtensionPublic {
+                return;
+            }
+            listed.push(CommandInfo {
+                name: name.clone(),
+                realm: self
                     .scopes
                     .get(&entry.scope)
-                    .map_or(Realm::Global, |s| s.realm.clone());
-                Some(CommandInfo {
-                    name: name.clone(),
-                    realm: home,
-                    owner: entry.owner.to_string(),
-                    spec: entry.spec.clone(),
-                })
-            })
-            .collect();
-        listed.sort_by(|a, b| a.name.cmp(&b.name));
+                    .map_or(Realm::Global, |s| s.realm.clone()),
+                owner: entry.owner.to_string(),
+                spec: entry.spec.clone(),
+            });
+        };
+        for (name, entry) in own.into_iter().flatten() {
+            list(name, entry);
+        }
+        if let (Realm::Project(project), Some(global)) = (realm, self.commands.get(&Realm::Global))
+        {
+            for (name, entry) in global {
+                let shadowed = own.is_some_and(|own| own.contains_key(name));
+                let blocked = || {
+                    self.is_blocked(project, &entry.owner) || policy_blocked(project, &entry.owner)
+                };
+                if !shadowed && !blocked() {
+                    list(name, entry);
+                }
+            }
+        }
+        // Names are unique: a realm's own command hides the global one of the same name.
+        listed.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         listed
     }
 

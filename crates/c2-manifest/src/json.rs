@@ -104,10 +104,27 @@ enum Frame {
     Object {
         start: usize,
         members: Vec<Member>,
+        /// The keys so far, once the object has more than [`SCANNED_KEYS`] of them.
         seen: HashSet<String>,
         key: String,
         key_start: usize,
     },
+}
+
+/// Up to this many members, a duplicate key is found by comparing with each (no hashing, no
+/// copy of the key); past it, every key goes into a set, so a hostile object of many keys
+/// still costs linear time.
+const SCANNED_KEYS: usize = 16;
+
+/// Whether `key` is the first of its name in the object whose members so far are `members`.
+fn first_key(members: &[Member], seen: &mut HashSet<String>, key: &str) -> bool {
+    if members.len() < SCANNED_KEYS {
+        return members.iter().all(|member| member.key != key);
+    }
+    if seen.is_empty() {
+        seen.extend(members.iter().map(|member| member.key.clone()));
+    }
+    seen.insert(key.to_owned())
 }
 
 /// Parses `source` into a tree, reporting problems into `sink`.
@@ -327,7 +344,7 @@ impl Parser<'_> {
                         key,
                         key_start,
                     } => {
-                        if seen.insert(key.clone()) {
+                        if first_key(&members, &mut seen, &key) {
                             members.push(Member {
                                 key,
                                 key_start,

@@ -163,12 +163,20 @@ impl StoreWatch {
     pub fn mode(&self) -> WatchMode {
         self.mode
     }
+
+    /// Tells the watcher thread to stop, without waiting for it: it calls `on_change` no more
+    /// once it sees the request, and dropping the watcher then waits for it to end. Closing an
+    /// inotify instance waits for the kernel's grace period (milliseconds), so a caller with
+    /// other work to do stops first and drops last.
+    pub fn stop(&mut self) {
+        // Closing the write end wakes the thread's poll with a hang-up.
+        drop(self.stop.take());
+    }
 }
 
 impl Drop for StoreWatch {
     fn drop(&mut self) {
-        // Closing the write end wakes the thread's poll with a hang-up.
-        drop(self.stop.take());
+        self.stop();
         if let Some(thread) = self.thread.take()
             && thread.thread().id() != std::thread::current().id()
         {

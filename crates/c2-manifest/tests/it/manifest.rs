@@ -360,3 +360,23 @@ fn the_issues_and_observations_capabilities_are_accepted_and_bound_operations() 
     assert!(!connector.operation_allowed("observation/record"));
     assert!(!Capability::Observations.operation_allowed("observations.record"));
 }
+
+#[test]
+fn a_duplicate_key_is_found_in_a_small_object_and_past_the_scanned_keys_of_a_large_one() {
+    // Few members: found by comparing with each. Many: found through the set of keys.
+    for members in [2, 15, 16, 17, 40] {
+        for duplicate in [0, members - 1] {
+            let mut keys: Vec<String> = (0..members).map(|n| format!("\"k{n}\": {n}")).collect();
+            keys.push(format!("\"k{duplicate}\": true"));
+            let source = format!(
+                r#"{{"name": "demo", "extensions": {{"x": {{{}}}}}}}"#,
+                keys.join(", ")
+            );
+            let found = codes(&source)
+                .into_iter()
+                .filter(|code| *code == "duplicate-key")
+                .count();
+            assert_eq!(found, 1, "{members} members, k{duplicate} twice");
+        }
+    }
+}
