@@ -1631,12 +1631,10 @@ impl PluginHost {
     pub async fn shutdown(&self) {
         self.end_held_development().await;
         let _changes = self.shared.changes.lock().await;
-        // No refresh may bring anything back up. The watcher ends while the kernel shuts down
-        // (closing its inotify instance takes the kernel's grace period) and is joined after.
+        // No refresh may bring anything back up; the watcher ends during the shutdown, joined last.
         let mut watch = lock(&self.shared.watch).take();
         watch.as_mut().map(c2_policy::StoreWatch::stop);
         self.on_runtime(self.shared.kernel.shutdown()).await;
-        drop(watch);
         // The supervisor's pre-started shim is this process's too: a shut-down host leaves no
         // child (another host in this process just starts its next runtime cold).
         c2_supervisor::release_warm_shim();
