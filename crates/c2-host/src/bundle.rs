@@ -133,6 +133,7 @@ impl Module for BundleModule {
             }
             // Runtime commands disabled by policy in this realm get no stub; when every one is
             // disabled there is nothing to call, so no runtime instance (and no process).
+            let withheld = ctx.withheld();
             let commands: Vec<_> = self
                 .bundle
                 .manifest
@@ -140,8 +141,7 @@ impl Module for BundleModule {
                 .commands
                 .iter()
                 .filter(|c| {
-                    !ctx.withheld()
-                        .contains(&format!("runtime-command:{}", c.id))
+                    withheld.is_empty() || !withheld.contains(&format!("runtime-command:{}", c.id))
                 })
                 .collect();
             let declared = self.bundle.manifest.codetwo.commands.len();

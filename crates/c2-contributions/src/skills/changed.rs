@@ -19,7 +19,7 @@ use serde_json::Value;
 use c2_host::PluginHost;
 use c2_lock::lock;
 
-use super::{LibraryState, SCENES_CHANGED, SKILLS_CHANGED, library_in, scenes_in};
+use super::{LibraryState, SCENES_CHANGED, SKILLS_CHANGED, enabled_content, library_of, scenes_of};
 
 /// The hashes of each realm's skill and scene libraries, by realm (`user` or a project key).
 pub(crate) type Seen = BTreeMap<String, (u64, u64)>;
@@ -47,8 +47,9 @@ fn current(host: &PluginHost) -> Seen {
     scopes
         .into_iter()
         .map(|(name, scope)| {
-            let skills = hash_of(&library_in(host, &scope));
-            let scenes = hash_of(&scenes_in(host, &scope));
+            let enabled = enabled_content(host, &scope);
+            let skills = hash_of(&library_of(host, &enabled));
+            let scenes = hash_of(&scenes_of(&enabled));
             (name, (skills, scenes))
         })
         .collect()

@@ -161,10 +161,7 @@ impl Library for PluginHost {
 /// The bundles enabled in `scope` with what they offer. Skills, commands and subagents
 /// are content, not a process: a project's own entry counts only for a bundle whose
 /// runtime is project-capable (as for MCP servers), otherwise the user's does.
-fn enabled_content(
-    host: &PluginHost,
-    scope: &Scope,
-) -> Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)> {
+pub(crate) fn enabled_content(host: &PluginHost, scope: &Scope) -> Enabled {
     let mut bundles = host.seam().installed();
     bundles.sort_by(|a, b| a.record().id.cmp(&b.record().id));
     let scope_of = |b: &InstalledBundle| {
@@ -222,11 +219,19 @@ fn read_content(host: &PluginHost, bundle: &InstalledBundle) -> BundleContent {
     }
 }
 
+/// What the bundles enabled in a realm offer, as [`enabled_content`] gives them.
+pub(crate) type Enabled = Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)>;
+
 pub(crate) fn library_in(host: &PluginHost, scope: &Scope) -> Vec<LibraryItem> {
+    library_of(host, &enabled_content(host, scope))
+}
+
+/// The skill library of the realm whose enabled content is `enabled`.
+pub(crate) fn library_of(host: &PluginHost, enabled: &Enabled) -> Vec<LibraryItem> {
     let mut items = Vec::new();
-    for (bundle, choice, content) in enabled_content(host, scope) {
-        let withheld = host.seam().withheld(&bundle, &choice);
-        let trusted = host.seam().is_trusted(&bundle);
+    for (bundle, choice, content) in enabled {
+        let withheld = host.seam().withheld(bundle, choice);
+        let trusted = host.seam().is_trusted(bundle);
         let mut skill_names = BTreeSet::new();
         for raw in &content.items {
             let status = if let Some(why) = &raw.problem {
@@ -253,7 +258,7 @@ pub(crate) fn library_in(host: &PluginHost, scope: &Scope) -> Vec<LibraryItem> {
             if raw.kind == LibraryKind::Skill && raw.problem.is_none() {
                 skill_names.insert(raw.local_name.clone());
             }
-            items.push(item(&bundle, raw, status));
+            items.push(item(bundle, raw, status));
         }
     }
     name_items(&mut items);
@@ -261,8 +266,13 @@ pub(crate) fn library_in(host: &PluginHost, scope: &Scope) -> Vec<LibraryItem> {
 }
 
 pub(crate) fn scenes_in(host: &PluginHost, scope: &Scope) -> Vec<SceneEntry> {
-    enabled_content(host, scope)
-        .into_iter()
+    scenes_of(&enabled_content(host, scope))
+}
+
+/// The scene library of the realm whose enabled content is `enabled`.
+pub(crate) fn scenes_of(enabled: &Enabled) -> Vec<SceneEntry> {
+    enabled
+        .iter()
         .flat_map(|(bundle, _, content)| {
             content
                 .scenes
