@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use c2_bundle_collector::InstalledRecord;
 use c2_kernel::Kernel;
 use c2_lock::lock;
 
@@ -12,7 +13,6 @@ use crate::env::{Counters, EventHook, RuntimeEnv};
 use crate::host::Shared;
 use crate::installed::InstalledBundle;
 use crate::options::HostOptions;
-use c2_bundle_collector::InstalledRecord;
 
 impl Shared {
     /// The deny entry each blocked bundle matches, by module name (c2-policy's kill switch).
