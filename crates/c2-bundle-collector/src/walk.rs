@@ -245,6 +245,8 @@ fn read_file(opened: std::io::Result<File>, rel: String, tree: &mut Tree) -> Res
 }
 
 /// Reads at most `budget + 1` bytes: one byte past the budget proves the limit was exceeded.
+/// For a stream of unknown size (an archive's entry); a file is read by [`read_file_bounded`].
+#[cfg(any(feature = "archive", test))]
 pub(crate) fn read_bounded(reader: impl Read, budget: u64) -> std::io::Result<Vec<u8>> {
     read_bounded_sized(reader, budget, 0)
 }
