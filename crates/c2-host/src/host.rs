@@ -603,7 +603,7 @@ impl PluginHost {
             .diagnostics
             .iter()
             .find(|d| d.severity == c2_manifest::Severity::Error);
-        let (Some(manifest), None) = (report.manifest.clone(), first_error) else {
+        let (Some(manifest), None) = (report.manifest, first_error) else {
             // The store only holds bundles that validated; this one changed on disk since, or
             // was validated under other options.
             let why = first_error.map_or_else(

@@ -271,16 +271,17 @@ impl Verified {
         self.dirs.iter().all(same) && self.stats.iter().all(same)
     }
 
-    /// Whether a walk under `limits` would take this tree whole.
+    /// Whether a walk under `limits` would take this tree whole, and every entry is a plain
+    /// path inside it (relative, no `.`, `..` or empty component): a manifest naming anything
+    /// else vouches for nothing.
     fn within(&self, limits: &Limits) -> bool {
         let entries = self.stats.len() + self.dirs.len() - 1;
         let bytes: u64 = self.stats.iter().map(|stat| stat.size).sum();
         let path_ok = |stat: &FileStat| {
             stat.rel.split('/').count() <= limits.max_depth
-                && stat
-                    .rel
-                    .split('/')
-                    .all(|name| name.len() <= limits.max_name_bytes)
+                && stat.rel.split('/').all(|name| {
+                    !matches!(name, "" | "." | "..") && name.len() <= limits.max_name_bytes
+                })
         };
         self.stats.len() <= limits.max_files
             && entries <= limits.max_entries
@@ -615,6 +616,43 @@ mod tests {
                 None => Seen::Refused,
             };
             assert_eq!(got, expected, "{what}");
+        }
+    }
+
+    /// A manifest whose entry names a path outside the tree (or the same file by another
+    /// spelling), with that path's true stamps, is refused before anything is compared.
+    #[test]
+    fn a_manifest_naming_a_path_outside_the_tree_vouches_for_nothing() {
+        use std::os::unix::fs::MetadataExt;
+        let (_root, store, record) = settled_with_manifest();
+        let path = stamps(&store, &record.id);
+        let bundle = store.bundle_dir(&record.id).unwrap();
+        for outside in [
+            "/etc/passwd",
+            "../installed.json",
+            "lib/../plugin.json",
+            "lib//data.txt",
+            "./plugin.json",
+        ] {
+            let meta = std::fs::symlink_metadata(bundle.join(outside)).unwrap();
+            let mut manifest: Manifest =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            manifest.verified.digest = PLANTED.to_owned();
+            manifest.verified.stats[0] = FileStat {
+                rel: outside.to_owned(),
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.size(),
+                mode: meta.mode(),
+                mtime: (meta.mtime(), meta.mtime_nsec()),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+            };
+            std::fs::write(&path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+            assert_eq!(
+                digest(&fresh(&store), &record.id),
+                Some(record.digest.clone()),
+                "{outside}"
+            );
         }
     }
 
