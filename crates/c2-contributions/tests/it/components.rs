@@ -12,18 +12,9 @@ use c2_contributions::{ConnectorRequest, McpStatus, Resolved, UiRequest};
 use c2_host::{ComponentRef, HostError, StateChange, Target};
 use serde_json::json;
 
-use crate::support::{Env, KIT_LANGUAGE as LANGUAGE, component_kit as kit};
-
-fn component(text: &str) -> ComponentRef {
-    ComponentRef::parse(text).unwrap()
-}
-
-async fn set(env: &Env, id: &str, target: &Target, text: &str, state: StateChange) {
-    env.host
-        .set_component(id, target, &component(text), state)
-        .await
-        .unwrap_or_else(|error| panic!("{text} {state:?}: {error}"));
-}
+use crate::support::{
+    Env, KIT_LANGUAGE as LANGUAGE, assert_disabled, component, component_kit as kit,
+};
 
 fn ui_ids(env: &Env, target: &Target) -> Vec<String> {
     env.host
@@ -62,42 +53,6 @@ fn mcp_status(env: &Env, target: &Target) -> McpStatus {
         .find(|row| row.server == "tool")
         .expect("the tool server is listed")
         .status
-}
-
-fn listed_state(env: &Env, id: &str, text: &str) -> String {
-    let status = env.host.list().into_iter().find(|s| s.id == id).unwrap();
-    status
-        .components
-        .iter()
-        .find(|c| c.component == text)
-        .unwrap_or_else(|| panic!("{text} in {:?}", status.components))
-        .state
-        .clone()
-}
-
-fn catalog_state(env: &Env, id: &str, target: &Target, text: &str) -> String {
-    let module = c2_host::module_name(id);
-    let row = env
-        .host
-        .catalog(target)
-        .unwrap()
-        .into_iter()
-        .find(|row| row.entry.name == module)
-        .unwrap();
-    let components = row.components.expect("a bundle row lists its components");
-    components
-        .into_iter()
-        .find(|c| c.component == text)
-        .unwrap()
-        .state
-}
-
-fn assert_disabled(error: &HostError, text: &str) {
-    assert_eq!(error.kind(), "disabled", "{error}");
-    let message = error.to_string();
-    assert!(message.contains(text), "{message}");
-    let hint = error.hint().unwrap_or_default();
-    assert!(hint.contains("--component"), "says how: {message} / {hint}");
 }
 
 #[tokio::test]
@@ -140,12 +95,12 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
         "scaffold:starter",
         "runtime-command:fixture.echo",
     ] {
-        set(&env, &id, &user, text, StateChange::Disable).await;
-        assert_eq!(listed_state(&env, &id, text), "disabled", "{text}");
-        assert_eq!(catalog_state(&env, &id, &user, text), "disabled", "{text}");
+        env.set(&id, &user, text, StateChange::Disable).await;
+        assert_eq!(env.listed_state(&id, text), "disabled", "{text}");
+        assert_eq!(env.catalog_state(&id, &user, text), "disabled", "{text}");
     }
     assert_eq!(
-        listed_state(&env, &id, "runtime-command:fixture.info"),
+        env.listed_state(&id, "runtime-command:fixture.info"),
         "enabled"
     );
 
@@ -206,8 +161,8 @@ async fn a_disabled_component_leaves_every_surface_in_the_user_realm_and_comes_b
         "mcp-server:tool",
         "runtime-command:fixture.echo",
     ] {
-        set(&env, &id, &user, text, StateChange::Inherit).await;
-        assert_eq!(listed_state(&env, &id, text), "enabled", "{text}");
+        env.set(&id, &user, text, StateChange::Inherit).await;
+        assert_eq!(env.listed_state(&id, text), "enabled", "{text}");
     }
     assert_eq!(ui_ids(&env, &user), ["panel", "acts"]);
     env.host.invoke_ui(&ui(&id, None)).await.unwrap();
@@ -238,7 +193,8 @@ async fn a_runtime_whose_every_command_is_disabled_never_starts() {
         "runtime-command:fixture.echo",
         "runtime-command:fixture.info",
     ] {
-        set(&env, &id, &Target::User, text, StateChange::Disable).await;
+        env.set(&id, &Target::User, text, StateChange::Disable)
+            .await;
     }
     for command in ["fixture.echo", "fixture.info"] {
         assert_disabled(
@@ -259,8 +215,7 @@ async fn a_runtime_whose_every_command_is_disabled_never_starts() {
     assert_eq!(env.host.stats().spawns, 0, "no process was spawned");
     assert_eq!(env.host.runtime_pid(&id, &Target::User).unwrap(), None);
     // One command back: the process starts on its first call.
-    set(
-        &env,
+    env.set(
         &id,
         &Target::User,
         "runtime-command:fixture.info",
@@ -281,24 +236,16 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
     let (app, other) = (env.project("app"), env.project("other"));
     let in_app = Target::Project(app.clone());
     // The user disables the panel and echo; the project turns echo back on.
-    set(
-        &env,
-        &id,
-        &Target::User,
-        "ui-action:panel",
-        StateChange::Disable,
-    )
-    .await;
-    set(
-        &env,
+    env.set(&id, &Target::User, "ui-action:panel", StateChange::Disable)
+        .await;
+    env.set(
         &id,
         &Target::User,
         "runtime-command:fixture.echo",
         StateChange::Disable,
     )
     .await;
-    set(
-        &env,
+    env.set(
         &id,
         &in_app,
         "runtime-command:fixture.echo",
@@ -317,11 +264,11 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
         "runtime-command:fixture.echo",
     );
     assert_eq!(
-        catalog_state(&env, &id, &in_app, "runtime-command:fixture.echo"),
+        env.catalog_state(&id, &in_app, "runtime-command:fixture.echo"),
         "enabled"
     );
     assert_eq!(
-        catalog_state(&env, &id, &in_app, "ui-action:panel"),
+        env.catalog_state(&id, &in_app, "ui-action:panel"),
         "disabled",
         "the project inherits what it does not override"
     );
@@ -332,23 +279,17 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
     );
 
     // A project's own disable does not reach the user realm's process or another project.
-    set(
-        &env,
+    env.set(
         &id,
         &in_app,
         "runtime-command:fixture.info",
         StateChange::Disable,
     )
     .await;
-    set(
-        &env,
-        &id,
-        &in_app,
-        "language-server:ls",
-        StateChange::Disable,
-    )
-    .await;
-    set(&env, &id, &in_app, "mcp-server:tool", StateChange::Disable).await;
+    env.set(&id, &in_app, "language-server:ls", StateChange::Disable)
+        .await;
+    env.set(&id, &in_app, "mcp-server:tool", StateChange::Disable)
+        .await;
     let refused = env
         .host
         .invoke(&in_app, "fixture.info", json!({}))
@@ -379,7 +320,7 @@ async fn a_project_choice_overrides_the_user_and_inherit_removes_it() {
         "language-server:ls",
         "mcp-server:tool",
     ] {
-        set(&env, &id, &in_app, text, StateChange::Inherit).await;
+        env.set(&id, &in_app, text, StateChange::Inherit).await;
     }
     assert_disabled(
         &env.host
@@ -454,14 +395,8 @@ async fn unknown_kinds_and_local_ids_are_refused_with_the_valid_ones() {
         );
     }
     // Its language server does run per project: that choice is the project's.
-    set(
-        &env,
-        &id,
-        &project,
-        "language-server:ls",
-        StateChange::Disable,
-    )
-    .await;
+    env.set(&id, &project, "language-server:ls", StateChange::Disable)
+        .await;
     let Target::Project(dir) = &project else {
         unreachable!()
     };
@@ -490,8 +425,7 @@ async fn disabling_a_component_of_a_live_bundle_reaches_its_running_processes() 
     // A live runtime: disabling one of its commands reloads the scope, so the process that
     // still offered it stops; the next call starts one that is never asked for it.
     let before = crate::support::pid_of(&env.invoke("fixture.info", json!({})).await.unwrap());
-    set(
-        &env,
+    env.set(
         &id,
         &Target::User,
         "runtime-command:fixture.echo",
@@ -511,14 +445,8 @@ async fn disabling_a_component_of_a_live_bundle_reaches_its_running_processes() 
         .await
         .unwrap();
     assert!(server.try_exit().is_none());
-    set(
-        &env,
-        &id,
-        &in_app,
-        "language-server:ls",
-        StateChange::Disable,
-    )
-    .await;
+    env.set(&id, &in_app, "language-server:ls", StateChange::Disable)
+        .await;
     let exited = tokio::time::timeout(Duration::from_secs(10), server.exited()).await;
     assert!(exited.is_ok(), "the running server was stopped");
     let refused = env

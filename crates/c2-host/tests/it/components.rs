@@ -5,60 +5,10 @@
 
 use std::time::Duration;
 
-use c2_host::{
-    ComponentChoicesDropped, ComponentRef, HostError, InstallOptions, PlanAction, StateChange,
-    Target,
-};
+use c2_host::{ComponentChoicesDropped, InstallOptions, PlanAction, StateChange, Target};
 use serde_json::json;
 
-use crate::support::{Env, component_kit as kit};
-
-fn component(text: &str) -> ComponentRef {
-    ComponentRef::parse(text).unwrap()
-}
-
-async fn set(env: &Env, id: &str, target: &Target, text: &str, state: StateChange) {
-    env.host
-        .set_component(id, target, &component(text), state)
-        .await
-        .unwrap_or_else(|error| panic!("{text} {state:?}: {error}"));
-}
-
-fn listed_state(env: &Env, id: &str, text: &str) -> String {
-    let status = env.host.list().into_iter().find(|s| s.id == id).unwrap();
-    status
-        .components
-        .iter()
-        .find(|c| c.component == text)
-        .unwrap_or_else(|| panic!("{text} in {:?}", status.components))
-        .state
-        .clone()
-}
-
-fn catalog_state(env: &Env, id: &str, target: &Target, text: &str) -> String {
-    let module = c2_host::module_name(id);
-    let row = env
-        .host
-        .catalog(target)
-        .unwrap()
-        .into_iter()
-        .find(|row| row.entry.name == module)
-        .unwrap();
-    let components = row.components.expect("a bundle row lists its components");
-    components
-        .into_iter()
-        .find(|c| c.component == text)
-        .unwrap()
-        .state
-}
-
-fn assert_disabled(error: &HostError, text: &str) {
-    assert_eq!(error.kind(), "disabled", "{error}");
-    let message = error.to_string();
-    assert!(message.contains(text), "{message}");
-    let hint = error.hint().unwrap_or_default();
-    assert!(hint.contains("--component"), "says how: {message} / {hint}");
-}
+use crate::support::{Env, assert_disabled, component_kit as kit};
 
 #[tokio::test]
 async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_reported_once() {
@@ -66,25 +16,13 @@ async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_rep
     let bundles = env.path("bundles");
     let id = env.install_ready(&kit(&bundles, "1.0.0", true, true)).await;
     let app = Target::Project(env.project("app"));
-    set(
-        &env,
-        &id,
-        &Target::User,
-        "skill:review",
-        StateChange::Disable,
-    )
-    .await;
-    set(
-        &env,
-        &id,
-        &Target::User,
-        "skill:extra",
-        StateChange::Disable,
-    )
-    .await;
-    set(&env, &id, &app, "skill:extra", StateChange::Disable).await;
-    set(
-        &env,
+    env.set(&id, &Target::User, "skill:review", StateChange::Disable)
+        .await;
+    env.set(&id, &Target::User, "skill:extra", StateChange::Disable)
+        .await;
+    env.set(&id, &app, "skill:extra", StateChange::Disable)
+        .await;
+    env.set(
         &id,
         &app,
         "runtime-command:fixture.echo",
@@ -147,9 +85,9 @@ async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_rep
     assert_eq!(event.dropped.len(), 2);
 
     // Kept: the choices whose local ids are still there, in both scopes.
-    assert_eq!(listed_state(&env, &id, "skill:review"), "disabled");
+    assert_eq!(env.listed_state(&id, "skill:review"), "disabled");
     assert_eq!(
-        catalog_state(&env, &id, &app, "runtime-command:fixture.echo"),
+        env.catalog_state(&id, &app, "runtime-command:fixture.echo"),
         "disabled"
     );
     assert_disabled(
@@ -179,7 +117,7 @@ async fn choices_survive_a_reinstall_and_a_vanished_component_is_dropped_and_rep
         again.dropped_choices
     );
     assert!(!again.notes.iter().any(|n| n.contains("dropped")));
-    assert_eq!(listed_state(&env, &id, "skill:review"), "disabled");
+    assert_eq!(env.listed_state(&id, "skill:review"), "disabled");
     env.host.shutdown().await;
 }
 
