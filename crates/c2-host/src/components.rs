@@ -221,7 +221,7 @@ impl PluginHost {
             return Err(disabled_error(
                 &bundle.record.id,
                 &component,
-                &crate::host::realm_text(realm),
+                &crate::states::realm_text(realm),
             ));
         }
         Ok(())

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use c2_bundle_collector::InstalledRecord;
 use c2_kernel::Kernel;
 use c2_lock::lock;
 
@@ -40,23 +39,6 @@ impl Shared {
         self.store
             .check_content(&bundle.record, &self.options.limits)
             .map_err(|changed| changed.0)
-    }
-
-    /// [`Shared::verify_content`] of every bundle in `bundles`, by id, under one hold of the
-    /// store's lock.
-    pub(crate) fn verify_contents<'a>(
-        &self,
-        bundles: impl IntoIterator<Item = &'a InstalledBundle>,
-    ) -> BTreeMap<String, Result<(), String>> {
-        let records: Vec<&InstalledRecord> = bundles.into_iter().map(|b| &b.record).collect();
-        let verdicts = self
-            .store
-            .check_contents(records.iter().copied(), &self.options.limits);
-        records
-            .iter()
-            .zip(verdicts)
-            .map(|(record, verdict)| (record.id.clone(), verdict.map_err(|changed| changed.0)))
-            .collect()
     }
 }
 

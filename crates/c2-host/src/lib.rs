@@ -39,6 +39,7 @@ mod health;
 mod host;
 mod hub;
 mod installed;
+mod listings;
 mod loading;
 mod modules;
 mod options;
@@ -62,10 +63,11 @@ pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;
 pub use health::RuntimeHealth;
 pub use host::{
-    Applied, BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension, HostStats,
-    ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
+    Applied, HostStats, ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost,
+    StateChange, Target,
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
+pub use listings::{BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension};
 pub use modules::{ModuleError, ProtectedOwner};
 pub use options::{Clock, HostOptions, Loading, ManualClock, SystemClock};
 pub use paths::Project;
