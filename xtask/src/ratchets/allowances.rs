@@ -15,7 +15,6 @@ pub(crate) const LONG_FILES: &[(&str, usize)] = &[
     ("crates/c2-manifest/src/manifest.rs", 1292),
     ("crates/c2-manifest/src/plain_schema.rs", 844),
     ("crates/c2-plugin-sdk/src/tests.rs", 1191),
-    ("crates/c2-policy/src/tests.rs", 1084),
     ("crates/c2-protocol/src/peer.rs", 1223),
     ("crates/c2-protocol/src/tests.rs", 868),
     ("crates/c2-protocol/tests/it/peer.rs", 1013),
