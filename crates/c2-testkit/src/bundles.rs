@@ -180,11 +180,18 @@ pub fn pid_of(info: &Value) -> u32 {
 /// Runs `git ARGS` in `dir` with a fixed identity and no user or system configuration;
 /// returns its stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
+    run(dir, "git", args)
+}
+
+/// Runs `PROGRAM ARGS` in `dir` (a system tool preparing a fixture: git, tar, a digest), with
+/// git's identity fixed and no user or system git configuration; returns its stdout and fails
+/// the test if it fails.
+pub fn run(dir: &Path, program: &str, args: &[&str]) -> String {
     #[expect(
         clippy::disallowed_methods,
-        reason = "the tests prepare repositories with git"
+        reason = "the tests prepare repositories, tarballs and digests with the system tools"
     )]
-    let output = std::process::Command::new("git")
+    let output = std::process::Command::new(program)
         .args(args)
         .current_dir(dir)
         .env("GIT_AUTHOR_NAME", "Test")
@@ -197,7 +204,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .unwrap();
     assert!(
         output.status.success(),
-        "git {args:?}: {}",
+        "{program} {args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()

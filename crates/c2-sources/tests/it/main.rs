@@ -12,31 +12,8 @@ use c2_sources::{
     Catalogs, EntryLookup, FetchOptions, LockEnablement, LockEntry, LockFile, Source, SourceError,
     SourceErrorKind, fetch, fetch_locked,
 };
+use c2_testkit::bundles::run;
 use serde_json::{Value, json};
-
-fn run(dir: &Path, program: &str, args: &[&str]) -> String {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the tests prepare repositories, tarballs and digests with the system tools"
-    )]
-    let output = std::process::Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// A runtime-less bundle `name` at `version` in `dir`.
 fn plain_bundle(dir: &Path, name: &str, version: &str) {
