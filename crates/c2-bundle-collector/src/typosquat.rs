@@ -15,11 +15,12 @@ pub fn lookalike_warnings<'r>(
     let Some(name) = name else {
         return Vec::new();
     };
+    let new_name = c2_manifest::LookalikeName::new(name);
     installed
         .into_iter()
         .filter(|summary| &summary.source != source)
         .filter_map(|summary| {
-            let how = c2_manifest::lookalike(name, &summary.name)?.describe();
+            let how = new_name.lookalike(&summary.name)?.describe();
             Some(format!(
                 "possible typosquat: {name} is {how} {} (installed as {} from another source); make sure this is the bundle you meant",
                 summary.name, summary.id

@@ -57,7 +57,7 @@ pub use hidden::{
     identifier_hidden_char, scan_hidden_text,
 };
 pub use host_actions::{HostAction, HostActionsLimits, validate_host_actions};
-pub use lookalike::{Lookalike, lookalike, skeleton, within_one_edit};
+pub use lookalike::{Lookalike, LookalikeName, lookalike, skeleton, within_one_edit};
 pub use manifest::{
     AGENT_PLUGINS_SCHEMA_URL, CODETWO_NAMESPACE, ManifestReport, STANDARD_VERSION,
     validate_manifest,

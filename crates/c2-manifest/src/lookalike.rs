@@ -29,13 +29,35 @@ impl Lookalike {
 
 /// Whether `name` could pass for `other`, and how; `None` when they are plainly different.
 pub fn lookalike(name: &str, other: &str) -> Option<Lookalike> {
-    if name == other {
-        return Some(Lookalike::SameName);
+    LookalikeName::new(name).lookalike(other)
+}
+
+/// A name to compare with many others (every installed one): its folded form is computed once.
+#[derive(Debug, Clone)]
+pub struct LookalikeName<'a> {
+    name: &'a str,
+    skeleton: String,
+}
+
+impl<'a> LookalikeName<'a> {
+    /// `name`, folded once.
+    pub fn new(name: &'a str) -> Self {
+        Self {
+            name,
+            skeleton: skeleton(name),
+        }
     }
-    if skeleton(name) == skeleton(other) {
-        return Some(Lookalike::Confusable);
+
+    /// [`lookalike`] of this name and `other`.
+    pub fn lookalike(&self, other: &str) -> Option<Lookalike> {
+        if self.name == other {
+            return Some(Lookalike::SameName);
+        }
+        if self.skeleton == skeleton(other) {
+            return Some(Lookalike::Confusable);
+        }
+        within_one_edit(self.name, other).then_some(Lookalike::OneEdit)
     }
-    within_one_edit(name, other).then_some(Lookalike::OneEdit)
 }
 
 /// The folded form two confusable names share.
@@ -71,6 +93,10 @@ pub fn skeleton(name: &str) -> String {
 
 /// Damerau–Levenshtein (optimal string alignment) distance at most 1, in chars.
 pub fn within_one_edit(a: &str, b: &str) -> bool {
+    // Most pairs differ in length by more than one: answered before anything is collected.
+    if a.chars().count().abs_diff(b.chars().count()) > 1 {
+        return false;
+    }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let (short, long) = if a.len() <= b.len() {

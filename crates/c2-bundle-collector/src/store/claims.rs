@@ -192,10 +192,11 @@ impl Store {
             return Ok(Vec::new());
         };
         let _lock = self.lock(FlockArg::LockShared)?;
+        let new_name = c2_manifest::LookalikeName::new(name);
         let mut candidates = Vec::new();
         for id in bundle_ids(&self.dir)? {
             let resembles = crate::digest::installed_name(&id)
-                .is_none_or(|installed| c2_manifest::lookalike(name, installed).is_some());
+                .is_none_or(|installed| new_name.lookalike(installed).is_some());
             if resembles && let Ok(record) = read_record(&self.dir.join(&id).join(RECORD)) {
                 candidates.push(Summary::of(&record));
             }
