@@ -69,7 +69,7 @@ pub use installed::{data_dir, ensure_data_dir, read_installed_file, remove_data_
 pub use inventory::{Contribution, ContributionKind, ContributionStatus, Inventory};
 pub use library::{
     BundleLibrary, LIBRARY_FOLDERS, LibraryKind, LibraryPart, SCENE_MAJOR, SceneKind, ScenePart,
-    SceneStatus, may_offer_library, read_library,
+    SceneStatus, inventory_offers_library, may_offer_library, read_library,
 };
 pub use limits::{CollectOptions, Limits};
 pub use marketplace::{CheckedEntry, MarketplaceCheck, check_marketplace};

@@ -181,11 +181,8 @@ pub const SCENE_MAJOR: u64 = 1;
 /// looks at.
 pub const LIBRARY_FOLDERS: [&str; 4] = ["skills", "commands", "agents", "scenes"];
 
-/// Whether the bundle installed at `root` with `inventory` may offer a session anything: its
-/// inventory lists a skill, prompt command, subagent, scene or pipeline, or one of the
-/// [`LIBRARY_FOLDERS`] exists now. When neither holds, a reader need not walk the tree at all
-/// (four `lstat` calls); a folder that appears later makes this true again.
-pub fn may_offer_library(inventory: &Inventory, root: &std::path::Path) -> bool {
+/// Whether `inventory` lists a skill, prompt command, subagent, scene or pipeline.
+pub fn inventory_offers_library(inventory: &Inventory) -> bool {
     inventory.contributions.iter().any(|c| {
         matches!(
             c.kind,
@@ -195,7 +192,15 @@ pub fn may_offer_library(inventory: &Inventory, root: &std::path::Path) -> bool 
                 | ContributionKind::Scene
                 | ContributionKind::Pipeline
         )
-    }) || crate::bundle::has_any_part(root, &LIBRARY_FOLDERS)
+    })
+}
+
+/// Whether the bundle installed at `root` with `inventory` may offer a session anything: its
+/// inventory lists something for the library ([`inventory_offers_library`]), or one of the
+/// [`LIBRARY_FOLDERS`] exists now. When neither holds, a reader need not walk the tree at all
+/// (four `lstat` calls); a folder that appears later makes this true again.
+pub fn may_offer_library(inventory: &Inventory, root: &std::path::Path) -> bool {
+    inventory_offers_library(inventory) || crate::bundle::has_any_part(root, &LIBRARY_FOLDERS)
 }
 
 /// Reads what `bundle` offers a session from its parts (see [`crate::read_parts`]).

@@ -251,20 +251,24 @@ pub(crate) fn read_bounded(reader: impl Read, budget: u64) -> std::io::Result<Ve
     read_bounded_sized(reader, budget, 0)
 }
 
-/// [`read_bounded`] of an open file, sized by its `fstat`: a small file that is what it
-/// claims is read in one `read` (and one more that sees its end) instead of in doubling steps.
+/// [`read_bounded`] of an open file, sized by its `fstat`: one `read` for a file that is what
+/// it claims, instead of doubling steps and a last one that sees its end.
 pub(crate) fn read_file_bounded(file: File, budget: u64) -> std::io::Result<Vec<u8>> {
     let size = file.metadata()?.len();
     read_bounded_sized(file, budget, size)
 }
 
-/// [`read_bounded`] with the size `fstat` reported as a capacity hint, so a file that is what
-/// it claims is read in one pass. The hint is never trusted for the bound: a file that grows
-/// still stops at `budget + 1` bytes.
+/// [`read_bounded`] of a file whose `fstat` reported `size`: the bytes it had then, in one
+/// `read` and without a second one to find the end. A file over `budget` still gives
+/// `budget + 1` bytes, which its caller refuses. A file that grows after the `fstat` is read
+/// as it was (a prefix, as a read racing a writer would see); one that reports no size
+/// (procfs and the like) is read to its end, within the budget.
 fn read_bounded_sized(reader: impl Read, budget: u64, size: u64) -> std::io::Result<Vec<u8>> {
-    let limit = budget.saturating_add(1);
-    let hint = usize::try_from(size.saturating_add(1).min(limit)).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(hint);
+    let limit = match size {
+        0 => budget.saturating_add(1),
+        size => size.min(budget.saturating_add(1)),
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(limit).unwrap_or(0));
     reader.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
 }

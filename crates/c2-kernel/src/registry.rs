@@ -529,7 +529,12 @@ impl Registry {
         // What `resolve` would answer for each name, walking the entries once instead of
         // looking each name up again.
         let own = self.commands.get(realm);
-        let mut listed = Vec::new();
+        let fallbacks = match realm {
+            Realm::Project(_) => self.commands.get(&Realm::Global).map_or(0, HashMap::len),
+            Realm::Global => 0,
+        };
+        // Sized once: a list of many thousand commands is not copied while it grows.
+        let mut listed = Vec::with_capacity(own.map_or(0, HashMap::len) + fallbacks);
         let mut list = |name: &String, entry: &CommandEntry| {
             if extension && entry.spec.visibility != Visibility::ExtensionPublic {
                 return;

@@ -177,6 +177,9 @@ pub(crate) fn scan_into(sink: &mut Sink<'_>) {
     }
 }
 
+/// What to do about a hidden character in an identifier of a document.
+const IDENTIFIER_HELP: &str = "use only visible characters in identifiers";
+
 /// An error when `value` (the identifier `what` at `pointer`) holds a hidden character.
 pub(crate) fn check_identifier(
     sink: &mut Sink<'_>,
@@ -191,7 +194,7 @@ pub(crate) fn check_identifier(
             pointer,
             offset,
             identifier_message(what, value, ch),
-            Some("use only visible characters in identifiers"),
+            Some(IDENTIFIER_HELP),
         );
     }
 }
@@ -245,9 +248,20 @@ pub(crate) fn manifest_identifiers(root: &Node, sink: &mut Sink<'_>) {
         };
         for (i, item) in items.iter().enumerate() {
             for field in fields {
-                if let Some(node) = item.get(field) {
-                    let pointer = format!("/extensions/dev.codetwo/{list}/{i}/{field}");
-                    string_identifier(sink, node, &pointer, &format!("{list}[{i}].{field}"));
+                // The pointer and the name are written only for an identifier that needs them.
+                if let Some(Node {
+                    value: Value::String(value),
+                    start,
+                }) = item.get(field)
+                    && let Some(ch) = identifier_hidden_char(value)
+                {
+                    sink.error(
+                        HIDDEN_IN_IDENTIFIER,
+                        &format!("/extensions/dev.codetwo/{list}/{i}/{field}"),
+                        *start,
+                        identifier_message(&format!("{list}[{i}].{field}"), value, ch),
+                        Some(IDENTIFIER_HELP),
+                    );
                 }
             }
         }

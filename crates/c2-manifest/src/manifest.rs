@@ -448,10 +448,11 @@ impl Validator<'_, '_> {
         ptr: &str,
         mut entry: impl FnMut(&mut Self, &Node, &str, &mut HashSet<String>) -> Option<T>,
     ) -> Vec<T> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
+        let mut seen = HashSet::with_capacity(items.len());
+        let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            if let Some(decl) = entry(self, item, &pointer_push(ptr, &i.to_string()), &mut seen) {
+            // An index needs no escaping in a JSON pointer.
+            if let Some(decl) = entry(self, item, &format!("{ptr}/{i}"), &mut seen) {
                 out.push(decl);
             }
         }
@@ -514,9 +515,8 @@ impl Validator<'_, '_> {
     }
 
     fn command_id(&mut self, node: &Node, ptr: &str, id: &str) {
-        let segments: Vec<&str> = id.split('.').collect();
-        let well_formed = segments.len() >= 2
-            && segments.iter().all(|s| {
+        let well_formed = id.contains('.')
+            && id.split('.').all(|s| {
                 !s.is_empty()
                     && s.chars()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
@@ -543,18 +543,18 @@ impl Validator<'_, '_> {
                 Some("shorten the id"),
             );
         }
-        let namespace = segments[0].to_ascii_lowercase();
+        let namespace = id.split('.').next().unwrap_or_default();
         if self
             .opts
             .reserved_namespaces
             .iter()
-            .any(|r| r.eq_ignore_ascii_case(&namespace))
+            .any(|r| r.eq_ignore_ascii_case(namespace))
         {
             self.err(
                 "command-namespace-reserved",
                 ptr,
                 node,
-                format!("namespace `{}` belongs to the host", segments[0]),
+                format!("namespace `{namespace}` belongs to the host"),
                 Some("use a namespace of your own, such as your bundle's name"),
             );
         }

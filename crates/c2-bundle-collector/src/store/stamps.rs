@@ -64,6 +64,7 @@ pub(super) struct Verified {
 
 /// The contents of `stamps.json`.
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(from = "ManifestFields")]
 struct Manifest {
     format: u32,
     /// When the stamps were taken (before the bytes were read): seconds and nanoseconds since
@@ -71,6 +72,31 @@ struct Manifest {
     taken: (i64, i64),
     #[serde(flatten)]
     verified: Verified,
+}
+
+/// [`Manifest`] as its fields are read: deserializing a flattened struct buffers every value
+/// first, which made reading a manifest cost more than checking the tree it describes.
+#[derive(Deserialize)]
+struct ManifestFields {
+    format: u32,
+    taken: (i64, i64),
+    stats: Vec<FileStat>,
+    dirs: Vec<FileStat>,
+    digest: String,
+}
+
+impl From<ManifestFields> for Manifest {
+    fn from(fields: ManifestFields) -> Self {
+        Self {
+            format: fields.format,
+            taken: fields.taken,
+            verified: Verified {
+                stats: fields.stats,
+                dirs: fields.dirs,
+                digest: fields.digest,
+            },
+        }
+    }
 }
 
 impl Store {

@@ -2,40 +2,34 @@
 //! library changed.
 //!
 //! After every reconcile (each install, uninstall, update, switch, component choice, trust
-//! change and each refresh after another process changed the store) the host hashes each known
-//! realm's skill library and scene library and compares them with the previous hashes; a
-//! project realm seen for the first time is compared with the user realm's previous hashes,
-//! since until then it inherited the user's library. The first reconcile (at open) only records
-//! the baseline. When any realm differs, the event is published once, with a `null` payload
-//! (plugin protocol, "Events"), however many realms changed.
+//! change and each refresh after another process changed the store) the host takes what each
+//! known realm's libraries are made of: its enabled bundles, by installed id and content
+//! digest, with the choices their items depend on ([`Offer`]). Where a realm's offers differ
+//! from the last ones, its skill and scene libraries before and after are built and compared;
+//! a project realm seen for the first time is compared with the user realm's previous offers,
+//! since until then it inherited the user's library. The first reconcile (at open) only
+//! records the offers, reading no tree whose inventory lists nothing for the library, so a
+//! host that opens and exits looks into no such tree. When any realm's library differs, the
+//! event is published once, with a `null` payload (plugin protocol, "Events"), however many
+//! realms changed.
 
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use c2_policy::Scope;
-use serde::Serialize;
 use serde_json::Value;
 
 use c2_host::PluginHost;
 use c2_lock::lock;
 
-use super::{LibraryState, SCENES_CHANGED, SKILLS_CHANGED, enabled_content, library_of, scenes_of};
+use super::{LibraryState, Offer, SCENES_CHANGED, SKILLS_CHANGED, library_of, offers, scenes_of};
 
-/// The hashes of each realm's skill and scene libraries, by realm (`user` or a project key).
-pub(crate) type Seen = BTreeMap<String, (u64, u64)>;
+/// The offers of each realm's libraries, by realm (`user` or a project key).
+pub(crate) type Seen = BTreeMap<String, Vec<Offer>>;
 
 /// The user realm's key in [`Seen`] (a project key is an absolute path, never this).
 const USER: &str = "user";
 
-fn hash_of<T: Serialize>(value: &T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    serde_json::to_string(value)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
-}
-
-/// What the libraries of every known realm hash to now.
+/// What the libraries of every known realm are made of now.
 fn current(host: &PluginHost) -> Seen {
     let mut scopes = vec![(USER.to_owned(), Scope::User)];
     scopes.extend(
@@ -46,27 +40,26 @@ fn current(host: &PluginHost) -> Seen {
     );
     scopes
         .into_iter()
-        .map(|(name, scope)| {
-            let enabled = enabled_content(host, &scope);
-            let skills = hash_of(&library_of(host, &enabled));
-            let scenes = hash_of(&scenes_of(&enabled));
-            (name, (skills, scenes))
-        })
+        .map(|(name, scope)| (name, offers(host, &scope)))
         .collect()
 }
 
 /// Which libraries changed between `before` and `now`. A project realm `before` did not know
 /// had, until now, exactly the user's library (a project without entries of its own inherits
-/// every choice), so it is compared with the user realm's previous hashes.
-pub(crate) fn changes(before: &Seen, now: &Seen) -> (bool, bool) {
+/// every choice), so it is compared with the user realm's previous offers. Libraries are built
+/// only for realms whose offers differ.
+fn changes(host: &PluginHost, before: &Seen, now: &Seen) -> (bool, bool) {
     let mut skills = false;
     let mut scenes = false;
-    for (realm, (new_skills, new_scenes)) in now {
-        let Some((old_skills, old_scenes)) = before.get(realm).or_else(|| before.get(USER)) else {
+    for (realm, offers) in now {
+        let Some(old) = before.get(realm).or_else(|| before.get(USER)) else {
             continue;
         };
-        skills |= old_skills != new_skills;
-        scenes |= old_scenes != new_scenes;
+        if old == offers {
+            continue;
+        }
+        skills |= library_of(host, old) != library_of(host, offers);
+        scenes |= scenes_of(host, old) != scenes_of(host, offers);
     }
     (skills, scenes)
 }
@@ -85,14 +78,9 @@ pub(crate) fn publish_changes(host: &PluginHost) {
         .collect();
     lock(&library.content).retain(|id, _| installed.contains(id));
     let now = current(host);
-    let (skills, scenes) = {
-        let mut seen = lock(&library.seen);
-        let changed = seen
-            .as_ref()
-            .map_or((false, false), |before| changes(before, &now));
-        *seen = Some(now);
-        changed
-    };
+    let before = lock(&library.seen).take();
+    let (skills, scenes) = before.map_or((false, false), |before| changes(host, &before, &now));
+    *lock(&library.seen) = Some(now);
     if skills {
         tracing::debug!("the skill library changed");
         host.kernel().emit(SKILLS_CHANGED, Value::Null);

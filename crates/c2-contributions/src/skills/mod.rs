@@ -158,10 +158,43 @@ impl Library for PluginHost {
     }
 }
 
-/// The bundles enabled in `scope` with what they offer. Skills, commands and subagents
-/// are content, not a process: a project's own entry counts only for a bundle whose
-/// runtime is project-capable (as for MCP servers), otherwise the user's does.
-pub(crate) fn enabled_content(host: &PluginHost, scope: &Scope) -> Enabled {
+/// A bundle enabled in a realm, with the choices its library items depend on. What its files
+/// offer is read when the offer is made only if its inventory lists something for the
+/// library (its tree may be replaced before a later comparison needs the content); any other
+/// bundle's folders are looked at only when something needs its items ([`Offer::content`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Offer {
+    bundle: Arc<InstalledBundle>,
+    choice: Scope,
+    withheld: BTreeSet<String>,
+    trusted: bool,
+    content: Option<Arc<BundleContent>>,
+}
+
+impl PartialEq for Offer {
+    /// The same installed content under the same choices offers the same items.
+    fn eq(&self, other: &Self) -> bool {
+        self.bundle.record().id == other.bundle.record().id
+            && self.bundle.record().digest == other.bundle.record().digest
+            && self.choice == other.choice
+            && self.withheld == other.withheld
+            && self.trusted == other.trusted
+    }
+}
+
+impl Offer {
+    /// What the bundle's files offer, read once per content digest.
+    fn content(&self, host: &PluginHost) -> Arc<BundleContent> {
+        self.content
+            .clone()
+            .unwrap_or_else(|| bundle_content(host, &self.bundle))
+    }
+}
+
+/// The bundles enabled in `scope`, in id order. Skills, commands and subagents are content,
+/// not a process: a project's own entry counts only for a bundle whose runtime is
+/// project-capable (as for MCP servers), otherwise the user's does.
+pub(crate) fn offers(host: &PluginHost, scope: &Scope) -> Vec<Offer> {
     let mut bundles = host.seam().installed();
     bundles.sort_by(|a, b| a.record().id.cmp(&b.record().id));
     let scope_of = |b: &InstalledBundle| {
@@ -175,9 +208,15 @@ pub(crate) fn enabled_content(host: &PluginHost, scope: &Scope) -> Enabled {
         .desired_bundles(bundles, scope_of, |d| d.enabled)
         .into_iter()
         .map(|bundle| {
-            let content = bundle_content(host, &bundle);
             let choice = scope_of(&bundle);
-            (bundle, choice, content)
+            Offer {
+                withheld: host.seam().withheld(&bundle, &choice),
+                trusted: host.seam().is_trusted(&bundle),
+                content: c2_bundle_collector::inventory_offers_library(&bundle.record().inventory)
+                    .then(|| bundle_content(host, &bundle)),
+                bundle,
+                choice,
+            }
         })
         .collect()
 }
@@ -219,21 +258,17 @@ fn read_content(host: &PluginHost, bundle: &InstalledBundle) -> BundleContent {
     }
 }
 
-/// What the bundles enabled in a realm offer, as [`enabled_content`] gives them.
-pub(crate) type Enabled = Vec<(Arc<InstalledBundle>, Scope, Arc<BundleContent>)>;
-
 pub(crate) fn library_in(host: &PluginHost, scope: &Scope) -> Vec<LibraryItem> {
-    library_of(host, &enabled_content(host, scope))
+    library_of(host, &offers(host, scope))
 }
 
-/// The skill library of the realm whose enabled content is `enabled`.
-pub(crate) fn library_of(host: &PluginHost, enabled: &Enabled) -> Vec<LibraryItem> {
+/// The skill library of the realm whose enabled bundles are `offers`.
+pub(crate) fn library_of(host: &PluginHost, offers: &[Offer]) -> Vec<LibraryItem> {
     let mut items = Vec::new();
-    for (bundle, choice, content) in enabled {
-        let withheld = host.seam().withheld(bundle, choice);
-        let trusted = host.seam().is_trusted(bundle);
+    for offer in offers {
+        let (bundle, withheld) = (&offer.bundle, &offer.withheld);
         let mut skill_names = BTreeSet::new();
-        for raw in &content.items {
+        for raw in &offer.content(host).items {
             let status = if let Some(why) = &raw.problem {
                 LibraryStatus::Skipped(why.clone())
             } else if raw.kind == LibraryKind::Skill
@@ -250,7 +285,7 @@ pub(crate) fn library_of(host: &PluginHost, enabled: &Enabled) -> Vec<LibraryIte
                     "skill {} of the same bundle has this name",
                     raw.local_name
                 ))
-            } else if raw.scripts && !trusted {
+            } else if raw.scripts && !offer.trusted {
                 LibraryStatus::NotTrusted
             } else {
                 LibraryStatus::Supported
@@ -266,15 +301,17 @@ pub(crate) fn library_of(host: &PluginHost, enabled: &Enabled) -> Vec<LibraryIte
 }
 
 pub(crate) fn scenes_in(host: &PluginHost, scope: &Scope) -> Vec<SceneEntry> {
-    scenes_of(&enabled_content(host, scope))
+    scenes_of(host, &offers(host, scope))
 }
 
-/// The scene library of the realm whose enabled content is `enabled`.
-pub(crate) fn scenes_of(enabled: &Enabled) -> Vec<SceneEntry> {
-    enabled
+/// The scene library of the realm whose enabled bundles are `offers`.
+pub(crate) fn scenes_of(host: &PluginHost, offers: &[Offer]) -> Vec<SceneEntry> {
+    offers
         .iter()
-        .flat_map(|(bundle, _, content)| {
-            content
+        .flat_map(|offer| {
+            let bundle = &offer.bundle;
+            offer
+                .content(host)
                 .scenes
                 .iter()
                 .map(|raw| SceneEntry {

@@ -370,3 +370,57 @@ async fn a_subscribed_plugin_receives_one_skills_changed_per_change_and_none_oth
     expect_count(&env.host, 6, "a change by another process").await;
     env.host.shutdown().await;
 }
+
+/// A host that opens reads no library (its first reconcile only records what each realm's
+/// libraries are made of), yet the first change after it still publishes exactly: an update
+/// that leaves a bundle's skill as it was publishes nothing, and one that gives a bundle
+/// without library content a skill publishes once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_change_after_open_publishes_exactly_though_open_read_no_library() {
+    let env = Env::new().await;
+    let bundles = env.path("bundles");
+    let listener = FixtureBundle::new("listener")
+        .events(&["skills/changed", "scenes/changed"])
+        .write(&bundles);
+    env.install_ready(&listener).await;
+    // A skill without scripts: trust, which an update takes away until it is given again,
+    // does not change how it is offered.
+    let guide = FixtureBundle::new("guide")
+        .commands(&["guide.noop"])
+        .write(&bundles);
+    write(
+        &guide.join("skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Review code.\n---\nReview.\n",
+    );
+    env.install_ready(&guide).await;
+    let plain = FixtureBundle::new("plain")
+        .commands(&["plain.noop"])
+        .write(&bundles);
+    env.install_ready(&plain).await;
+    env.host.shutdown().await;
+
+    let host = c2_contributions::open(options(env.root.path()))
+        .await
+        .unwrap();
+    expect_count(&host, 0, "opening").await;
+    write(&guide.join("NOTES.md"), "notes\n");
+    host.install(
+        guide.to_str().unwrap(),
+        InstallOptions::trusted_and_enabled(),
+    )
+    .await
+    .unwrap();
+    expect_count(&host, 0, "an update that leaves the library as it was").await;
+    write(
+        &plain.join("skills/tidy/SKILL.md"),
+        "---\nname: tidy\ndescription: Tidy up.\n---\nTidy.\n",
+    );
+    host.install(
+        plain.to_str().unwrap(),
+        InstallOptions::trusted_and_enabled(),
+    )
+    .await
+    .unwrap();
+    expect_count(&host, 1, "an update that adds a skill").await;
+    host.shutdown().await;
+}
