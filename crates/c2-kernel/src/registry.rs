@@ -545,7 +545,7 @@ impl Registry {
                     .scopes
                     .get(&entry.scope)
                     .map_or(Realm::Global, |s| s.realm.clone()),
-                owner: entry.owner.to_string(),
+                owner: String::from(&*entry.owner),
                 spec: entry.spec.clone(),
             });
         };
