@@ -150,7 +150,8 @@ impl InvokeOptions {
 pub struct InstallOptions {
     /// Trust the installed content right away.
     pub trust: bool,
-    /// Enable it for the user right away.
+    /// Enable it for the user right away. With [`InstallOptions::trust`], both are one policy
+    /// revision: an enablement that fails leaves the new content neither trusted nor enabled.
     pub enable: bool,
 }
 
@@ -917,17 +918,17 @@ impl PluginHost {
                 dropped.component, dropped.scope, dropped.id
             )
         }));
-        let module = module_name(&record.id);
-        if options.trust {
-            self.change(
-                module.clone(),
-                Scope::User,
-                ChangeKind::Trust(record.digest.clone()),
-            )
-            .await?;
-        }
-        if options.enable {
-            self.change(module, Scope::User, ChangeKind::Enable).await?;
+        // Trust and enablement asked together are one policy revision: one write, one
+        // reconcile, and never trusted-but-disabled because the enablement failed.
+        let choice = match (options.trust, options.enable) {
+            (true, true) => Some(ChangeKind::TrustAndEnable(record.digest.clone())),
+            (true, false) => Some(ChangeKind::Trust(record.digest.clone())),
+            (false, true) => Some(ChangeKind::Enable),
+            (false, false) => None,
+        };
+        if let Some(choice) = choice {
+            self.change(module_name(&record.id), Scope::User, choice)
+                .await?;
         }
         // Last, so the trust and enablement of new content reach other hosts without waiting
         // for them to let go of the old tree.

@@ -35,6 +35,10 @@ pub enum ChangeKind {
     Trust(String),
     /// User scope only.
     Untrust,
+    /// User scope only: [`ChangeKind::Trust`] and [`ChangeKind::Enable`] as one revision, so
+    /// both hold or, when the host cannot reach the state, neither does (an install asked
+    /// for both).
+    TrustAndEnable(String),
     /// Set (`Some`) or clear (`None`) one component's override.
     SetComponent {
         /// The component id (e.g. `skill:review`).
@@ -151,6 +155,10 @@ pub(crate) fn evaluate(
         ChangeKind::Inherit => entry.state = Switch::Inherit,
         ChangeKind::Configure(value) => entry.config = Some(value.clone()),
         ChangeKind::Trust(digest) => entry.trusted_digest = Some(digest.clone()),
+        ChangeKind::TrustAndEnable(digest) => {
+            entry.trusted_digest = Some(digest.clone());
+            entry.state = Switch::Enabled;
+        }
         ChangeKind::Untrust => entry.trusted_digest = None,
         ChangeKind::SetComponent { component, state } => match state {
             Some(state) => {
@@ -187,9 +195,11 @@ fn validate(module: &CatalogModule, change: &Change) -> Result<(), Error> {
             essential: module.name.clone(),
         }),
         ChangeKind::Inherit if !project => Err(Error::InheritIsProjectOnly),
-        ChangeKind::Trust(_) | ChangeKind::Untrust if project => Err(Error::TrustIsUserWide),
+        ChangeKind::Trust(_) | ChangeKind::TrustAndEnable(_) | ChangeKind::Untrust if project => {
+            Err(Error::TrustIsUserWide)
+        }
         ChangeKind::ForgetComponents(_) if project => Err(Error::ForgetIsEveryScope),
-        ChangeKind::Trust(digest) => match &module.digest {
+        ChangeKind::Trust(digest) | ChangeKind::TrustAndEnable(digest) => match &module.digest {
             None => Err(Error::NotTrustable(module.name.clone())),
             Some(installed) if installed != digest => Err(Error::DigestMismatch {
                 module: module.name.clone(),

@@ -337,6 +337,40 @@ fn trust_is_bound_to_the_installed_digest() {
 }
 
 #[test]
+fn trust_and_enable_is_one_revision_with_the_rules_of_both() {
+    let mut fixture = Fixture::new();
+    let before = fixture.store.revision();
+    for (scope, kind) in [
+        (Scope::User, ChangeKind::TrustAndEnable("d-other".into())),
+        (project("/p"), ChangeKind::TrustAndEnable("d-review".into())),
+    ] {
+        let refused = fixture.plan(change("review", scope, kind));
+        assert!(
+            matches!(
+                refused,
+                Err(Error::DigestMismatch { .. } | Error::TrustIsUserWide)
+            ),
+            "{refused:?}"
+        );
+    }
+    let plan = fixture
+        .plan(change(
+            "review",
+            Scope::User,
+            ChangeKind::TrustAndEnable("d-review".into()),
+        ))
+        .unwrap();
+    assert_eq!(plan.impact.starts, vec!["review".to_owned()]);
+    fixture
+        .store
+        .apply_change(plan.id, &fixture.revisions, fixture.now)
+        .unwrap();
+    assert_eq!(fixture.store.revision(), before + 1, "one revision");
+    let desired = fixture.desired("review", &Scope::User);
+    assert!(desired.trusted && desired.enabled, "{desired:?}");
+}
+
+#[test]
 fn scope_support_is_checked() {
     let mut fixture = Fixture::new();
     assert!(matches!(
