@@ -40,7 +40,7 @@ impl std::fmt::Debug for BundleModule {
 impl BundleModule {
     pub(crate) fn new(bundle: Arc<InstalledBundle>, host: Weak<dyn RuntimeEnv>) -> Self {
         Self {
-            name: bundle.module_name(),
+            name: bundle.module_name().to_owned(),
             bundle,
             host,
             instances: Mutex::new(Vec::new()),

@@ -54,7 +54,7 @@ impl Shared {
     /// `<kind>:<local-id>`. Empty in safe mode, where nothing of a bundle runs anyway.
     pub(crate) fn withheld(&self, bundle: &InstalledBundle, scope: &Scope) -> BTreeSet<String> {
         let module = CatalogModule {
-            name: bundle.module_name(),
+            name: bundle.module_name().to_owned(),
             project_capable: bundle.project_capable(),
             ..CatalogModule::default()
         };
@@ -135,7 +135,8 @@ impl PluginHost {
         let bundle = module.bundle().clone();
         let scope = self.scope_of(target)?;
         let kind = self.component_change(&bundle, &scope, component, state)?;
-        self.change(bundle.module_name(), scope, kind).await
+        self.change(bundle.module_name().to_owned(), scope, kind)
+            .await
     }
 
     /// The policy change for one component choice, after every check.

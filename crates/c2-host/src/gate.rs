@@ -28,7 +28,7 @@ impl Shared {
         bundles
             .values()
             .filter(|_| !policy.deny_lists().is_empty())
-            .filter_map(|m| Some((m.bundle().module_name(), denied(m.bundle())?)))
+            .filter_map(|m| Some((m.bundle().module_name().to_owned(), denied(m.bundle())?)))
             .collect()
     }
 

@@ -88,7 +88,7 @@ impl Shared {
         let policy = lock(&self.policy);
         policy
             .document()
-            .and_then(|document| document.entry(&bundle.module_name(), &Scope::User))
+            .and_then(|document| document.entry(bundle.module_name(), &Scope::User))
             .is_some_and(|entry| entry.is_trusted(&bundle.record.digest))
     }
 }
@@ -517,6 +517,7 @@ impl PluginHost {
             ));
         };
         let bundle = Arc::new(InstalledBundle {
+            module: module_name(&record.id),
             record,
             manifest,
             dir,
@@ -869,7 +870,7 @@ impl PluginHost {
                 let name = previous.bundle().module_name();
                 let was_trusted = lock(&self.shared.policy)
                     .document()
-                    .and_then(|d| d.entry(&name, &Scope::User))
+                    .and_then(|d| d.entry(name, &Scope::User))
                     .and_then(|e| e.trusted_digest.clone());
                 if was_trusted.is_some_and(|digest| digest != record.digest) {
                     let why = record.review.as_ref().map(|r| format!(" ({})", r.reason()));
@@ -1066,7 +1067,7 @@ impl PluginHost {
             .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
         let digest = module.bundle().record.digest.clone();
         self.change(
-            module.bundle().module_name(),
+            module.bundle().module_name().to_owned(),
             Scope::User,
             ChangeKind::Trust(digest),
         )
@@ -1078,7 +1079,7 @@ impl PluginHost {
         self.catch_up().await;
         let module = self.bundle(id)?;
         self.change(
-            module.bundle().module_name(),
+            module.bundle().module_name().to_owned(),
             Scope::User,
             ChangeKind::Untrust,
         )
@@ -1100,7 +1101,7 @@ impl PluginHost {
             StateChange::Disable => ChangeKind::Disable,
             StateChange::Inherit => ChangeKind::Inherit,
         };
-        self.change(module.bundle().module_name(), scope, kind)
+        self.change(module.bundle().module_name().to_owned(), scope, kind)
             .await
     }
 
@@ -1277,7 +1278,7 @@ impl PluginHost {
             .advise(Advice::ListCommands);
         };
         let id = &module.bundle().record.id;
-        if let Some(found) = self.shared.blocked().get(&module.bundle().module_name()) {
+        if let Some(found) = self.shared.blocked().get(module.bundle().module_name()) {
             let message = format!("`{name}` is declared by {id}, which is blocked by {found}");
             return HostError::command(ErrorKind::Denied, message).advise(Advice::ListDenied);
         }

@@ -335,7 +335,7 @@ impl PluginHost {
         let review = bundle.record.review.as_ref()?;
         let policy = lock(&self.shared.policy);
         let document = policy.document()?;
-        let entry = document.entry(&bundle.module_name(), &Scope::User)?;
+        let entry = document.entry(bundle.module_name(), &Scope::User)?;
         review.lost_trust(entry.trusted_digest.as_deref())
     }
 

@@ -20,12 +20,14 @@ pub struct InstalledBundle {
     pub(crate) record: InstalledRecord,
     pub(crate) manifest: Manifest,
     pub(crate) dir: PathBuf,
+    /// [`module_name`] of the installed id, written once.
+    pub(crate) module: String,
 }
 
 impl InstalledBundle {
     /// The kernel module name the bundle goes by ([`module_name`] of its installed id).
-    pub fn module_name(&self) -> String {
-        module_name(&self.record.id)
+    pub fn module_name(&self) -> &str {
+        &self.module
     }
 
     pub(crate) fn has_runtime(&self) -> bool {

@@ -139,11 +139,11 @@ impl PluginHost {
                 let name = bundle.module_name();
                 let trusted = self.shared.is_trusted(bundle);
                 let changed = verdict.err().map(|changed| changed.0);
-                let denied = blocked.get(&name).map(ToString::to_string);
+                let denied = blocked.get(name).map(ToString::to_string);
                 let enabled = lock(&self.shared.policy)
-                    .desired(&policy_catalog, &name, &Scope::User)
+                    .desired(&policy_catalog, name, &Scope::User)
                     .is_ok_and(|d| d.enabled);
-                let state = states.get(&name).cloned();
+                let state = states.get(name).cloned();
                 let instances = module.instances();
                 let failure = instances.iter().find_map(|(_, i)| i.failure());
                 let active = instances.iter().any(|(_, i)| i.pid().is_some());
@@ -165,7 +165,7 @@ impl PluginHost {
                 };
                 BundleStatus {
                     id: bundle.record.id.clone(),
-                    module: name,
+                    module: name.to_owned(),
                     name: bundle.record.name.clone(),
                     version: bundle.record.version.clone(),
                     trusted,
@@ -214,7 +214,7 @@ impl PluginHost {
             .map(|module| {
                 let bundle = module.bundle();
                 (
-                    bundle.module_name(),
+                    bundle.module_name().to_owned(),
                     self.shared.component_states(bundle, &scope),
                 )
             })

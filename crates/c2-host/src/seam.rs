@@ -318,7 +318,7 @@ impl<'a> Core<'a> {
             .into_iter()
             .filter(|bundle| {
                 policy
-                    .desired(&catalog, &bundle.module_name(), &scope_of(bundle))
+                    .desired(&catalog, bundle.module_name(), &scope_of(bundle))
                     .is_ok_and(|desired| keep(&desired))
             })
             .collect()

@@ -228,11 +228,11 @@ impl PluginHost {
                     let name = bundle.module_name();
                     let trusted = policy
                         .document()
-                        .and_then(|d| d.entry(&name, &Scope::User))
+                        .and_then(|d| d.entry(name, &Scope::User))
                         .is_some_and(|e| e.is_trusted(&bundle.record.digest));
-                    let enabled = !blocked.contains_key(&name)
+                    let enabled = !blocked.contains_key(name)
                         && policy
-                            .desired(&catalog, &name, &Scope::User)
+                            .desired(&catalog, name, &Scope::User)
                             .is_ok_and(|d| d.enabled);
                     (
                         bundle.record.id.clone(),

@@ -411,7 +411,7 @@ impl LanguageServers for PluginHost {
                 // the server lives; a no-op for the global realm.
                 let lease = kernel.lease(&realm).await?;
                 let name = bundle.module_name();
-                let Some(scope) = kernel.module_scope(&realm, &name) else {
+                let Some(scope) = kernel.module_scope(&realm, name) else {
                     return Err(HostError::new(
                         ErrorKind::ActivationFailed,
                         format!(

@@ -405,7 +405,7 @@ impl PluginHost {
         let revisions = self.revisions();
         let plan = lock(&self.shared.policy).plan_change(
             c2_policy::Change {
-                module: module.bundle().module_name(),
+                module: module.bundle().module_name().to_owned(),
                 scope,
                 kind,
             },
