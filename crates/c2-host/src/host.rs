@@ -892,10 +892,30 @@ impl PluginHost {
                     Advice::TrustCommand(&record.id).hint()
                 ));
             }
-            self.reconcile_locked().await;
+            // A choice made with the install is committed next, and its reconcile applies the
+            // new content with it: no realm sees new content untrusted in between.
+            if !options.trust && !options.enable {
+                self.reconcile_locked().await;
+            }
             (record, previous.is_some(), retired)
         };
-        let (record, replaced, retired) = (record, replaced, retired);
+        // Trust and enablement asked together are one policy revision: one write, one
+        // reconcile, and never trusted-but-disabled because the enablement failed.
+        let choice = match (options.trust, options.enable) {
+            (true, true) => Some(ChangeKind::TrustAndEnable(record.digest.clone())),
+            (true, false) => Some(ChangeKind::Trust(record.digest.clone())),
+            (false, true) => Some(ChangeKind::Enable),
+            (false, false) => None,
+        };
+        if let Some(choice) = choice
+            && let Err(error) = self
+                .change(module_name(&record.id), Scope::User, choice)
+                .await
+        {
+            // Refused, or rolled back: the new content is applied without it.
+            self.reconcile().await;
+            return Err(error);
+        }
         // The bundle is stored whatever happens here: a choice that cannot be dropped now
         // (the policy refused the write) is named, and matches nothing in the new content.
         let dropped_choices = if replaced {
@@ -919,18 +939,6 @@ impl PluginHost {
                 dropped.component, dropped.scope, dropped.id
             )
         }));
-        // Trust and enablement asked together are one policy revision: one write, one
-        // reconcile, and never trusted-but-disabled because the enablement failed.
-        let choice = match (options.trust, options.enable) {
-            (true, true) => Some(ChangeKind::TrustAndEnable(record.digest.clone())),
-            (true, false) => Some(ChangeKind::Trust(record.digest.clone())),
-            (false, true) => Some(ChangeKind::Enable),
-            (false, false) => None,
-        };
-        if let Some(choice) = choice {
-            self.change(module_name(&record.id), Scope::User, choice)
-                .await?;
-        }
         // Last, so the trust and enablement of new content reach other hosts without waiting
         // for them to let go of the old tree.
         if let Some(retired) = retired {

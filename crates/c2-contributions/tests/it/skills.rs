@@ -373,7 +373,7 @@ async fn a_subscribed_plugin_receives_one_skills_changed_per_change_and_none_oth
 
 /// A host that opens reads no library (its first reconcile only records what each realm's
 /// libraries are made of), yet the first change after it still publishes exactly: an update
-/// that leaves a bundle's skill as it was publishes nothing, and one that gives a bundle
+/// that leaves a bundle's skills as they were publishes nothing, and one that gives a bundle
 /// without library content a skill publishes once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_change_after_open_publishes_exactly_though_open_read_no_library() {
@@ -383,16 +383,8 @@ async fn the_first_change_after_open_publishes_exactly_though_open_read_no_libra
         .events(&["skills/changed", "scenes/changed"])
         .write(&bundles);
     env.install_ready(&listener).await;
-    // A skill without scripts: trust, which an update takes away until it is given again,
-    // does not change how it is offered.
-    let guide = FixtureBundle::new("guide")
-        .commands(&["guide.noop"])
-        .write(&bundles);
-    write(
-        &guide.join("skills/review/SKILL.md"),
-        "---\nname: review\ndescription: Review code.\n---\nReview.\n",
-    );
-    env.install_ready(&guide).await;
+    let kit_dir = kit(&bundles, "Review code.");
+    env.install_ready(&kit_dir).await;
     let plain = FixtureBundle::new("plain")
         .commands(&["plain.noop"])
         .write(&bundles);
@@ -403,9 +395,11 @@ async fn the_first_change_after_open_publishes_exactly_though_open_read_no_libra
         .await
         .unwrap();
     expect_count(&host, 0, "opening").await;
-    write(&guide.join("NOTES.md"), "notes\n");
+    // Another file of the kit changes; its skills, one with scripts, do not. The new content
+    // is trusted with the install, so no realm ever offers the scripts untrusted.
+    write(&kit_dir.join("NOTES.md"), "notes\n");
     host.install(
-        guide.to_str().unwrap(),
+        kit_dir.to_str().unwrap(),
         InstallOptions::trusted_and_enabled(),
     )
     .await
