@@ -245,3 +245,37 @@ async fn a_damaged_installed_bundle_is_reported_and_the_others_still_load() {
     );
     host.shutdown().await;
 }
+
+/// Trust and enablement asked with an install are one policy revision: when the bundle cannot
+/// be enabled (a command another bundle registers), it stays installed, neither trusted nor
+/// enabled, and the bundle holding the command goes on serving it.
+#[tokio::test]
+async fn an_install_whose_enablement_fails_leaves_the_content_neither_trusted_nor_enabled() {
+    let env = Env::new().await;
+    let bundles = env.path("bundles");
+    let first = FixtureBundle::new("first")
+        .commands(&["fixture.echo"])
+        .write(&bundles);
+    env.install_ready(&first).await;
+    let second = FixtureBundle::new("second")
+        .commands(&["fixture.echo"])
+        .write(&bundles);
+    let error = env
+        .host
+        .install(
+            second.to_str().unwrap(),
+            InstallOptions::trusted_and_enabled(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "apply_failed", "{error}");
+    let listed = env.host.list();
+    let status = listed
+        .iter()
+        .find(|status| status.name == "second")
+        .expect("the bundle stays installed");
+    assert!(!status.trusted && !status.enabled, "{status:?}");
+    assert_eq!(status.state, "untrusted");
+    env.invoke("fixture.echo", json!({"x": 1})).await.unwrap();
+    env.host.shutdown().await;
+}
