@@ -533,25 +533,17 @@ impl Registry {
             Realm::Project(_) => self.commands.get(&Realm::Global).map_or(0, HashMap::len),
             Realm::Global => 0,
         };
-        // Sized once: a list of many thousand commands is not copied while it grows.
-        let mut listed = Vec::with_capacity(own.map_or(0, HashMap::len) + fallbacks);
-        let mut list = |name: &String, entry: &CommandEntry| {
-            if extension && entry.spec.visibility != Visibility::ExtensionPublic {
-                return;
-            }
-            listed.push(CommandInfo {
-                name: name.clone(),
-                realm: self
-                    .scopes
-                    .get(&entry.scope)
-                    .map_or(Realm::Global, |s| s.realm.clone()),
-                owner: String::from(&*entry.owner),
-                spec: entry.spec.clone(),
-            });
+        let mut chosen: Vec<(&String, &CommandEntry)> =
+            Vec::with_capacity(own.map_or(0, HashMap::len) + fallbacks);
+        let wanted = |entry: &CommandEntry| {
+            !extension || entry.spec.visibility == Visibility::ExtensionPublic
         };
-        for (name, entry) in own.into_iter().flatten() {
-            list(name, entry);
-        }
+        chosen.extend(
+            own.into_iter()
+                .flatten()
+                .filter(|(_, entry)| wanted(entry))
+                .map(|(name, entry)| (name, &**entry)),
+        );
         if let (Realm::Project(project), Some(global)) = (realm, self.commands.get(&Realm::Global))
         {
             for (name, entry) in global {
@@ -559,14 +551,26 @@ impl Registry {
                 let blocked = || {
                     self.is_blocked(project, &entry.owner) || policy_blocked(project, &entry.owner)
                 };
-                if !shadowed && !blocked() {
-                    list(name, entry);
+                if wanted(entry) && !shadowed && !blocked() {
+                    chosen.push((name, entry));
                 }
             }
         }
         // Names are unique: a realm's own command hides the global one of the same name.
-        listed.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        listed
+        // Sorted as references, so thousands of entries are not moved around whole.
+        chosen.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        chosen
+            .into_iter()
+            .map(|(name, entry)| CommandInfo {
+                name: name.clone(),
+                realm: self
+                    .scopes
+                    .get(&entry.scope)
+                    .map_or(Realm::Global, |s| s.realm.clone()),
+                owner: String::from(&*entry.owner),
+                spec: entry.spec.clone(),
+            })
+            .collect()
     }
 
     pub(crate) fn command_count(&self) -> usize {

@@ -133,6 +133,7 @@ fn first_key(members: &[Member], seen: &mut HashSet<String>, key: &str) -> bool 
 /// checked; a syntax error or over-deep nesting stops the parse and yields `None`.
 pub(crate) fn parse(source: &str, max_depth: usize, sink: &mut Sink<'_>) -> Option<Node> {
     let mut parser = Parser {
+        text: source,
         src: source.as_bytes(),
         pos: 0,
         max_depth,
@@ -169,6 +170,8 @@ struct Failure {
 }
 
 struct Parser<'s> {
+    /// The source, and the same as bytes.
+    text: &'s str,
     src: &'s [u8],
     pos: usize,
     max_depth: usize,
@@ -525,14 +528,12 @@ impl Parser<'_> {
         let mut out = String::new();
         loop {
             let run_start = self.pos;
-            while let Some(&b) = self.src.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            // Stops only at ASCII bytes, so the run ends on a char boundary of valid UTF-8.
-            out.push_str(std::str::from_utf8(&self.src[run_start..self.pos]).unwrap_or_default());
+            self.pos += self.src[run_start..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(self.src.len() - run_start);
+            // Stops only at ASCII bytes, so the run ends on a char boundary of the source.
+            out.push_str(self.text.get(run_start..self.pos).unwrap_or_default());
             match self.peek() {
                 None => {
                     return self.fail(open, "unterminated string", Some("add the closing `\"`"));
