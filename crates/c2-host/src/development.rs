@@ -5,8 +5,8 @@ use std::path::Path;
 
 use c2_bundle_collector::{DeveloperStatus, DevelopmentMark, ReloadRecord};
 
-use crate::host::{InstallOptions, InstallOutcome, PluginHost, lock};
-use crate::{ErrorKind, HostError};
+use crate::host::{InstallOutcome, PluginHost, lock};
+use crate::{ErrorKind, HostError, InstallOptions};
 
 impl PluginHost {
     /// Installs `dir` as a development bundle, trusted and enabled, held by this host until

@@ -23,7 +23,7 @@ use crate::bundle::{BundleModule, InstalledBundle, module_name};
 use crate::env::{Counters, RuntimeEnv};
 use crate::error::{Advice, ErrorKind, HostError};
 use crate::modules::{ModuleError, ProtectedOwner, Recording, apply_failure};
-use crate::options::{HostOptions, Loading};
+use crate::options::{HostOptions, InstallOptions, Loading};
 use crate::paths::Project;
 use crate::seam::Install;
 use crate::states::realm_text;
@@ -140,41 +140,6 @@ impl InvokeOptions {
     #[must_use]
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
-        self
-    }
-}
-
-/// What to do with a freshly installed bundle (nothing, by default).
-#[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
-pub struct InstallOptions {
-    /// Trust the installed content right away.
-    pub trust: bool,
-    /// Enable it for the user right away. With [`InstallOptions::trust`], both are one policy
-    /// revision: an enablement that fails leaves the new content neither trusted nor enabled.
-    pub enable: bool,
-}
-
-impl InstallOptions {
-    /// Trusts and enables the bundle right away.
-    pub fn trusted_and_enabled() -> Self {
-        Self {
-            trust: true,
-            enable: true,
-        }
-    }
-
-    /// Sets [`InstallOptions::trust`].
-    #[must_use]
-    pub fn with_trust(mut self, trust: bool) -> Self {
-        self.trust = trust;
-        self
-    }
-
-    /// Sets [`InstallOptions::enable`].
-    #[must_use]
-    pub fn with_enable(mut self, enable: bool) -> Self {
-        self.enable = enable;
         self
     }
 }
@@ -899,15 +864,7 @@ impl PluginHost {
             }
             (record, previous.is_some(), retired)
         };
-        // Trust and enablement asked together are one policy revision: one write, one
-        // reconcile, and never trusted-but-disabled because the enablement failed.
-        let choice = match (options.trust, options.enable) {
-            (true, true) => Some(ChangeKind::TrustAndEnable(record.digest.clone())),
-            (true, false) => Some(ChangeKind::Trust(record.digest.clone())),
-            (false, true) => Some(ChangeKind::Enable),
-            (false, false) => None,
-        };
-        if let Some(choice) = choice
+        if let Some(choice) = ChangeKind::for_install(options.trust, options.enable, &record.digest)
             && let Err(error) = self
                 .change(module_name(&record.id), Scope::User, choice)
                 .await
@@ -1074,24 +1031,17 @@ impl PluginHost {
             .verify_content(module.bundle())
             .map_err(|message| HostError::command(ErrorKind::ContentChanged, message))?;
         let digest = module.bundle().record.digest.clone();
-        self.change(
-            module.bundle().module_name().to_owned(),
-            Scope::User,
-            ChangeKind::Trust(digest),
-        )
-        .await
+        let name = module.bundle().module_name().to_owned();
+        self.change(name, Scope::User, ChangeKind::Trust(digest))
+            .await
     }
 
     /// Withdraws trust: every realm's process stops and the stubs disappear.
     pub async fn untrust(&self, id: &str) -> Result<Applied, HostError> {
         self.catch_up().await;
         let module = self.bundle(id)?;
-        self.change(
-            module.bundle().module_name().to_owned(),
-            Scope::User,
-            ChangeKind::Untrust,
-        )
-        .await
+        let name = module.bundle().module_name().to_owned();
+        self.change(name, Scope::User, ChangeKind::Untrust).await
     }
 
     /// Enables, disables or (projects only) inherits a bundle.

@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use crate::bundle::InstalledBundle;
 use crate::error::{ErrorKind, HostError};
-use crate::host::{InstallOptions, InstallOutcome, PluginHost};
-use crate::options::Loading;
+use crate::host::{InstallOutcome, PluginHost};
+use crate::options::{InstallOptions, Loading};
 
 /// One bundle updated by [`PluginHost::update`].
 #[derive(Debug, Clone, Serialize)]

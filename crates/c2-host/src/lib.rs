@@ -63,13 +63,12 @@ pub use error::{ErrorKind, HostError, NextAction, PluginError};
 pub use events::Subscription;
 pub use health::RuntimeHealth;
 pub use host::{
-    Applied, HostStats, ImpactView, InstallOptions, InstallOutcome, InvokeOptions, PluginHost,
-    StateChange, Target,
+    Applied, HostStats, ImpactView, InstallOutcome, InvokeOptions, PluginHost, StateChange, Target,
 };
 pub use hub::{UpdateFailure, UpdateReport, Updated};
 pub use listings::{BundleStatus, CatalogRow, CommandRow, ExtensionsList, FailedExtension};
 pub use modules::{ModuleError, ProtectedOwner};
-pub use options::{Clock, HostOptions, Loading, ManualClock, SystemClock};
+pub use options::{Clock, HostOptions, InstallOptions, Loading, ManualClock, SystemClock};
 pub use paths::Project;
 pub use plan::{PLAN_FORMAT, PlanAction, PlanFile, PlanRevisions};
 pub use states::{BundleState, CommandState, CommandVisibility, UiOperation};

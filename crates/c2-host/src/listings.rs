@@ -282,36 +282,23 @@ impl PluginHost {
     pub fn commands(&self, target: &Target) -> Result<Vec<CommandRow>, HostError> {
         let realm = self.realm(target)?;
         let bundles = lock(&self.shared.bundles).clone();
-        let state_of = |info: &c2_kernel::CommandInfo| match info
-            .owner
-            .strip_prefix(crate::bundle::BUNDLE_PREFIX)
-            .and_then(|id| bundles.get(id))
-        {
-            Some(module) => match module.instance(&info.realm) {
-                Some(instance) if instance.pid().is_some() => CommandState::Active,
-                Some(instance) if instance.failure().is_some() => CommandState::Failed,
-                _ => CommandState::Dormant,
-            },
-            None => CommandState::BuiltIn,
-        };
-        // A module's commands mostly sort next to each other: its state is looked up once
-        // per run of them.
-        let mut last: Option<(String, Realm, CommandState)> = None;
         Ok(self
             .shared
             .kernel
             .commands(&realm)
             .into_iter()
             .map(|info| {
-                let state = match &last {
-                    Some((owner, realm, state)) if *owner == info.owner && *realm == info.realm => {
-                        *state
-                    }
-                    _ => {
-                        let state = state_of(&info);
-                        last = Some((info.owner.clone(), info.realm.clone(), state));
-                        state
-                    }
+                let state = match info
+                    .owner
+                    .strip_prefix(crate::bundle::BUNDLE_PREFIX)
+                    .and_then(|id| bundles.get(id))
+                {
+                    Some(module) => match module.instance(&info.realm) {
+                        Some(instance) if instance.pid().is_some() => CommandState::Active,
+                        Some(instance) if instance.failure().is_some() => CommandState::Failed,
+                        _ => CommandState::Dormant,
+                    },
+                    None => CommandState::BuiltIn,
                 };
                 CommandRow {
                     name: info.name,

@@ -328,3 +328,38 @@ impl HostOptions {
         self.working_dir.as_deref().unwrap_or(Path::new("/"))
     }
 }
+
+/// What to do with a freshly installed bundle (nothing, by default).
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct InstallOptions {
+    /// Trust the installed content right away.
+    pub trust: bool,
+    /// Enable it for the user right away. With [`InstallOptions::trust`], both are one policy
+    /// revision: an enablement that fails leaves the new content neither trusted nor enabled.
+    pub enable: bool,
+}
+
+impl InstallOptions {
+    /// Trusts and enables the bundle right away.
+    pub fn trusted_and_enabled() -> Self {
+        Self {
+            trust: true,
+            enable: true,
+        }
+    }
+
+    /// Sets [`InstallOptions::trust`].
+    #[must_use]
+    pub fn with_trust(mut self, trust: bool) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Sets [`InstallOptions::enable`].
+    #[must_use]
+    pub fn with_enable(mut self, enable: bool) -> Self {
+        self.enable = enable;
+        self
+    }
+}

@@ -51,6 +51,19 @@ pub enum ChangeKind {
     ForgetComponents(Vec<String>),
 }
 
+impl ChangeKind {
+    /// What an install asks for content of `digest`: trust, enablement, or both as one
+    /// revision ([`ChangeKind::TrustAndEnable`]); `None` for neither.
+    pub fn for_install(trust: bool, enable: bool, digest: &str) -> Option<Self> {
+        match (trust, enable) {
+            (true, true) => Some(Self::TrustAndEnable(digest.to_owned())),
+            (true, false) => Some(Self::Trust(digest.to_owned())),
+            (false, true) => Some(Self::Enable),
+            (false, false) => None,
+        }
+    }
+}
+
 /// The runtime revisions the host reports; the config revision is the store's own.
 ///
 /// The project revision is kept per normalized project key (a key the host has never

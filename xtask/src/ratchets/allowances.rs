@@ -8,11 +8,11 @@
 pub(crate) const LONG_FILES: &[(&str, usize)] = &[
     ("crates/c2-cli/tests/it/lsp.rs", 814),
     ("crates/c2-cli/tests/it/serve.rs", 1046),
-    ("crates/c2-host/src/host.rs", 1338),
+    ("crates/c2-host/src/host.rs", 1298),
     ("crates/c2-host/src/runtime.rs", 974),
     ("crates/c2-kernel/src/kernel.rs", 836),
     ("crates/c2-kernel/src/tests.rs", 1387),
-    ("crates/c2-manifest/src/manifest.rs", 1292),
+    ("crates/c2-manifest/src/manifest.rs", 1271),
     ("crates/c2-manifest/src/plain_schema.rs", 844),
     ("crates/c2-plugin-sdk/src/tests.rs", 1191),
     ("crates/c2-protocol/src/peer.rs", 1223),
@@ -23,7 +23,7 @@ pub(crate) const LONG_FILES: &[(&str, usize)] = &[
 
 /// The most lines c2-host's `src/` may hold in all (its `.rs` files together). The host is the
 /// thin lifecycle; a new mechanism goes to the crate that owns it. The target is 8,500.
-pub(crate) const HOST_SRC_CEILING: usize = 7_880;
+pub(crate) const HOST_SRC_CEILING: usize = 7_878;
 
 /// Library source files whose string literals may name the CLI (`c2-plugins`) outside a hint
 /// table, with how many. None may: the list stays empty, and the rule is absolute.

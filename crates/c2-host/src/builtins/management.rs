@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, HostError, raise};
-use crate::host::{InstallOptions, PluginHost, StateChange, Target, lock};
+use crate::host::{PluginHost, StateChange, Target, lock};
+use crate::options::InstallOptions;
 use crate::seam::{CommandOp, Registry, WeakHost};
 
 /// The essential module that carries the management plane.
