@@ -353,19 +353,12 @@ fn trust_and_enable_is_one_revision_with_the_rules_of_both() {
             "{refused:?}"
         );
     }
-    let plan = fixture
-        .plan(change(
-            "review",
-            Scope::User,
-            ChangeKind::TrustAndEnable("d-review".into()),
-        ))
-        .unwrap();
-    assert_eq!(plan.impact.starts, vec!["review".to_owned()]);
-    fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now)
-        .unwrap();
-    assert_eq!(fixture.store.revision(), before + 1, "one revision");
+    let revision = fixture.commit(change(
+        "review",
+        Scope::User,
+        ChangeKind::TrustAndEnable("d-review".into()),
+    ));
+    assert_eq!(revision, before + 1, "one revision");
     let desired = fixture.desired("review", &Scope::User);
     assert!(desired.trusted && desired.enabled, "{desired:?}");
 }

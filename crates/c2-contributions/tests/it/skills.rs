@@ -264,6 +264,15 @@ async fn published_skills_compose_without_a_false_refusal() {
     env.host.shutdown().await;
 }
 
+/// Installs, trusted and enabled, a bundle whose plugin subscribes to `skills/changed` and
+/// `scenes/changed` and counts what it receives ([`received`]).
+async fn install_listener(env: &Env, bundles: &Path) {
+    let listener = FixtureBundle::new("listener")
+        .events(&["skills/changed", "scenes/changed"])
+        .write(bundles);
+    env.install_ready(&listener).await;
+}
+
 /// The `event/emit` params the listener received so far.
 async fn received(host: &PluginHost) -> Vec<Value> {
     let events = host
@@ -303,11 +312,8 @@ async fn expect_count(host: &PluginHost, want: usize, step: &str) {
 async fn a_subscribed_plugin_receives_one_skills_changed_per_change_and_none_otherwise() {
     let env = Env::new().await;
     let bundles = env.path("bundles");
-    let listener = FixtureBundle::new("listener")
-        .events(&["skills/changed", "scenes/changed"])
-        .write(&bundles);
     // A bundle without library content changes no library.
-    env.install_ready(&listener).await;
+    install_listener(&env, &bundles).await;
     expect_count(&env.host, 0, "installing a bundle with no skills").await;
 
     let kit_dir = kit(&bundles, "Review code.");
@@ -379,10 +385,7 @@ async fn a_subscribed_plugin_receives_one_skills_changed_per_change_and_none_oth
 async fn the_first_change_after_open_publishes_exactly_though_open_read_no_library() {
     let env = Env::new().await;
     let bundles = env.path("bundles");
-    let listener = FixtureBundle::new("listener")
-        .events(&["skills/changed", "scenes/changed"])
-        .write(&bundles);
-    env.install_ready(&listener).await;
+    install_listener(&env, &bundles).await;
     let kit_dir = kit(&bundles, "Review code.");
     env.install_ready(&kit_dir).await;
     let plain = FixtureBundle::new("plain")
