@@ -3,6 +3,7 @@
 //! and in what order, which modules are ready to apply, and the states a catalog reports.
 
 use super::*;
+use crate::ModuleIntent;
 
 impl State {
     pub(super) fn built_realms(&self) -> Vec<Realm> {
@@ -30,61 +31,39 @@ impl State {
         factory.meta.supports(scope_kind(realm))
     }
 
-    /// Policy intent resolved by inheritance: project, then user, then the module default.
-    pub(super) fn enabled(&self, realm: &Realm, name: &str, factory: &Factory) -> bool {
-        if factory.meta.essential {
-            return true;
-        }
+    /// `pick` of the module's intent, resolved by inheritance: the project's own when it has
+    /// one, else the user's.
+    fn intent<T>(
+        &self,
+        realm: &Realm,
+        name: &str,
+        pick: impl Fn(&ModuleIntent) -> Option<T>,
+    ) -> Option<T> {
         let project = match realm {
             Realm::Project(key) => self
                 .project_desired
                 .get(key)
-                .and_then(|d| d.modules.get(name)?.enabled),
+                .and_then(|d| pick(d.modules.get(name)?)),
             Realm::Global => None,
         };
-        let user = self
-            .desired
-            .modules
-            .get(name)
-            .and_then(|intent| intent.enabled);
-        project
-            .or(user)
-            .unwrap_or(factory.meta.default_state == DefaultState::Enabled)
+        project.or_else(|| pick(self.desired.modules.get(name)?))
+    }
+
+    /// Policy intent resolved by inheritance: project, then user, then the module default.
+    pub(super) fn enabled(&self, realm: &Realm, name: &str, factory: &Factory) -> bool {
+        factory.meta.essential
+            || self
+                .intent(realm, name, |intent| intent.enabled)
+                .unwrap_or(factory.meta.default_state == DefaultState::Enabled)
     }
 
     pub(super) fn config(&self, realm: &Realm, name: &str) -> Value {
-        let project = match realm {
-            Realm::Project(key) => self
-                .project_desired
-                .get(key)
-                .and_then(|d| d.modules.get(name)?.config.clone()),
-            Realm::Global => None,
-        };
-        project
-            .or_else(|| {
-                self.desired
-                    .modules
-                    .get(name)
-                    .and_then(|intent| intent.config.clone())
-            })
+        self.intent(realm, name, |intent| intent.config.clone())
             .unwrap_or(Value::Null)
     }
 
     pub(super) fn withheld(&self, realm: &Realm, name: &str) -> BTreeSet<String> {
-        let project = match realm {
-            Realm::Project(key) => self
-                .project_desired
-                .get(key)
-                .and_then(|d| d.modules.get(name)?.withheld.clone()),
-            Realm::Global => None,
-        };
-        project
-            .or_else(|| {
-                self.desired
-                    .modules
-                    .get(name)
-                    .and_then(|intent| intent.withheld.clone())
-            })
+        self.intent(realm, name, |intent| intent.withheld.clone())
             .unwrap_or_default()
     }
 
