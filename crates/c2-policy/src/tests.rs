@@ -96,13 +96,15 @@ impl Fixture {
             .plan_change(change, &self.catalog, &self.revisions, self.now)
     }
 
+    /// Applies plan `id` at the fixture's revisions and time.
+    fn apply(&mut self, id: PlanId) -> Result<PendingCommit, Error> {
+        self.store.apply_change(id, &self.revisions, self.now)
+    }
+
     /// Plans, applies and confirms; returns the new revision.
     fn commit(&mut self, change: Change) -> u64 {
         let plan = self.plan(change).unwrap();
-        let pending = self
-            .store
-            .apply_change(plan.id, &self.revisions, self.now)
-            .unwrap();
+        let pending = self.apply(plan.id).unwrap();
         self.store.confirm(pending.revision).unwrap();
         pending.revision
     }
@@ -302,10 +304,7 @@ fn trust_is_bound_to_the_installed_digest() {
         ))
         .unwrap();
     assert_eq!(plan.impact.starts, vec!["review".to_owned()]);
-    fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now)
-        .unwrap();
+    fixture.apply(plan.id).unwrap();
     assert!(fixture.desired("review", &Scope::User).trusted);
     let entry = fixture
         .store

@@ -21,9 +21,7 @@ fn a_plan_is_stale_when_another_process_wrote_the_policy() {
     other
         .apply_change(theirs.id, &fixture.revisions, fixture.now)
         .unwrap();
-    let result = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    let result = fixture.apply(plan.id);
     assert!(
         matches!(
             result,
@@ -69,9 +67,7 @@ fn a_store_that_wrote_last_reads_again_only_after_another_write_or_a_hand_edit()
         .unwrap();
     std::io::Write::write_all(&mut file, &serde_json::to_vec(&edited).unwrap()).unwrap();
     drop(file);
-    let result = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    let result = fixture.apply(plan.id);
     assert!(
         matches!(
             result,

@@ -9,14 +9,9 @@ fn a_plan_is_single_use() {
     let plan = fixture
         .plan(change("ui", Scope::User, ChangeKind::Disable))
         .unwrap();
-    let pending = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now)
-        .unwrap();
+    let pending = fixture.apply(plan.id).unwrap();
     fixture.store.confirm(pending.revision).unwrap();
-    let again = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    let again = fixture.apply(plan.id);
     assert!(matches!(again, Err(Error::UnknownPlan(id)) if id == plan.id));
 }
 
@@ -27,9 +22,7 @@ fn a_plan_is_stale_when_the_config_revision_moved() {
         .plan(change("ui", Scope::User, ChangeKind::Disable))
         .unwrap();
     fixture.commit(change("lint", Scope::User, ChangeKind::Enable));
-    let result = fixture
-        .store
-        .apply_change(first.id, &fixture.revisions, fixture.now);
+    let result = fixture.apply(first.id);
     assert!(
         matches!(
             result,
@@ -58,9 +51,7 @@ fn a_plan_is_stale_when_the_graph_revision_moved() {
         .unwrap();
     assert_eq!(plan.revisions.graph, 7);
     fixture.revisions.graph = 8;
-    let result = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    let result = fixture.apply(plan.id);
     assert!(
         matches!(
             result,
@@ -87,9 +78,7 @@ fn a_plan_is_stale_when_its_project_revision_moved_but_not_another_projects() {
         .plan(change("lint", project("/q"), ChangeKind::Enable))
         .unwrap();
     fixture.revisions.projects.insert("/p".into(), 3);
-    let result = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now);
+    let result = fixture.apply(plan.id);
     assert!(
         matches!(
             result,
@@ -101,12 +90,7 @@ fn a_plan_is_stale_when_its_project_revision_moved_but_not_another_projects() {
         ),
         "{result:?}"
     );
-    assert!(
-        fixture
-            .store
-            .apply_change(other.id, &fixture.revisions, fixture.now)
-            .is_ok()
-    );
+    assert!(fixture.apply(other.id).is_ok());
 }
 
 #[test]
@@ -154,16 +138,11 @@ fn a_change_awaiting_confirmation_blocks_the_next_apply() {
     let first = fixture
         .plan(change("ui", Scope::User, ChangeKind::Disable))
         .unwrap();
-    let pending = fixture
-        .store
-        .apply_change(first.id, &fixture.revisions, fixture.now)
-        .unwrap();
+    let pending = fixture.apply(first.id).unwrap();
     let second = fixture
         .plan(change("lint", Scope::User, ChangeKind::Enable))
         .unwrap();
-    let blocked = fixture
-        .store
-        .apply_change(second.id, &fixture.revisions, fixture.now);
+    let blocked = fixture.apply(second.id);
     assert!(matches!(blocked, Err(Error::CommitPending(revision)) if revision == pending.revision));
     assert!(
         fixture.store.plan(second.id).is_some(),
@@ -180,10 +159,7 @@ fn only_confirm_makes_last_known_good_and_rollback_leaves_it_untouched() {
     let plan = fixture
         .plan(change("ui", Scope::User, ChangeKind::Disable))
         .unwrap();
-    let pending = fixture
-        .store
-        .apply_change(plan.id, &fixture.revisions, fixture.now)
-        .unwrap();
+    let pending = fixture.apply(plan.id).unwrap();
     assert_eq!(pending.revision, 2);
     assert_eq!(
         fs::read(fixture.store.last_good_path()).unwrap(),
