@@ -20,6 +20,13 @@ impl State {
         }
     }
 
+    /// The names of `realm`'s slots, owned, for a walk that changes the slots.
+    fn slot_names(&self, realm: &Realm) -> Vec<String> {
+        self.slots(realm)
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub(super) fn slots_mut(&mut self, realm: &Realm) -> Option<&mut BTreeMap<String, Slot>> {
         match realm {
             Realm::Global => Some(&mut self.global),
@@ -129,10 +136,7 @@ impl State {
         let mut doomed: Vec<(Realm, String, ScopeId, u64)> = Vec::new();
         let mut live: Vec<(Realm, String, ScopeId, u64, BuildKey)> = Vec::new();
         for realm in self.built_realms() {
-            let names: Vec<String> = self
-                .slots(&realm)
-                .map(|s| s.keys().cloned().collect())
-                .unwrap_or_default();
+            let names = self.slot_names(&realm);
             for name in names {
                 let (scope, key, seq, failed) = match self.slots(&realm).and_then(|s| s.get(&name))
                 {
@@ -273,10 +277,7 @@ impl State {
     /// Recomputes the catalog state of every slot that is not active.
     pub(super) fn refresh_states(&mut self) {
         for realm in self.built_realms() {
-            let names: Vec<String> = self
-                .slots(&realm)
-                .map(|s| s.keys().cloned().collect())
-                .unwrap_or_default();
+            let names = self.slot_names(&realm);
             for name in names {
                 let Some(factory) = self.factories.get(&name) else {
                     continue;
