@@ -53,7 +53,8 @@ impl<'a> LookalikeName<'a> {
         if self.name == other {
             return Some(Lookalike::SameName);
         }
-        if self.skeleton == skeleton(other) {
+        // Folded lazily: most installed names differ from this one within a few characters.
+        if self.skeleton.chars().eq(folded(other)) {
             return Some(Lookalike::Confusable);
         }
         within_one_edit(self.name, other).then_some(Lookalike::OneEdit)
@@ -62,33 +63,58 @@ impl<'a> LookalikeName<'a> {
 
 /// The folded form two confusable names share.
 pub fn skeleton(name: &str) -> String {
-    let mut folded = String::with_capacity(name.len());
-    for c in name.chars().flat_map(char::to_lowercase) {
-        let c = match c {
-            '0' | 'о' | 'ο' | 'օ' => 'o',
-            '1' | 'i' | '|' | 'і' | 'ι' | 'ӏ' => 'l',
-            'а' | 'α' => 'a',
-            'е' | 'ε' => 'e',
-            'р' | 'ρ' => 'p',
-            'с' | 'ϲ' => 'c',
-            'у' | 'γ' => 'y',
-            'х' | 'χ' => 'x',
-            'ѕ' | '5' => 's',
-            'ј' => 'j',
-            'ԁ' => 'd',
-            'ɡ' => 'g',
-            'ν' => 'v',
-            'κ' | 'к' => 'k',
-            'т' | 'τ' => 't',
-            'н' => 'h',
-            'м' => 'm',
-            '_' | '.' | ' ' => '-',
-            c if crate::hidden::hidden_kind(c).is_some() => continue,
-            c => c,
-        };
-        folded.push(c);
-    }
-    folded.replace("rn", "m").replace("vv", "w")
+    folded(name).collect()
+}
+
+/// [`skeleton`]'s characters, one at a time: case, separators and confusables folded, hidden
+/// characters dropped, then `rn` read as `m` and, after that, `vv` as `w`, each left to right
+/// without overlap.
+fn folded(name: &str) -> impl Iterator<Item = char> + '_ {
+    let chars = name.chars().flat_map(char::to_lowercase).filter_map(fold);
+    pairs(pairs(chars, ('r', 'n'), 'm'), ('v', 'v'), 'w')
+}
+
+/// `chars` with each `first` directly followed by `second` read as `one`, left to right.
+fn pairs(
+    chars: impl Iterator<Item = char>,
+    (first, second): (char, char),
+    one: char,
+) -> impl Iterator<Item = char> {
+    let mut chars = chars.peekable();
+    std::iter::from_fn(move || {
+        let c = chars.next()?;
+        Some(if c == first && chars.next_if_eq(&second).is_some() {
+            one
+        } else {
+            c
+        })
+    })
+}
+
+/// One lowercase character folded to the Latin letter it passes for; `None` for a hidden one.
+fn fold(c: char) -> Option<char> {
+    Some(match c {
+        '0' | 'о' | 'ο' | 'օ' => 'o',
+        '1' | 'i' | '|' | 'і' | 'ι' | 'ӏ' => 'l',
+        'а' | 'α' => 'a',
+        'е' | 'ε' => 'e',
+        'р' | 'ρ' => 'p',
+        'с' | 'ϲ' => 'c',
+        'у' | 'γ' => 'y',
+        'х' | 'χ' => 'x',
+        'ѕ' | '5' => 's',
+        'ј' => 'j',
+        'ԁ' => 'd',
+        'ɡ' => 'g',
+        'ν' => 'v',
+        'κ' | 'к' => 'k',
+        'т' | 'τ' => 't',
+        'н' => 'h',
+        'м' => 'm',
+        '_' | '.' | ' ' => '-',
+        c if crate::hidden::hidden_kind(c).is_some() => return None,
+        c => c,
+    })
 }
 
 /// Damerau–Levenshtein (optimal string alignment) distance at most 1, in chars.

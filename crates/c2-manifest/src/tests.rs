@@ -350,3 +350,21 @@ fn look_alike_names_are_one_edit_apart_or_equal_once_folded() {
         assert_eq!(lookalike(a, b), None, "{a} {b}");
     }
 }
+
+#[test]
+fn a_skeleton_folds_pairs_left_to_right_without_overlap() {
+    use crate::{Lookalike, lookalike, skeleton};
+    for (name, folded) in [
+        ("rrnn", "rmn"),
+        ("vvv", "wv"),
+        ("rnvv", "mw"),
+        ("Vrnv", "vmv"),
+        ("I\u{200b}O_x", "lo-x"),
+        ("", ""),
+    ] {
+        assert_eq!(skeleton(name), folded, "{name:?}");
+    }
+    // Compared lazily, a skeleton that is a prefix of the other's is still no match.
+    assert_eq!(lookalike("modern-lint-extra", "modem-lint"), None);
+    assert_eq!(lookalike("rn-tool", "m-tool"), Some(Lookalike::Confusable));
+}

@@ -43,6 +43,14 @@ fn neighbours(store: &Store, id: &str, commands: &[&str]) -> Vec<String> {
     store.command_neighbours(id, &commands).unwrap()
 }
 
+/// The claims of `id` in the parsed `.claims.json`: its entries are `[id, [stamps, taken,
+/// claims]]`, in id order.
+fn claims_of<'a>(file: &'a mut serde_json::Value, id: &str) -> &'a mut serde_json::Value {
+    let entries = file["entries"].as_array_mut().unwrap();
+    let entry = entries.iter_mut().find(|entry| entry[0] == id).unwrap();
+    &mut entry[1][2]
+}
+
 #[test]
 fn command_neighbours_follow_shared_commands_and_every_record_change() {
     let root = tempfile::tempdir().unwrap();
@@ -74,7 +82,20 @@ fn command_neighbours_follow_shared_commands_and_every_record_change() {
     // given alpha's claims is believed while lone's record keeps its stamps...
     let mut claims: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    claims["entries"][&lone][2] = claims["entries"][&a][2].clone();
+    let alphas = claims_of(&mut claims, &a).as_str().unwrap().to_owned();
+    // (Claims that are not 16 hex digits each make the whole file ignored: every record is
+    // read again and the file rewritten.)
+    let lones = claims_of(&mut claims, &lone).clone();
+    *claims_of(&mut claims, &lone) = format!("g{}", &alphas[1..]).into();
+    std::fs::write(&file, serde_json::to_vec(&claims).unwrap()).unwrap();
+    assert_eq!(
+        neighbours(&fresh(&store), "new", &["shared.go"]),
+        [a.clone(), b.clone(), c.clone()]
+    );
+    let mut rewritten: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(*claims_of(&mut rewritten, &lone), lones);
+    *claims_of(&mut claims, &lone) = alphas.into();
     std::fs::write(&file, serde_json::to_vec(&claims).unwrap()).unwrap();
     assert_eq!(
         neighbours(&fresh(&store), "new", &["shared.go"]),
@@ -88,7 +109,7 @@ fn command_neighbours_follow_shared_commands_and_every_record_change() {
     );
     // An uninstalled bundle is no one's neighbour; a torn file is ignored, not an error.
     store.uninstall(&b).unwrap();
-    std::fs::write(&file, "{\"format\":1,\"entr").unwrap();
+    std::fs::write(&file, "{\"format\":2,\"entr").unwrap();
     assert_eq!(neighbours(&fresh(&store), "new", &["shared.go"]), [a]);
     assert!(neighbours(&fresh(&store), "new", &["beta.run"]).contains(&c));
 }
