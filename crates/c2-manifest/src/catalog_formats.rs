@@ -278,12 +278,12 @@ const CODEX_ENTRY: &[&str] = &["name", "source", "policy", "category", "interfac
 /// Warns about each key the format does not define (it is ignored).
 pub(crate) fn ignored_keys(
     c: &mut Checker<'_, '_>,
-    members: &[Member],
+    members: &[Member<'_>],
     ptr: &str,
     known: &[&[&str]],
 ) {
     for m in members {
-        if !known.iter().any(|set| set.contains(&m.key.as_str())) {
+        if !known.iter().any(|set| set.contains(&m.key.as_ref())) {
             c.sink.warning(
                 "catalog-key-ignored",
                 &pointer_push(ptr, &m.key),
@@ -299,7 +299,7 @@ pub(crate) fn ignored_keys(
 }
 
 fn foreign(
-    root: &Node,
+    root: &Node<'_>,
     format: CatalogFormat,
     c: &mut Checker<'_, '_>,
     skipped: &mut Vec<SkippedEntry>,
@@ -398,7 +398,7 @@ fn foreign(
 }
 
 /// Claude's required `owner`: an object with a string `name`.
-fn owner(root: &Node, c: &mut Checker<'_, '_>) {
+fn owner(root: &Node<'_>, c: &mut Checker<'_, '_>) {
     if let Some((node, p)) = c.field(root, "", "owner", true)
         && c.object(node, &p).is_some()
     {
@@ -410,7 +410,7 @@ fn owner(root: &Node, c: &mut Checker<'_, '_>) {
 /// `a/b`); `None` (reported) otherwise.
 pub(crate) fn relative(
     c: &mut Checker<'_, '_>,
-    node: &Node,
+    node: &Node<'_>,
     ptr: &str,
     path: &str,
     what: &str,
@@ -450,7 +450,7 @@ pub(crate) fn joined(root: Option<&str>, path: String) -> String {
 }
 
 fn entry(
-    node: &Node,
+    node: &Node<'_>,
     ptr: &str,
     format: CatalogFormat,
     plugin_root: Option<&str>,
@@ -533,7 +533,7 @@ fn entry(
         }
         let added: Vec<&str> = members
             .iter()
-            .map(|m| m.key.as_str())
+            .map(|m| m.key.as_ref())
             .filter(|k| CLAUDE_COMPONENTS.contains(k))
             .collect();
         if !added.is_empty() && availability == Availability::Available {

@@ -19,7 +19,7 @@ fn is_github_repo(s: &str) -> bool {
 }
 
 pub(crate) fn source(
-    node: &Node,
+    node: &Node<'_>,
     ptr: &str,
     plugin_root: Option<&str>,
     entry_version: Option<&str>,

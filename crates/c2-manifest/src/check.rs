@@ -11,7 +11,7 @@ pub(crate) struct Checker<'a, 's> {
 }
 
 impl Checker<'_, '_> {
-    pub(crate) fn wrong_type(&mut self, node: &Node, ptr: &str, expected: &str) {
+    pub(crate) fn wrong_type(&mut self, node: &Node<'_>, ptr: &str, expected: &str) {
         self.sink.error(
             "wrong-type",
             ptr,
@@ -25,7 +25,7 @@ impl Checker<'_, '_> {
         );
     }
 
-    pub(crate) fn object<'n>(&mut self, node: &'n Node, ptr: &str) -> Option<&'n [Member]> {
+    pub(crate) fn object<'n>(&mut self, node: &'n Node<'n>, ptr: &str) -> Option<&'n [Member<'n>]> {
         let members = node.as_object();
         if members.is_none() {
             self.wrong_type(node, ptr, "an object");
@@ -33,7 +33,7 @@ impl Checker<'_, '_> {
         members
     }
 
-    pub(crate) fn array<'n>(&mut self, node: &'n Node, ptr: &str) -> Option<&'n [Node]> {
+    pub(crate) fn array<'n>(&mut self, node: &'n Node<'n>, ptr: &str) -> Option<&'n [Node<'n>]> {
         let items = node.as_array();
         if items.is_none() {
             self.wrong_type(node, ptr, "an array");
@@ -41,7 +41,7 @@ impl Checker<'_, '_> {
         items
     }
 
-    pub(crate) fn string<'n>(&mut self, node: &'n Node, ptr: &str) -> Option<&'n str> {
+    pub(crate) fn string<'n>(&mut self, node: &'n Node<'n>, ptr: &str) -> Option<&'n str> {
         let s = node.as_str();
         if s.is_none() {
             self.wrong_type(node, ptr, "a string");
@@ -52,11 +52,11 @@ impl Checker<'_, '_> {
     /// A member of `obj` with its pointer; a missing required one is reported at the object.
     pub(crate) fn field<'n>(
         &mut self,
-        obj: &'n Node,
+        obj: &'n Node<'n>,
         ptr: &str,
         key: &str,
         required: bool,
-    ) -> Option<(&'n Node, String)> {
+    ) -> Option<(&'n Node<'n>, String)> {
         match obj.get(key) {
             Some(node) => Some((node, pointer_push(ptr, key))),
             None => {
@@ -80,20 +80,20 @@ impl Checker<'_, '_> {
     /// A string member; absent or of the wrong type gives `None`.
     pub(crate) fn string_field<'n>(
         &mut self,
-        obj: &'n Node,
+        obj: &'n Node<'n>,
         ptr: &str,
         key: &str,
         required: bool,
-    ) -> Option<(&'n Node, String, &'n str)> {
+    ) -> Option<(&'n Node<'n>, String, &'n str)> {
         let (node, p) = self.field(obj, ptr, key, required)?;
         let s = self.string(node, &p)?;
         Some((node, p, s))
     }
 
     /// Reports every key of `members` not in `allowed` as `unknown-key`.
-    pub(crate) fn closed(&mut self, members: &[Member], ptr: &str, allowed: &[&str]) {
+    pub(crate) fn closed(&mut self, members: &[Member<'_>], ptr: &str, allowed: &[&str]) {
         for m in members {
-            if !allowed.contains(&m.key.as_str()) {
+            if !allowed.contains(&m.key.as_ref()) {
                 self.sink.error(
                     "unknown-key",
                     &pointer_push(ptr, &m.key),
@@ -111,9 +111,9 @@ impl Checker<'_, '_> {
     /// An array of strings; elements of another type are reported and skipped.
     pub(crate) fn strings<'n>(
         &mut self,
-        node: &'n Node,
+        node: &'n Node<'n>,
         ptr: &str,
-    ) -> Vec<(&'n Node, String, &'n str)> {
+    ) -> Vec<(&'n Node<'n>, String, &'n str)> {
         let mut out = Vec::new();
         for (i, item) in self.array(node, ptr).unwrap_or_default().iter().enumerate() {
             let p = pointer_push(ptr, &i.to_string());
@@ -127,7 +127,7 @@ impl Checker<'_, '_> {
     /// An object of string values whose keys are valid environment variable names.
     pub(crate) fn env(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
     ) -> std::collections::BTreeMap<String, String> {
         let mut out = std::collections::BTreeMap::new();
@@ -146,7 +146,7 @@ impl Checker<'_, '_> {
                 );
             }
             if let Some(v) = self.string(&m.value, &p) {
-                out.insert(m.key.clone(), v.to_owned());
+                out.insert(m.key.to_string(), v.to_owned());
             }
         }
         out

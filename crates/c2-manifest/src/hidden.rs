@@ -230,7 +230,7 @@ pub fn hidden_identifier_diagnostic(
 
 /// Identifiers of plugin.json: the name, and the ids of commands, UI actions, connectors and
 /// language servers (and the command a UI action or connector names).
-pub(crate) fn manifest_identifiers(root: &Node, sink: &mut Sink<'_>) {
+pub(crate) fn manifest_identifiers(root: &Node<'_>, sink: &mut Sink<'_>) {
     if let Some(name) = root.get("name") {
         string_identifier(sink, name, "/name", "the bundle name");
     }
@@ -269,7 +269,7 @@ pub(crate) fn manifest_identifiers(root: &Node, sink: &mut Sink<'_>) {
 }
 
 /// Server names of mcp.json.
-pub(crate) fn mcp_identifiers(root: &Node, sink: &mut Sink<'_>) {
+pub(crate) fn mcp_identifiers(root: &Node<'_>, sink: &mut Sink<'_>) {
     if let Some(servers) = root.get("mcpServers").and_then(Node::as_object) {
         for member in servers {
             let pointer = crate::diagnostic::pointer_push("/mcpServers", &member.key);
@@ -279,7 +279,7 @@ pub(crate) fn mcp_identifiers(root: &Node, sink: &mut Sink<'_>) {
     }
 }
 
-fn string_identifier(sink: &mut Sink<'_>, node: &Node, pointer: &str, what: &str) {
+fn string_identifier(sink: &mut Sink<'_>, node: &Node<'_>, pointer: &str, what: &str) {
     if let Value::String(value) = &node.value {
         check_identifier(sink, pointer, node.start, what, value);
     }

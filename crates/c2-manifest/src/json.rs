@@ -5,37 +5,40 @@
 //! keys, a byte-order mark and over-deep nesting become diagnostics, and the parser is an
 //! explicit state machine over a stack, so `[[[[…` of any length cannot exhaust the call stack.
 //! Recursion elsewhere in the crate (conversion, drop) is bounded by the nesting limit.
+//! Strings and keys without escapes borrow from the source: most of a manifest is copied
+//! nowhere.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::diagnostic::{Sink, pointer_push};
 
-/// A parsed value with the byte offset where it starts in the source.
+/// A parsed value with the byte offset where it starts in the source `'s`.
 #[derive(Debug, Clone)]
-pub(crate) struct Node {
-    pub(crate) value: Value,
+pub(crate) struct Node<'s> {
+    pub(crate) value: Value<'s>,
     pub(crate) start: usize,
 }
 
 #[derive(Debug, Clone)]
-pub(crate) enum Value {
+pub(crate) enum Value<'s> {
     Null,
     Bool(bool),
     Number(serde_json::Number),
-    String(String),
-    Array(Vec<Node>),
-    Object(Vec<Member>),
+    String(Cow<'s, str>),
+    Array(Vec<Node<'s>>),
+    Object(Vec<Member<'s>>),
 }
 
 /// One `"key": value` pair; only the first of duplicate keys is kept.
 #[derive(Debug, Clone)]
-pub(crate) struct Member {
-    pub(crate) key: String,
+pub(crate) struct Member<'s> {
+    pub(crate) key: Cow<'s, str>,
     pub(crate) key_start: usize,
-    pub(crate) value: Node,
+    pub(crate) value: Node<'s>,
 }
 
-impl Node {
+impl<'s> Node<'s> {
     pub(crate) fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::String(s) => Some(s),
@@ -43,21 +46,21 @@ impl Node {
         }
     }
 
-    pub(crate) fn as_object(&self) -> Option<&[Member]> {
+    pub(crate) fn as_object(&self) -> Option<&[Member<'s>]> {
         match &self.value {
             Value::Object(members) => Some(members),
             _ => None,
         }
     }
 
-    pub(crate) fn as_array(&self) -> Option<&[Node]> {
+    pub(crate) fn as_array(&self) -> Option<&[Node<'s>]> {
         match &self.value {
             Value::Array(items) => Some(items),
             _ => None,
         }
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node<'s>> {
         self.as_object()?
             .iter()
             .find(|m| m.key == key)
@@ -82,31 +85,31 @@ impl Node {
             Value::Null => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
             Value::Number(n) => serde_json::Value::Number(n.clone()),
-            Value::String(s) => serde_json::Value::String(s.clone()),
+            Value::String(s) => serde_json::Value::String(s.to_string()),
             Value::Array(items) => {
                 serde_json::Value::Array(items.iter().map(Node::to_json).collect())
             }
             Value::Object(members) => serde_json::Value::Object(
                 members
                     .iter()
-                    .map(|m| (m.key.clone(), m.value.to_json()))
+                    .map(|m| (m.key.to_string(), m.value.to_json()))
                     .collect(),
             ),
         }
     }
 }
 
-enum Frame {
+enum Frame<'s> {
     Array {
         start: usize,
-        items: Vec<Node>,
+        items: Vec<Node<'s>>,
     },
     Object {
         start: usize,
-        members: Vec<Member>,
+        members: Vec<Member<'s>>,
         /// The keys so far, once the object has more than [`SCANNED_KEYS`] of them.
-        seen: HashSet<String>,
-        key: String,
+        seen: HashSet<Cow<'s, str>>,
+        key: Cow<'s, str>,
         key_start: usize,
     },
 }
@@ -117,21 +120,33 @@ enum Frame {
 const SCANNED_KEYS: usize = 16;
 
 /// Whether `key` is the first of its name in the object whose members so far are `members`.
-fn first_key(members: &[Member], seen: &mut HashSet<String>, key: &str) -> bool {
+#[expect(
+    clippy::ptr_arg,
+    reason = "the set keeps a copy of the `Cow`, which borrows from the source when it can"
+)]
+fn first_key<'s>(
+    members: &[Member<'s>],
+    seen: &mut HashSet<Cow<'s, str>>,
+    key: &Cow<'s, str>,
+) -> bool {
     if members.len() < SCANNED_KEYS {
-        return members.iter().all(|member| member.key != key);
+        return members.iter().all(|member| member.key != *key);
     }
     if seen.is_empty() {
         seen.extend(members.iter().map(|member| member.key.clone()));
     }
-    seen.insert(key.to_owned())
+    seen.insert(key.clone())
 }
 
 /// Parses `source` into a tree, reporting problems into `sink`.
 ///
 /// A leading byte-order mark is reported and skipped so the rest of the document is still
 /// checked; a syntax error or over-deep nesting stops the parse and yields `None`.
-pub(crate) fn parse(source: &str, max_depth: usize, sink: &mut Sink<'_>) -> Option<Node> {
+pub(crate) fn parse<'s>(
+    source: &'s str,
+    max_depth: usize,
+    sink: &mut Sink<'_>,
+) -> Option<Node<'s>> {
     let mut parser = Parser {
         text: source,
         src: source.as_bytes(),
@@ -179,7 +194,7 @@ struct Parser<'s> {
 
 type Step<T> = Result<T, Failure>;
 
-impl Parser<'_> {
+impl<'s> Parser<'s> {
     fn fail<T>(
         &self,
         offset: usize,
@@ -204,8 +219,8 @@ impl Parser<'_> {
         self.src.get(self.pos).copied()
     }
 
-    fn run(&mut self, sink: &mut Sink<'_>) -> Step<Node> {
-        let mut stack: Vec<Frame> = Vec::new();
+    fn run(&mut self, sink: &mut Sink<'_>) -> Step<Node<'s>> {
+        let mut stack: Vec<Frame<'s>> = Vec::new();
         'value: loop {
             self.skip_ws();
             let start = self.pos;
@@ -402,7 +417,7 @@ impl Parser<'_> {
     }
 
     /// Reads `"key"` and the `:` after it; the parser is positioned on the key.
-    fn key(&mut self) -> Step<(String, usize)> {
+    fn key(&mut self) -> Step<(Cow<'s, str>, usize)> {
         let at = self.pos;
         match self.peek() {
             Some(b'"') => {}
@@ -457,7 +472,7 @@ impl Parser<'_> {
         }
     }
 
-    fn literal(&mut self, word: &'static str, value: Value) -> Step<Node> {
+    fn literal(&mut self, word: &'static str, value: Value<'s>) -> Step<Node<'s>> {
         let start = self.pos;
         if self.src[start..].starts_with(word.as_bytes()) {
             self.pos += word.len();
@@ -479,7 +494,7 @@ impl Parser<'_> {
         self.pos - from
     }
 
-    fn number(&mut self) -> Step<Node> {
+    fn number(&mut self) -> Step<Node<'s>> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -522,7 +537,7 @@ impl Parser<'_> {
         }
     }
 
-    fn string(&mut self) -> Step<String> {
+    fn string(&mut self) -> Step<Cow<'s, str>> {
         let open = self.pos;
         self.pos += 1;
         let mut out = String::new();
@@ -533,16 +548,23 @@ impl Parser<'_> {
                 .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
                 .unwrap_or(self.src.len() - run_start);
             // Stops only at ASCII bytes, so the run ends on a char boundary of the source.
-            out.push_str(self.text.get(run_start..self.pos).unwrap_or_default());
+            let run = self.text.get(run_start..self.pos).unwrap_or_default();
             match self.peek() {
                 None => {
                     return self.fail(open, "unterminated string", Some("add the closing `\"`"));
                 }
+                // A string without escapes is the source's own text.
+                Some(b'"') if run_start == open + 1 => {
+                    self.pos += 1;
+                    return Ok(Cow::Borrowed(run));
+                }
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    out.push_str(run);
+                    return Ok(Cow::Owned(out));
                 }
                 Some(b'\\') => {
+                    out.push_str(run);
                     let esc = self.pos;
                     self.pos += 1;
                     let c =
@@ -631,12 +653,12 @@ impl Parser<'_> {
 }
 
 /// The pointer of the value currently being read in the innermost open container.
-fn pointer_of(stack: &[Frame]) -> String {
+fn pointer_of(stack: &[Frame<'_>]) -> String {
     let mut pointer = String::new();
     for frame in stack {
         let token = match frame {
             Frame::Array { items, .. } => items.len().to_string(),
-            Frame::Object { key, .. } => key.clone(),
+            Frame::Object { key, .. } => key.to_string(),
         };
         pointer = pointer_push(&pointer, &token);
     }

@@ -109,17 +109,17 @@ impl Validator<'_, '_> {
         &mut self,
         code: &'static str,
         ptr: &str,
-        node: &Node,
+        node: &Node<'_>,
         message: impl Into<String>,
         help: Option<&str>,
     ) {
         self.c.sink.error(code, ptr, node.start, message, help);
     }
 
-    fn root(&mut self, root: &Node) -> Option<Manifest> {
+    fn root(&mut self, root: &Node<'_>) -> Option<Manifest> {
         let members = self.c.object(root, "")?;
         for m in members {
-            let key = m.key.as_str();
+            let key = m.key.as_ref();
             if ROOT_KEYS.contains(&key) {
                 continue;
             }
@@ -198,7 +198,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn name(&mut self, root: &Node) -> Option<String> {
+    fn name(&mut self, root: &Node<'_>) -> Option<String> {
         let (node, ptr, name) = self.c.string_field(root, "", "name", true)?;
         let help =
             "use 1 to 64 of a-z, 0-9, `-` and `.`, starting and ending with a letter or digit";
@@ -224,7 +224,7 @@ impl Validator<'_, '_> {
 
     /// `$schema` is required and selects the rules: only Agent Plugins 1.0.0 is recognized
     /// (Agent Plugins §5.2, §5.3). It is compared, never fetched.
-    fn schema(&mut self, root: &Node) -> Option<String> {
+    fn schema(&mut self, root: &Node<'_>) -> Option<String> {
         let help = format!("add \"$schema\": \"{AGENT_PLUGINS_SCHEMA_URL}\" as the first root key");
         let Some(node) = root.get("$schema") else {
             self.err(
@@ -256,7 +256,7 @@ impl Validator<'_, '_> {
     }
 
     /// `version` is optional (Agent Plugins §5.3, §5.4): any string, not SemVer is a warning.
-    fn version(&mut self, root: &Node) -> Option<String> {
+    fn version(&mut self, root: &Node<'_>) -> Option<String> {
         let (node, ptr, version) = self.c.string_field(root, "", "version", false)?;
         if semver::Version::parse(version).is_err() {
             self.c.sink.warning(
@@ -270,7 +270,7 @@ impl Validator<'_, '_> {
         Some(version.to_owned())
     }
 
-    fn author(&mut self, root: &Node) -> Option<Author> {
+    fn author(&mut self, root: &Node<'_>) -> Option<Author> {
         let (node, ptr) = self.c.field(root, "", "author", false)?;
         let members = self.c.object(node, &ptr)?;
         self.c.closed(members, &ptr, &["name", "email", "url"]);
@@ -286,7 +286,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn extensions(&mut self, root: &Node) -> Option<CodeTwo> {
+    fn extensions(&mut self, root: &Node<'_>) -> Option<CodeTwo> {
         let Some((ext, ptr)) = self.c.field(root, "", "extensions", false) else {
             self.c.sink.error(
                 "codetwo-missing",
@@ -327,7 +327,7 @@ impl Validator<'_, '_> {
         self.codetwo(codetwo)
     }
 
-    fn codetwo(&mut self, node: &Node) -> Option<CodeTwo> {
+    fn codetwo(&mut self, node: &Node<'_>) -> Option<CodeTwo> {
         let ptr = CODETWO_PTR;
         let members = node.as_object()?;
         self.c.closed(members, ptr, &CODETWO_KEYS);
@@ -371,7 +371,7 @@ impl Validator<'_, '_> {
         // Cross-rules. A present-but-malformed runtime still counts as declared, so its own
         // diagnostics are not joined by a misleading "needs a runtime".
         let has_runtime = runtime_field.is_some();
-        let declared = |field: &Option<(&Node, String)>| {
+        let declared = |field: &Option<(&Node<'_>, String)>| {
             field
                 .as_ref()
                 .is_some_and(|(n, _)| n.as_array().is_some_and(|a| !a.is_empty()))
@@ -420,7 +420,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn commands(&mut self, node: &Node, ptr: &str) -> Vec<CommandDecl> {
+    fn commands(&mut self, node: &Node<'_>, ptr: &str) -> Vec<CommandDecl> {
         let Some(items) = self.c.array(node, ptr) else {
             return Vec::new();
         };
@@ -444,9 +444,9 @@ impl Validator<'_, '_> {
     /// (for uniqueness), and keeps the entries that came out valid.
     fn entries<T>(
         &mut self,
-        items: &[Node],
+        items: &[Node<'_>],
         ptr: &str,
-        mut entry: impl FnMut(&mut Self, &Node, &str, &mut HashSet<String>) -> Option<T>,
+        mut entry: impl FnMut(&mut Self, &Node<'_>, &str, &mut HashSet<String>) -> Option<T>,
     ) -> Vec<T> {
         let mut seen = HashSet::with_capacity(items.len());
         let mut out = Vec::with_capacity(items.len());
@@ -461,7 +461,7 @@ impl Validator<'_, '_> {
 
     fn command(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         seen: &mut HashSet<String>,
     ) -> Option<CommandDecl> {
@@ -514,7 +514,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn command_id(&mut self, node: &Node, ptr: &str, id: &str) {
+    fn command_id(&mut self, node: &Node<'_>, ptr: &str, id: &str) {
         let well_formed = id.contains('.')
             && id.split('.').all(|s| {
                 !s.is_empty()
@@ -567,7 +567,7 @@ impl Validator<'_, '_> {
     )]
     fn bounded_text(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         key: &str,
         required: bool,
@@ -590,7 +590,7 @@ impl Validator<'_, '_> {
     )]
     fn text(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         s: &str,
         required: bool,
@@ -620,7 +620,7 @@ impl Validator<'_, '_> {
         }
     }
 
-    fn args_schema(&mut self, node: &Node, ptr: &str) -> Option<serde_json::Value> {
+    fn args_schema(&mut self, node: &Node<'_>, ptr: &str) -> Option<serde_json::Value> {
         if node.as_object().is_none() {
             self.err(
                 "args-schema-not-object",
@@ -678,11 +678,11 @@ impl Validator<'_, '_> {
     }
 
     /// Reports every `$ref`-like keyword that is not a same-document fragment.
-    fn remote_refs(&mut self, node: &Node, ptr: &str) {
+    fn remote_refs(&mut self, node: &Node<'_>, ptr: &str) {
         if let Some(members) = node.as_object() {
             for m in members {
                 let p = pointer_push(ptr, &m.key);
-                if matches!(m.key.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                if matches!(m.key.as_ref(), "$ref" | "$dynamicRef" | "$recursiveRef")
                     && let Some(target) = m.value.as_str()
                     && !target.starts_with('#')
                 {
@@ -703,7 +703,7 @@ impl Validator<'_, '_> {
         }
     }
 
-    fn executable(&mut self, node: &Node, ptr: &str, command: &str) {
+    fn executable(&mut self, node: &Node<'_>, ptr: &str, command: &str) {
         if command.trim().is_empty() {
             self.err(
                 "command-empty",
@@ -740,7 +740,7 @@ impl Validator<'_, '_> {
         }
     }
 
-    fn runtime(&mut self, node: &Node, ptr: &str) -> Option<RuntimeDecl> {
+    fn runtime(&mut self, node: &Node<'_>, ptr: &str) -> Option<RuntimeDecl> {
         let members = self.c.object(node, ptr)?;
         self.c.closed(
             members,
@@ -814,7 +814,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn args(&mut self, node: &Node, ptr: &str) -> Vec<String> {
+    fn args(&mut self, node: &Node<'_>, ptr: &str) -> Vec<String> {
         match self.c.field(node, ptr, "args", false) {
             Some((n, p)) => self
                 .c
@@ -826,7 +826,7 @@ impl Validator<'_, '_> {
         }
     }
 
-    fn inject(&mut self, node: &Node, ptr: &str, key: &str) -> Vec<String> {
+    fn inject(&mut self, node: &Node<'_>, ptr: &str, key: &str) -> Vec<String> {
         let Some((n, p)) = self.c.field(node, ptr, key, false) else {
             return Vec::new();
         };
@@ -855,9 +855,9 @@ impl Validator<'_, '_> {
         out
     }
 
-    fn scope_support(&mut self, node: &Node, ptr: &str) -> Vec<ScopeKind> {
+    fn scope_support(&mut self, node: &Node<'_>, ptr: &str) -> Vec<ScopeKind> {
         let items = self.c.strings(node, ptr);
-        if node.as_array().is_some_and(<[Node]>::is_empty) {
+        if node.as_array().is_some_and(<[Node<'_>]>::is_empty) {
             self.err(
                 "scope-support-empty",
                 ptr,
@@ -893,7 +893,7 @@ impl Validator<'_, '_> {
 
     fn local_id(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         what: &str,
         invalid: &'static str,
@@ -918,7 +918,7 @@ impl Validator<'_, '_> {
         &mut self,
         seen: &mut HashSet<String>,
         id: &str,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         code: &'static str,
         what: &str,
@@ -936,7 +936,7 @@ impl Validator<'_, '_> {
 
     fn owned_command(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         commands: &HashSet<&str>,
         code: &'static str,
@@ -954,7 +954,7 @@ impl Validator<'_, '_> {
         Some(s.to_owned())
     }
 
-    fn ui(&mut self, node: &Node, ptr: &str, commands: &HashSet<&str>) -> Vec<UiDecl> {
+    fn ui(&mut self, node: &Node<'_>, ptr: &str, commands: &HashSet<&str>) -> Vec<UiDecl> {
         let items = self.c.array(node, ptr).unwrap_or_default();
         self.entries(items, ptr, |v, item, p, seen| {
             v.ui_entry(item, p, commands, seen)
@@ -963,7 +963,7 @@ impl Validator<'_, '_> {
 
     fn ui_entry(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         commands: &HashSet<&str>,
         seen: &mut HashSet<String>,
@@ -1057,7 +1057,7 @@ impl Validator<'_, '_> {
 
     fn connectors(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         commands: &HashSet<&str>,
     ) -> Vec<ConnectorDecl> {
@@ -1069,7 +1069,7 @@ impl Validator<'_, '_> {
 
     fn connector(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         commands: &HashSet<&str>,
         seen: &mut HashSet<String>,
@@ -1099,9 +1099,9 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn capabilities(&mut self, node: &Node, ptr: &str) -> Vec<Capability> {
+    fn capabilities(&mut self, node: &Node<'_>, ptr: &str) -> Vec<Capability> {
         let items = self.c.strings(node, ptr);
-        if node.as_array().is_some_and(<[Node]>::is_empty) {
+        if node.as_array().is_some_and(<[Node<'_>]>::is_empty) {
             self.err(
                 "capabilities-empty",
                 ptr,
@@ -1138,7 +1138,7 @@ impl Validator<'_, '_> {
         out
     }
 
-    fn language_servers(&mut self, node: &Node, ptr: &str) -> Vec<LanguageServerDecl> {
+    fn language_servers(&mut self, node: &Node<'_>, ptr: &str) -> Vec<LanguageServerDecl> {
         let items = self.c.array(node, ptr).unwrap_or_default();
         self.entries(items, ptr, |v, item, p, seen| {
             v.language_server(item, p, seen)
@@ -1147,7 +1147,7 @@ impl Validator<'_, '_> {
 
     fn language_server(
         &mut self,
-        node: &Node,
+        node: &Node<'_>,
         ptr: &str,
         seen: &mut HashSet<String>,
     ) -> Option<LanguageServerDecl> {
@@ -1192,7 +1192,7 @@ impl Validator<'_, '_> {
         })
     }
 
-    fn languages(&mut self, node: &Node, ptr: &str) -> Vec<String> {
+    fn languages(&mut self, node: &Node<'_>, ptr: &str) -> Vec<String> {
         let items = self.c.strings(node, ptr);
         let max = self.opts.max_languages;
         if let Some(all) = node.as_array() {
@@ -1257,7 +1257,7 @@ const KNOWN_DRAFTS: [&str; 12] = [
 ];
 
 /// The node at a JSON pointer below `node`, for pointing at a spot inside a nested schema.
-fn node_at<'n>(node: &'n Node, pointer: &str) -> Option<&'n Node> {
+fn node_at<'n, 's>(node: &'n Node<'s>, pointer: &str) -> Option<&'n Node<'s>> {
     let mut cur = node;
     for raw in pointer.split('/').skip(1) {
         let token = raw.replace("~1", "/").replace("~0", "~");

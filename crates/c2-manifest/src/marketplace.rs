@@ -134,7 +134,7 @@ pub fn validate_marketplace(source: &str) -> MarketplaceReport {
     }
 }
 
-fn catalog(root: &Node, c: &mut Checker<'_, '_>) -> Option<Marketplace> {
+fn catalog(root: &Node<'_>, c: &mut Checker<'_, '_>) -> Option<Marketplace> {
     let members = c.object(root, "")?;
     c.closed(
         members,
@@ -185,7 +185,7 @@ fn catalog(root: &Node, c: &mut Checker<'_, '_>) -> Option<Marketplace> {
 }
 
 fn entry(
-    node: &Node,
+    node: &Node<'_>,
     ptr: &str,
     c: &mut Checker<'_, '_>,
     seen: &mut std::collections::HashSet<String>,
@@ -278,7 +278,7 @@ fn entry(
     })
 }
 
-fn relative_path(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, path: &str) {
+fn relative_path(c: &mut Checker<'_, '_>, node: &Node<'_>, ptr: &str, path: &str) {
     if path.trim().is_empty()
         || path.starts_with(['/', '\\'])
         || path.split(['/', '\\']).any(|s| s == "..")
@@ -320,7 +320,7 @@ pub fn is_npm_registry_name(package: &str) -> bool {
 }
 
 /// `package`: a path under the catalog starting with `.`, or a registry name.
-fn npm_package(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, package: &str) {
+fn npm_package(c: &mut Checker<'_, '_>, node: &Node<'_>, ptr: &str, package: &str) {
     if is_npm_path(package) {
         relative_path(c, node, ptr, package);
     } else if !is_npm_registry_name(package) {
@@ -337,7 +337,7 @@ fn npm_package(c: &mut Checker<'_, '_>, node: &Node, ptr: &str, package: &str) {
 /// `version`: an exact SemVer version, and only for a registry package.
 fn npm_version(
     c: &mut Checker<'_, '_>,
-    node: &Node,
+    node: &Node<'_>,
     ptr: &str,
     version: &str,
     package: Option<&str>,
@@ -361,7 +361,7 @@ fn npm_version(
     }
 }
 
-fn source(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<MarketplaceSource> {
+fn source(node: &Node<'_>, ptr: &str, c: &mut Checker<'_, '_>) -> Option<MarketplaceSource> {
     let members = c.object(node, ptr)?;
     let (kn, kp, kind) = c.string_field(node, ptr, "kind", true)?;
     let allowed: &[&str] = match kind {

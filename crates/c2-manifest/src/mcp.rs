@@ -133,7 +133,7 @@ pub fn validate_mcp_for(source: &str, plugin_schema: &str) -> McpReport {
         declared = root
             .get("mcpServers")
             .and_then(Node::as_object)
-            .map(|ms| ms.iter().map(|m| m.key.clone()).collect())
+            .map(|ms| ms.iter().map(|m| m.key.to_string()).collect())
             .unwrap_or_default();
     }
     crate::hidden::scan_into(&mut sink);
@@ -174,7 +174,7 @@ fn schema_version<'a>(url: &'a str, file: &str) -> Option<&'a str> {
 }
 
 fn document(
-    root: &Node,
+    root: &Node<'_>,
     plugin_schema: &str,
     sink: &mut Sink<'_>,
     servers: &mut Vec<McpServer>,
@@ -266,7 +266,7 @@ fn document(
         match (server, reason) {
             (Some(s), None) => servers.push(s),
             (_, reason) => skipped.push(McpSkipped {
-                name: m.key.clone(),
+                name: m.key.to_string(),
                 transport: m
                     .value
                     .get("type")
@@ -281,7 +281,7 @@ fn document(
 const STDIO_KEYS: [&str; 5] = ["type", "command", "args", "env", "cwd"];
 const REMOTE_KEYS: [&str; 3] = ["type", "url", "headers"];
 
-fn entry(name: &str, node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<McpServer> {
+fn entry(name: &str, node: &Node<'_>, ptr: &str, c: &mut Checker<'_, '_>) -> Option<McpServer> {
     let members = c.object(node, ptr)?;
     let Some((tnode, tptr, kind)) = c.string_field(node, ptr, "type", false) else {
         if node.get("type").is_none() {
@@ -316,12 +316,12 @@ fn entry(name: &str, node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<
     };
     for m in members
         .iter()
-        .filter(|m| !allowed.contains(&m.key.as_str()))
+        .filter(|m| !allowed.contains(&m.key.as_ref()))
     {
         let other_variant = if kind == "stdio" {
-            REMOTE_KEYS.contains(&m.key.as_str())
+            REMOTE_KEYS.contains(&m.key.as_ref())
         } else {
-            STDIO_KEYS.contains(&m.key.as_str())
+            STDIO_KEYS.contains(&m.key.as_ref())
         };
         let message = if other_variant {
             format!("`{}` belongs to another MCP variant, not to {kind}", m.key)
@@ -372,7 +372,7 @@ fn entry(name: &str, node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<
     })
 }
 
-fn stdio(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<McpTransport> {
+fn stdio(node: &Node<'_>, ptr: &str, c: &mut Checker<'_, '_>) -> Option<McpTransport> {
     let command = c
         .string_field(node, ptr, "command", true)
         .map(|(n, p, s)| {
@@ -399,7 +399,7 @@ fn stdio(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> Option<McpTransport
         Some((n, p)) => {
             if let Some(members) = n.as_object() {
                 for m in members {
-                    if RESERVED_ENV_NAMES.contains(&m.key.as_str()) {
+                    if RESERVED_ENV_NAMES.contains(&m.key.as_ref()) {
                         c.sink.error(
                             "mcp-env-reserved",
                             &pointer_push(&p, &m.key),
@@ -586,7 +586,7 @@ fn header_value_ok(v: &str) -> bool {
         && !v.ends_with([' ', '\t'])
 }
 
-fn headers(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> BTreeMap<String, String> {
+fn headers(node: &Node<'_>, ptr: &str, c: &mut Checker<'_, '_>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for m in c.object(node, ptr).unwrap_or_default() {
@@ -600,7 +600,7 @@ fn headers(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> BTreeMap<String, 
                 Some("a header name is one or more of A-Z a-z 0-9 and !#$%&'*+-.^_`|~"),
             );
         }
-        if let Some(first) = seen.insert(m.key.to_ascii_lowercase(), m.key.clone()) {
+        if let Some(first) = seen.insert(m.key.to_ascii_lowercase(), m.key.to_string()) {
             c.sink.error(
                 "mcp-header-duplicate",
                 &p,
@@ -622,7 +622,7 @@ fn headers(node: &Node, ptr: &str, c: &mut Checker<'_, '_>) -> BTreeMap<String, 
                     Some("no CR, LF, NUL or other control characters, and no leading or trailing whitespace"),
                 );
             }
-            out.insert(m.key.clone(), v.to_owned());
+            out.insert(m.key.to_string(), v.to_owned());
         }
     }
     out

@@ -112,18 +112,39 @@ impl State {
     /// ineligible factories are dropped once they hold no scope.
     pub(super) fn sync_slots(&mut self) {
         for realm in self.built_realms() {
-            let eligible: Vec<String> = self
+            let Some(slots) = self.slots(&realm) else {
+                continue;
+            };
+            // In name order, as the factories are kept: searched, not scanned, per slot.
+            let eligible: Vec<&String> = self
                 .factories
                 .iter()
                 .filter(|(_, factory)| Self::eligible(factory, &realm))
+                .map(|(name, _)| name)
+                .collect();
+            let added: Vec<String> = eligible
+                .iter()
+                .filter(|name| !slots.contains_key(name.as_str()))
+                .map(|name| (*name).clone())
+                .collect();
+            let dropped: Vec<String> = slots
+                .iter()
+                .filter(|(name, slot)| {
+                    slot.scope.is_none() && eligible.binary_search(name).is_err()
+                })
                 .map(|(name, _)| name.clone())
                 .collect();
+            if added.is_empty() && dropped.is_empty() {
+                continue;
+            }
             let Some(slots) = self.slots_mut(&realm) else {
                 continue;
             };
-            slots.retain(|name, slot| slot.scope.is_some() || eligible.contains(name));
-            for name in eligible {
-                slots.entry(name).or_default();
+            for name in dropped {
+                slots.remove(&name);
+            }
+            for name in added {
+                slots.insert(name, Slot::default());
             }
         }
     }

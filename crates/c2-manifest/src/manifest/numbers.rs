@@ -5,7 +5,7 @@ use crate::json::{self, Node};
 use crate::model::COMMAND_TIMEOUT_MS_RANGE;
 
 impl Validator<'_, '_> {
-    pub(super) fn order(&mut self, node: &Node, ptr: &str) -> Option<i32> {
+    pub(super) fn order(&mut self, node: &Node<'_>, ptr: &str) -> Option<i32> {
         let (min, max) = (self.opts.min_ui_order, self.opts.max_ui_order);
         let json::Value::Number(n) = &node.value else {
             self.c.wrong_type(node, ptr, "an integer");
@@ -36,7 +36,7 @@ impl Validator<'_, '_> {
         }
     }
 
-    pub(super) fn command_timeout(&mut self, node: &Node, ptr: &str) -> Option<u64> {
+    pub(super) fn command_timeout(&mut self, node: &Node<'_>, ptr: &str) -> Option<u64> {
         let (min, max) = (
             *COMMAND_TIMEOUT_MS_RANGE.start(),
             *COMMAND_TIMEOUT_MS_RANGE.end(),
