@@ -151,10 +151,13 @@ impl Store {
             }
             path.clear();
             let _ = write!(path, "{id}/{RECORD}");
+            // A record that is no longer a file has no claims: its entry, if any, goes.
             let Ok(meta) = fstatat(dir.as_fd(), path.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
+                changed |= entry.is_some();
                 continue;
             };
             if SFlag::from_bits_truncate(meta.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+                changed |= entry.is_some();
                 continue;
             }
             let stamp = (
