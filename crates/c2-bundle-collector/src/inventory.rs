@@ -8,7 +8,16 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct Inventory {
     /// The contributions found, skipped and disabled ones included.
+    #[serde(deserialize_with = "exact")]
     pub contributions: Vec<Contribution>,
+}
+
+/// A list read to its exact length: serde grows a `Vec` by doubling, and a host keeps the
+/// inventory of every installed bundle (ten contributions took the room of sixteen).
+fn exact<'de, D: serde::Deserializer<'de>>(from: D) -> Result<Vec<Contribution>, D::Error> {
+    let mut contributions = Vec::deserialize(from)?;
+    contributions.shrink_to_fit();
+    Ok(contributions)
 }
 
 impl Inventory {
