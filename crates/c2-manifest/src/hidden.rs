@@ -188,12 +188,26 @@ pub(crate) fn check_identifier(
     what: &str,
     value: &str,
 ) {
+    report_identifier(sink, offset, value, || {
+        (pointer.to_owned(), what.to_owned())
+    });
+}
+
+/// [`check_identifier`] with the pointer and the name (`named`) written only for an identifier
+/// that holds a hidden character: most never do.
+fn report_identifier(
+    sink: &mut Sink<'_>,
+    offset: usize,
+    value: &str,
+    named: impl FnOnce() -> (String, String),
+) {
     if let Some(ch) = identifier_hidden_char(value) {
+        let (pointer, what) = named();
         sink.error(
             HIDDEN_IN_IDENTIFIER,
-            pointer,
+            &pointer,
             offset,
-            identifier_message(what, value, ch),
+            identifier_message(&what, value, ch),
             Some(IDENTIFIER_HELP),
         );
     }
@@ -248,20 +262,17 @@ pub(crate) fn manifest_identifiers(root: &Node<'_>, sink: &mut Sink<'_>) {
         };
         for (i, item) in items.iter().enumerate() {
             for field in fields {
-                // The pointer and the name are written only for an identifier that needs them.
                 if let Some(Node {
                     value: Value::String(value),
                     start,
                 }) = item.get(field)
-                    && let Some(ch) = identifier_hidden_char(value)
                 {
-                    sink.error(
-                        HIDDEN_IN_IDENTIFIER,
-                        &format!("/extensions/dev.codetwo/{list}/{i}/{field}"),
-                        *start,
-                        identifier_message(&format!("{list}[{i}].{field}"), value, ch),
-                        Some(IDENTIFIER_HELP),
-                    );
+                    report_identifier(sink, *start, value, || {
+                        (
+                            format!("/extensions/dev.codetwo/{list}/{i}/{field}"),
+                            format!("{list}[{i}].{field}"),
+                        )
+                    });
                 }
             }
         }
@@ -272,9 +283,12 @@ pub(crate) fn manifest_identifiers(root: &Node<'_>, sink: &mut Sink<'_>) {
 pub(crate) fn mcp_identifiers(root: &Node<'_>, sink: &mut Sink<'_>) {
     if let Some(servers) = root.get("mcpServers").and_then(Node::as_object) {
         for member in servers {
-            let pointer = crate::diagnostic::pointer_push("/mcpServers", &member.key);
-            let what = "the MCP server name";
-            check_identifier(sink, &pointer, member.key_start, what, &member.key);
+            report_identifier(sink, member.key_start, &member.key, || {
+                (
+                    crate::diagnostic::pointer_push("/mcpServers", &member.key),
+                    "the MCP server name".to_owned(),
+                )
+            });
         }
     }
 }
